@@ -1,0 +1,121 @@
+"""The conversation model: messages made of interleaved text and image parts.
+
+Images stay lazy: an :class:`Image` holds a path (or bytes) until a backend
+asks for pixels, so memory does not grow with the dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Union
+
+from mmtasks.errors import DataError
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PILImage
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+    def to_json(self) -> dict:
+        return {"type": "text", "text": self.text}
+
+
+@dataclass(frozen=True, eq=False)
+class Image:
+    """An image part: a file path (lazy) or encoded bytes.
+
+    ``doc_id`` is kept for error messages. ``content_hash`` is the SHA-256 of
+    the file bytes (used in cache keys); it is computed once, on demand.
+    """
+
+    path: Path | None = None
+    data: bytes | None = None
+    doc_id: str | None = None
+    label: str | None = None
+    #: A transform applied to the pixels (e.g. "combined" images are built from parts).
+    parts: tuple["Image", ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.path is None and self.data is None and not self.parts:
+            raise ValueError("Image needs a path, bytes or parts")
+
+    @cached_property
+    def content_hash(self) -> str:
+        h = hashlib.sha256()
+        if self.parts:
+            h.update(b"combined:")
+            for p in self.parts:
+                h.update(p.content_hash.encode())
+        else:
+            h.update(self.read_bytes())
+        return h.hexdigest()
+
+    def read_bytes(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        assert self.path is not None
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            raise DataError("image file not found", file=self.path, doc_id=self.doc_id, field="images") from None
+        except OSError as exc:
+            raise DataError(f"cannot read image: {exc.strerror}", file=self.path, doc_id=self.doc_id, field="images") from None
+
+    def load(self) -> "PILImage":
+        """Decode to an RGB PIL image (the only place pixels are made)."""
+        from mmtasks.documents.images import decode_image
+
+        return decode_image(self)
+
+    def describe(self) -> str:
+        if self.parts:
+            return "combined(" + ",".join(p.describe() for p in self.parts) + ")"
+        if self.path is not None:
+            return str(self.path)
+        return f"<{len(self.data or b'')} bytes>"
+
+    def to_json(self) -> dict:
+        return {"type": "image", "image": self.describe()}
+
+
+Part = Union[Text, Image]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    parts: tuple[Part, ...]
+
+    @classmethod
+    def text(cls, role: Role, text: str) -> "Message":
+        return cls(role, (Text(text),))
+
+    @property
+    def images(self) -> list[Image]:
+        return [p for p in self.parts if isinstance(p, Image)]
+
+    @property
+    def plain_text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, Text))
+
+    def to_json(self) -> dict:
+        return {"role": self.role, "content": [p.to_json() for p in self.parts]}
+
+
+def images_of(messages: "list[Message] | tuple[Message, ...]") -> list[Image]:
+    return [img for m in messages for img in m.images]
+
+
+def pil_to_png_bytes(img: "PILImage") -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()

@@ -1,0 +1,231 @@
+"""The model interface and the backend registry.
+
+A backend is a :class:`ChatModel` subclass registered under a name. Backends
+are imported lazily, so an optional dependency (torch, vllm, openai) is only
+needed by the run that uses it, and its absence is a clear error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mmtasks.errors import ConfigError, ModelError
+from mmtasks.scheduling.request import Reply, Request
+
+#: backend name -> "module:ClassName"; filled by register_model and the built-ins below.
+_BACKENDS: dict[str, str] = {
+    "hf": "mmtasks.models.hf:HFModel",
+    "vllm": "mmtasks.models.vllm_backend:VLLMModel",
+    "openai": "mmtasks.models.openai_api:OpenAIModel",
+    "random": "mmtasks.models.random_model:RandomModel",
+    "replay": "mmtasks.models.replay:ReplayModel",
+}
+#: what to pip install when a backend's import fails
+_EXTRAS = {"hf": "mmtasks[hf]", "vllm": "mmtasks[vllm]", "openai": "mmtasks[openai]"}
+
+
+def register_model(name: str, target: str | type["ChatModel"]) -> None:
+    """Register a backend: ``target`` is a class or a lazy ``"module:Class"`` string."""
+    if isinstance(target, str):
+        _BACKENDS[name] = target
+    else:
+        _BACKENDS[name] = f"{target.__module__}:{target.__qualname__}"
+
+
+def backend_names() -> list[str]:
+    return sorted(_BACKENDS)
+
+
+class ModelSpec(BaseModel):
+    """A parsed ``--model`` value: backend, model name/path and backend args."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: str
+    name: str = ""
+    args: dict[str, Any] = Field(default_factory=dict)
+    #: preset this spec came from, if any
+    preset: str | None = None
+
+    @property
+    def display(self) -> str:
+        return f"{self.backend}:{self.name}" if self.name else self.backend
+
+    def identity(self) -> str:
+        """A stable string naming this model and every arg that can change its answers."""
+        return json.dumps(
+            {"backend": self.backend, "name": self.name, "args": _identity_args(self.args)},
+            sort_keys=True,
+            default=str,
+        )
+
+
+#: args that change speed or placement but never the answers
+_NON_IDENTITY_ARGS = {
+    "device_map", "batch_size", "concurrency", "timeout", "max_retries", "api_key_env",
+    "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+    "gpu_memory_utilization", "base_url", "enforce_eager", "retry_base_delay",
+}
+
+
+def _identity_args(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in args.items() if k not in _NON_IDENTITY_ARGS and "key" not in k.lower()}
+
+
+def parse_args_string(text: str | None) -> dict[str, Any]:
+    """Parse ``k=v,k2=v2`` into a dict, coercing ints, floats, booleans and None."""
+    out: dict[str, Any] = {}
+    if not text:
+        return out
+    for item in _split_top_level(text):
+        if not item.strip():
+            continue
+        if "=" not in item:
+            raise ConfigError(f"model argument {item!r} is not of the form key=value", field="--model-args")
+        key, value = item.split("=", 1)
+        out[key.strip()] = coerce_value(value.strip())
+    return out
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside brackets or braces (so JSON values survive)."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def coerce_value(value: str) -> Any:
+    low = value.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    for conv in (int, float):
+        try:
+            return conv(value)
+        except ValueError:
+            pass
+    if value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            pass
+    return value
+
+
+def parse_model_spec(spec: str, extra_args: dict[str, Any] | None = None, presets_dirs: Sequence[Path] = ()) -> ModelSpec:
+    """Turn ``backend:name``, ``random``, ``replay:PATH`` or a preset name into a :class:`ModelSpec`."""
+    from mmtasks.models.presets import find_preset, preset_names
+
+    extra_args = dict(extra_args or {})
+    spec = spec.strip()
+    if not spec:
+        raise ConfigError("empty model spec", field="--model")
+    backend, sep, name = spec.partition(":")
+    if sep and backend in _BACKENDS:
+        return ModelSpec(backend=backend, name=name, args=extra_args)
+    if not sep and spec in _BACKENDS and spec in ("random",):
+        return ModelSpec(backend=spec, name="", args=extra_args)
+    preset = find_preset(spec, presets_dirs)
+    if preset is not None:
+        return preset.to_spec(extra_args)
+    if sep:
+        suggestion = difflib.get_close_matches(backend, list(_BACKENDS), n=1)
+        hint = f"did you mean {suggestion[0]!r}?" if suggestion else f"known backends: {', '.join(backend_names())}"
+        raise ConfigError(f"unknown model backend {backend!r} in {spec!r}", field="--model", hint=hint)
+    candidates = list(_BACKENDS) + preset_names(presets_dirs)
+    suggestion = difflib.get_close_matches(spec, candidates, n=1)
+    hint = (
+        f"did you mean {suggestion[0]!r}?"
+        if suggestion
+        else "use backend:name (e.g. hf:Qwen/Qwen2-VL-7B-Instruct), random, replay:PATH or a preset from models/"
+    )
+    raise ConfigError(f"unknown model {spec!r}", field="--model", hint=hint)
+
+
+@dataclass(frozen=True)
+class ModelContext:
+    """Run settings a backend may need beyond its own args."""
+
+    seed: int = 0
+    #: requests per forward pass for local backends (None: the backend's default)
+    batch_size: int | None = None
+    #: the most images any request of this run carries (for vLLM's limit_mm_per_prompt)
+    max_images_per_request: int = 1
+    verbose: bool = False
+
+
+class ChatModel(ABC):
+    """A model that answers chat requests.
+
+    Subclasses implement :meth:`generate`; they receive a whole wave of
+    requests (the scheduler batches across documents and dialogues) and yield
+    ``(index, reply)`` pairs as replies complete, in any order, so that each
+    reply can be cached the moment it exists.
+    """
+
+    #: whether requests may carry images
+    supports_images: ClassVar[bool] = True
+
+    def __init__(self, spec: ModelSpec, context: "ModelContext | None" = None) -> None:
+        self.spec = spec
+        self.context = context or ModelContext()
+
+    @property
+    def identity(self) -> str:
+        return self.spec.identity()
+
+    @abstractmethod
+    def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
+        """Answer every request; yield ``(index into requests, reply)``."""
+
+    def check_ready(self) -> None:
+        """Raise :class:`ModelError` if the model cannot be used (e.g. unreachable API)."""
+
+    def close(self) -> None:
+        """Release resources (GPU memory, HTTP clients)."""
+
+    def generate_all(self, requests: Sequence[Request]) -> list[Reply]:
+        out: list[Reply | None] = [None] * len(requests)
+        for i, reply in self.generate(requests):
+            out[i] = reply
+        return [r if r is not None else Reply.failure("backend returned no reply") for r in out]
+
+
+def _import_backend(backend: str) -> type[ChatModel]:
+    target = _BACKENDS[backend]
+    module_name, _, cls_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        extra = _EXTRAS.get(backend)
+        hint = f"pip install '{extra}'" if extra else None
+        raise ModelError(f"backend {backend!r} needs a package that is not installed: {exc.name or exc}", field="--model", hint=hint) from None
+    return getattr(module, cls_name)
+
+
+def load_model(spec: ModelSpec, context: "ModelContext | None" = None) -> ChatModel:
+    """Instantiate the backend for ``spec`` with the run's settings."""
+    if spec.backend not in _BACKENDS:
+        raise ConfigError(f"unknown model backend {spec.backend!r}", field="--model")
+    cls = _import_backend(spec.backend)
+    return cls(spec, context or ModelContext())

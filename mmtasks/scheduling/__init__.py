@@ -1,0 +1,1 @@
+"""Requests and the scheduler that batches them across dialogues."""

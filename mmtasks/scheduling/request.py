@@ -1,0 +1,99 @@
+"""What is sent to a model, and what comes back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mmtasks.conversation import Image, Message, Text
+
+#: Who a request is for: the model under test, the judge, or a helper model
+#: such as the note taker. The scheduler routes by this.
+Target = Literal["model", "judge", "notetaker"]
+
+
+class GenerationConfig(BaseModel):
+    """Generation settings of one request (mapped to each backend's own names)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_new_tokens: int = 512
+    temperature: float = 0.0
+    top_p: float = 1.0
+    #: None: the model's default sampling (MMRC asks for it); otherwise as set.
+    do_sample: bool | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Request:
+    """One model call.
+
+    ``meta`` carries hints that do not change the prompt (the answer space for
+    the ``random`` baseline, the task name, the document id and position for
+    ``replay``). ``attempt`` distinguishes a re-ask of the same prompt so that
+    a cache does not answer a retry with the reply being retried.
+    """
+
+    messages: tuple[Message, ...]
+    generation: GenerationConfig = field(default_factory=GenerationConfig)
+    target: Target = "model"
+    attempt: int = 0
+    task: str = ""
+    doc_id: str = ""
+    #: index of this request among all requests the protocol made for the document
+    position: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def content_key(self) -> str:
+        """Hash of everything that changes the answer, apart from the model identity."""
+        payload = {
+            "messages": [
+                {
+                    "role": m.role,
+                    "parts": [
+                        {"t": p.text} if isinstance(p, Text) else {"i": p.content_hash}
+                        for p in m.parts
+                    ],
+                }
+                for m in self.messages
+            ],
+            "generation": self.generation.model_dump(),
+            "attempt": self.attempt,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    @property
+    def images(self) -> list[Image]:
+        return [img for m in self.messages for img in m.images]
+
+    def prompt_json(self) -> list[dict]:
+        return [m.to_json() for m in self.messages]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's answer to a request, or the failure that prevented one.
+
+    A failed reply is never scored as an answer: ``text`` is None and
+    ``error`` says why.
+    """
+
+    text: str | None
+    error: str | None = None
+    cached: bool = False
+    #: seconds spent producing the reply (0 when served from the cache)
+    latency: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None
+
+    @classmethod
+    def failure(cls, error: str) -> "Reply":
+        return cls(text=None, error=error)

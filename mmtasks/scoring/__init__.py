@@ -1,0 +1,1 @@
+"""Answer parsers, metrics, judges and aggregation."""
