@@ -142,8 +142,11 @@ def parse_model_spec(spec: str, extra_args: dict[str, Any] | None = None, preset
         raise ConfigError("empty model spec", field="--model")
     backend, sep, name = spec.partition(":")
     if sep and backend in _BACKENDS:
+        preset = find_preset(name, presets_dirs) if backend != "replay" else None
+        if preset is not None:
+            return preset.to_spec(extra_args, backend=backend)
         return ModelSpec(backend=backend, name=name, args=extra_args)
-    if not sep and spec in _BACKENDS and spec in ("random",):
+    if not sep and spec == "random":
         return ModelSpec(backend=spec, name="", args=extra_args)
     preset = find_preset(spec, presets_dirs)
     if preset is not None:
@@ -185,6 +188,8 @@ class ChatModel(ABC):
 
     #: whether requests may carry images
     supports_images: ClassVar[bool] = True
+    #: whether replies are worth caching (not for instant baselines such as ``random``)
+    cacheable: ClassVar[bool] = True
 
     def __init__(self, spec: ModelSpec, context: "ModelContext | None" = None) -> None:
         self.spec = spec

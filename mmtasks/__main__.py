@@ -1,0 +1,5 @@
+import sys
+
+from mmtasks.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The response cache: every successful model and judge reply, keyed by the full request."""

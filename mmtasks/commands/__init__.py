@@ -1,0 +1,1 @@
+"""The CLI subcommands, one module each."""

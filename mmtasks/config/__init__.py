@@ -1,0 +1,1 @@
+"""Typed configuration: task YAML (TaskConfig) and the run (RunConfig)."""

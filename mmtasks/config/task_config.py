@@ -1,0 +1,155 @@
+"""The typed description of a task, validated from YAML.
+
+Every key is declared here with a docstring; an unknown key is an error that
+names the file and the key. This module is the reference for the task format
+(see README "Adding a benchmark").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mmtasks.scheduling.request import GenerationConfig
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LocalSource(_Strict):
+    """Local JSON/JSONL data under the data dir."""
+
+    dir: str
+    """Folder under the data root (``--data-dir`` / ``$MMTASKS_DATA_DIR``), e.g. ``realbench``."""
+    file: str
+    """JSONL (one record per line) or JSON (a list, or a dict of id -> record) inside ``dir``."""
+
+
+class HFSource(_Strict):
+    """A Hugging Face dataset loaded through ``datasets``."""
+
+    path: str
+    name: str | None = None
+    split: str = "test"
+    revision: str | None = None
+    """Pin a revision: some benchmarks replaced their files after release."""
+
+
+class DatasetConfig(_Strict):
+    local: LocalSource | None = None
+    hf: HFSource | None = None
+    id_field: str = "id"
+    """The record field used as ``doc_id`` (falls back to the line number when absent)."""
+    images_field: str | None = "images"
+    """The record field listing the document's images in order (None: no images)."""
+    image_resolution: Literal["relative", "basename"] = "relative"
+    """``relative``: paths relative to the data folder; ``basename``: find each file by
+    name under ``images_dir`` (MMDU's records hold the authors' absolute paths)."""
+    images_dir: str = "images"
+    required_fields: dict[str, Literal["str", "int", "list", "dict", "any", "str|int", "str|list"]] = Field(default_factory=dict)
+    """Fields every record must have, with their JSON type; checked as records are read."""
+    adapter: str | None = None
+    """Name of a registered record adapter (e.g. converting a Hub schema to the local one)."""
+
+
+class PromptConfig(_Strict):
+    system: str | None = None
+    """System message template (None: no system message)."""
+    user: str = ""
+    """User message template. ``{{ image(i) }}`` places the i-th image (0-based) of the document."""
+    variables: dict[str, Any] = Field(default_factory=dict)
+    """Constants available to the templates (e.g. the official instruction text)."""
+
+
+class AnswerConfig(_Strict):
+    parser: str = "realbench_text"
+    """Registered parser turning the raw reply into the compared value (None result = unparsed)."""
+    retries: int = 0
+    """Re-ask up to this many times while the reply cannot be parsed (RealBench: "retry 5")."""
+    space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
+    """What a valid answer looks like, for the ``random`` baseline: ``{kind: choice, choices: [...]}``,
+    ``{kind: image_index}``, ``{kind: image_subset}``, ``{kind: text}``. String values are templates."""
+
+
+class MetricConfig(_Strict):
+    name: str
+    """Name in results.json (``acc``, ``rouge_l``, ...)."""
+    function: str
+    """Registered per-sample metric function."""
+    aggregation: Literal["mean"] = "mean"
+    higher_is_better: bool = True
+    primary: bool = False
+    """The headline metric (the first metric when none is marked)."""
+
+
+class BreakdownConfig(_Strict):
+    name: str
+    """Breakdown name in results.json (``n_images``, ``category``, ``length``...)."""
+    value: str
+    """Template giving the grouping value of a document, e.g. ``{{ doc.images | length }}``."""
+    bins: dict[str, tuple[float, float]] | None = None
+    """Optional numeric bins, label -> [low, high] inclusive."""
+
+
+class TransformConfig(_Strict):
+    name: Literal["shuffle_options", "combine_images"]
+    seed: int = 1234
+    options_field: str = "options"
+    answer_field: str = "answer"
+    """``shuffle_options`` permutes the options so that the correct letter changes."""
+
+
+class JudgeConfig(_Strict):
+    """An LLM judge as part of the task (used by MMDU, MMRC)."""
+
+    prompt: str
+    """Judge prompt template (the task's own YAML or a file via ``prompt_file``)."""
+    prompt_file: str | None = None
+    system: str | None = None
+    images: Literal["all", "none"] = "none"
+    parser: str
+    """Registered judge-reply parser."""
+    fields: list[str] = Field(default_factory=list)
+    retries: int = 3
+    default_model: str | None = None
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+
+
+class TaskConfig(_Strict):
+    task: str
+    """Unique task name (``realbench_ranking_hard``)."""
+    group: list[str] = Field(default_factory=list)
+    """Groups this task belongs to (``realbench``, ``realbench_ranking``)."""
+    version: int = 1
+    description: str = ""
+    dataset: DatasetConfig
+    protocol: Literal["single_turn", "multi_turn", "replay_probe"] = "single_turn"
+    prompt: PromptConfig = Field(default_factory=PromptConfig)
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    target: str = "{{ doc.answer }}"
+    """Template for the gold answer, or a bare field name prefixed with ``field:`` to keep its JSON type."""
+    answer: AnswerConfig = Field(default_factory=AnswerConfig)
+    metrics: list[MetricConfig] = Field(default_factory=list)
+    breakdowns: list[BreakdownConfig] = Field(default_factory=list)
+    transforms: list[TransformConfig] = Field(default_factory=list)
+    judge: JudgeConfig | None = None
+    aggregator: str = "per_sample_mean"
+    """Registered aggregator turning samples into the task's results (``per_sample_mean``, ``mmdu``, ``mmrc``)."""
+    protocol_args: dict[str, Any] = Field(default_factory=dict)
+    """Protocol settings (``history: self|reference``, ``probe: independent|cumulative`` ...)."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form: ``notes`` (choices where the paper is silent), ``paper``, ``license``."""
+
+    @field_validator("group", mode="before")
+    @classmethod
+    def _group_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @property
+    def primary_metric(self) -> str | None:
+        for m in self.metrics:
+            if m.primary:
+                return m.name
+        return self.metrics[0].name if self.metrics else None

@@ -1,0 +1,99 @@
+"""Finding tasks: every ``*.yaml`` under ``tasks/`` and each ``--include-path`` is a task,
+except files whose name starts with ``_`` (bases for ``include``).
+
+The registry indexes names lazily (a cheap YAML read per file) and validates a
+task fully only when it is used, so one broken file does not stop others from
+being listed - but it is reported when it is asked for.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mmtasks.config.task_config import TaskConfig
+from mmtasks.config.yaml_loader import load_with_includes, validate
+from mmtasks.errors import ConfigError
+
+#: the tasks shipped with mmtasks (repo checkout or installed alongside the package)
+BUILTIN_TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
+
+
+@dataclass
+class TaskRegistry:
+    dirs: list[Path]
+    _files: dict[str, Path] = field(default_factory=dict)
+    _groups: dict[str, list[str]] = field(default_factory=dict)
+    _errors: dict[Path, str] = field(default_factory=dict)
+
+    @classmethod
+    def discover(cls, include_paths: Sequence[str | Path] = ()) -> "TaskRegistry":
+        dirs = [BUILTIN_TASKS_DIR] if BUILTIN_TASKS_DIR.is_dir() else []
+        for p in include_paths:
+            path = Path(p).expanduser()
+            if not path.is_dir():
+                raise ConfigError("include path is not a directory", file=path, field="--include-path")
+            dirs.append(path.resolve())
+        reg = cls(dirs=dirs)
+        reg._index()
+        return reg
+
+    def _index(self) -> None:
+        for d in self.dirs:
+            for path in sorted(d.rglob("*.yaml")):
+                if path.name.startswith("_"):
+                    continue
+                try:
+                    data = load_with_includes(path)
+                except ConfigError as exc:
+                    self._errors[path] = exc.render()
+                    continue
+                name = data.get("task")
+                if not isinstance(name, str):
+                    self._errors[path] = f"{path}: field 'task': required key is missing"
+                    continue
+                if name in self._files and self._files[name] != path:
+                    raise ConfigError(f"task {name!r} is defined twice (also in {self._files[name]})", file=path, field="task")
+                self._files[name] = path
+                groups = data.get("group", [])
+                for g in [groups] if isinstance(groups, str) else groups or []:
+                    self._groups.setdefault(str(g), []).append(name)
+
+    @property
+    def task_names(self) -> list[str]:
+        return sorted(self._files)
+
+    @property
+    def groups(self) -> dict[str, list[str]]:
+        return {g: sorted(ts) for g, ts in sorted(self._groups.items())}
+
+    @property
+    def broken_files(self) -> dict[Path, str]:
+        return dict(self._errors)
+
+    def load(self, name: str) -> tuple[TaskConfig, Path]:
+        path = self._files[name]
+        return validate(TaskConfig, load_with_includes(path), file=path), path
+
+    def resolve(self, names: Iterable[str]) -> list[str]:
+        """Expand groups, keep order, drop duplicates; unknown names get a "did you mean"."""
+        out: list[str] = []
+        for raw in names:
+            name = raw.strip()
+            if not name:
+                continue
+            if name in self._files:
+                expanded = [name]
+            elif name in self._groups:
+                expanded = sorted(self._groups[name])
+            else:
+                broken = [msg for p, msg in self._errors.items() if p.stem == name]
+                if broken:
+                    raise ConfigError(broken[0])
+                close = difflib.get_close_matches(name, list(self._files) + list(self._groups), n=3)
+                hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "run `mmtasks tasks` to list them"
+                raise ConfigError(f"unknown task or group {name!r}", field="--tasks", hint=hint)
+            out.extend(t for t in expanded if t not in out)
+        return out

@@ -1,0 +1,49 @@
+"""The record of one finished document: what was asked, every reply, and its scores."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from mmtasks.scheduling.request import Reply, Request
+
+
+@dataclass
+class Sample:
+    task: str
+    doc_id: str
+    doc_index: int
+    #: the messages of the model request(s), as JSON (images as paths)
+    prompt: list[dict[str, Any]] = field(default_factory=list)
+    #: every reply the model gave, in the order the protocol asked (None: the request failed)
+    responses: list[str | None] = field(default_factory=list)
+    parsed: Any = None
+    target: Any = None
+    #: per-sample metric values on the task's scale (None: not applicable / not scored)
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    #: request failures (after the backend's retries), never scored as answers
+    failures: list[str] = field(default_factory=list)
+    #: the final answer could not be parsed even after re-asking
+    unparsed: bool = False
+    #: breakdown name -> this document's group label
+    breakdown: dict[str, str] = field(default_factory=dict)
+    #: judge calls: parsed fields, raw replies, failures
+    judge: list[dict[str, Any]] = field(default_factory=list)
+    judge_failures: int = 0
+    #: protocol-specific detail (turns of a multi-turn dialogue, probes, notes)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Sample":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+#: A dialogue is a generator: it yields the requests it needs now (several at once
+#: when they are independent, e.g. probe questions), receives their replies in the
+#: same order, and returns the finished Sample.
+Dialogue = Generator[list[Request], list[Reply], Sample]

@@ -1,0 +1,1 @@
+"""Documents: reading benchmark records from local files or the Hugging Face hub, and their images."""

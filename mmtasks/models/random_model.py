@@ -1,0 +1,71 @@
+"""``random``: the honest chance baseline - a valid answer drawn at random for each request.
+
+The answer space comes from the task (``answer.space`` in the YAML): a choice
+letter, an image number, a set of image numbers, or a span of the document's
+own text. Draws are seeded by the run seed, task, document and attempt, so a
+run is reproducible and independent of batching.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from mmtasks.models.base import ChatModel
+from mmtasks.scheduling.request import Reply, Request
+
+
+class RandomModel(ChatModel):
+    supports_images = True
+    cacheable = False
+
+    def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
+        for i, req in enumerate(requests):
+            yield i, Reply(text=self.answer(req))
+
+    def _rng(self, req: Request) -> random.Random:
+        seed = self.spec.args.get("seed", self.context.seed)
+        digest = hashlib.sha256(f"{seed}:{req.task}:{req.doc_id}:{req.position}:{req.target}".encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "big"))
+
+    def answer(self, req: Request) -> str:
+        rng = self._rng(req)
+        space: dict[str, Any] = req.meta.get("answer_space") or {"kind": "text"}
+        kind = space.get("kind", "text")
+        n_images = max(1, int(space.get("n_images") or len(req.images) or 1))
+        if kind == "choice":
+            choices = list(space.get("choices") or ["A", "B", "C", "D"])
+            return str(rng.choice(choices))
+        if kind == "image_index":
+            return str(rng.randint(1, n_images))
+        if kind == "image_subset":
+            k = rng.randint(1, n_images)
+            return ",".join(str(x) for x in sorted(rng.sample(range(1, n_images + 1), k)))
+        refusal = space.get("refusal")
+        if refusal and rng.random() < float(space.get("refusal_rate", 0.5)):
+            return str(refusal)
+        return _random_span(rng, str(space.get("source_text") or _last_user_text(req)))
+
+
+def _last_user_text(req: Request) -> str:
+    for m in reversed(req.messages):
+        if m.role == "user":
+            return m.plain_text
+    return ""
+
+
+def _random_span(rng: random.Random, text: str) -> str:
+    """A random contiguous span of the text (characters for CJK, words otherwise)."""
+    text = " ".join(text.split())
+    if not text:
+        return "-"
+    words = text.split(" ")
+    if len(words) >= 4:
+        n = rng.randint(2, min(12, len(words)))
+        start = rng.randint(0, len(words) - n)
+        return " ".join(words[start : start + n])
+    n = rng.randint(min(4, len(text)), min(30, len(text)))
+    start = rng.randint(0, len(text) - n)
+    return text[start : start + n]

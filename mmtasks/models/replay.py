@@ -1,0 +1,89 @@
+"""``replay:PATH`` - answer from a previous run, for rescoring without re-running a model.
+
+PATH is a run's output folder (its ``samples/`` is read), a samples folder, a
+samples ``.jsonl`` file, or a predictions JSONL with lines
+``{"task": ..., "doc_id": ..., "responses": [...]}``. The k-th request the
+protocol makes for a document gets the k-th recorded reply; a re-ask beyond the
+recording gets the last recorded reply (the same request, the same answer).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from mmtasks.errors import DataError, ModelError
+from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
+from mmtasks.scheduling.request import Reply, Request
+
+
+class ReplayModel(ChatModel):
+    cacheable = False
+
+    def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
+        super().__init__(spec, context)
+        self.path = Path(spec.name).expanduser()
+        self.recorded = load_recorded(self.path)
+        self.source_model = _source_model(self.path)
+
+    def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
+        for i, req in enumerate(requests):
+            yield i, self.reply_for(req)
+
+    def reply_for(self, req: Request) -> Reply:
+        responses = self.recorded.get((req.task, req.doc_id))
+        if responses is None:
+            return Reply.failure(f"replay: no recorded replies for task {req.task!r}, document {req.doc_id!r}")
+        if req.position < len(responses):
+            text = responses[req.position]
+        elif req.attempt > 0 and responses:
+            text = responses[-1]
+        else:
+            return Reply.failure(f"replay: document {req.doc_id!r} has {len(responses)} recorded replies, request #{req.position + 1} asked")
+        return Reply(text=text) if text is not None else Reply.failure("replay: the recorded request had failed")
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if (path / "samples").is_dir():
+        path = path / "samples"
+    if path.is_dir():
+        files = sorted(path.glob("*.jsonl"))
+        if files:
+            return files
+    raise ModelError(f"replay: nothing to replay at {path} (expected a run folder, a samples folder or a .jsonl file)", field="--model")
+
+
+def load_recorded(path: Path) -> dict[tuple[str, str], list[str | None]]:
+    out: dict[tuple[str, str], list[str | None]] = {}
+    for file in _files(path):
+        with file.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"malformed JSON line: {exc.msg}", file=file, line=lineno) from None
+                try:
+                    key = (str(rec["task"]), str(rec["doc_id"]))
+                    responses = rec["responses"]
+                except (KeyError, TypeError):
+                    raise DataError("a replay line needs task, doc_id and responses", file=file, line=lineno) from None
+                if not isinstance(responses, list):
+                    raise DataError("responses must be a list of replies", file=file, line=lineno, field="responses")
+                out[key] = [r if r is None else str(r) for r in responses]
+    return out
+
+
+def _source_model(path: Path) -> str | None:
+    """The model that produced a run folder, from its results.json (for the results' config)."""
+    results = (path if path.is_dir() else path.parent) / "results.json"
+    if not results.is_file() and path.name == "samples":
+        results = path.parent / "results.json"
+    try:
+        return json.loads(results.read_text(encoding="utf-8")).get("config", {}).get("model")
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return None

@@ -1,0 +1,40 @@
+"""Printing results for people: the results table and the failure summary."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def print_results_table(results: dict[str, Any]) -> None:
+    console = Console(file=sys.stdout, width=120)
+    table = Table(title=f"mmtasks results - {results['config'].get('model')}")
+    for col in ("task", "metric", "value", "stderr", "n"):
+        table.add_column(col, justify="left" if col in ("task", "metric") else "right")
+    for task, metrics in results["results"].items():
+        n = results["n-samples"][task]["effective"]
+        shown = [m for m in metrics if m != "alias" and not m.endswith("_stderr") and isinstance(metrics[m], (int, float, type(None)))]
+        for i, m in enumerate(shown):
+            table.add_row(task if i == 0 else "", m, _fmt(metrics[m]), _fmt(metrics.get(f"{m}_stderr")), str(n) if i == 0 else "")
+    for group, row in results.get("groups", {}).items():
+        table.add_row(f"[bold]{group}[/bold]", "average", _fmt(row.get("average")), "", f"{row.get('n_tasks')} tasks")
+    console.print(table)
+
+
+def print_problems(problems: dict[str, dict[str, int]]) -> None:
+    console = Console(file=sys.stderr)
+    console.print("[yellow]Some requests did not produce a scored answer (counted in results.json, shown in the samples):[/yellow]")
+    for task, counts in problems.items():
+        console.print(f"  {task}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    console.print("  exit status 1; pass --allow-failures to accept them")

@@ -1,0 +1,143 @@
+"""One evaluation run: resolve tasks and models, schedule every dialogue, write
+samples as they finish, aggregate, write results.json."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
+from mmtasks.config.run_config import RunConfig
+from mmtasks.config.task_registry import TaskRegistry
+from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+from mmtasks.dialogues.sample import Dialogue, Sample
+from mmtasks.documents.dataset import scan_documents
+from mmtasks.documents.paths import data_root
+from mmtasks.errors import ConfigError
+from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
+from mmtasks.progress import ProgressBar
+from mmtasks.results.files import SamplesWriter
+from mmtasks.results.results_json import build_results, write_results
+from mmtasks.scheduling.request import Target
+from mmtasks.scheduling.scheduler import Scheduler
+from mmtasks.scoring.aggregation import TaskResult, get_aggregator
+from mmtasks.task import Task
+
+log = logging.getLogger("mmtasks")
+
+
+@dataclass
+class RunOutcome:
+    results: dict[str, Any]
+    samples: dict[str, list[Sample]] = field(default_factory=dict)
+
+    @property
+    def problems(self) -> dict[str, dict[str, int]]:
+        return {t: {k: v for k, v in p.items() if v} for t, p in self.results["problems"].items() if any(p.values())}
+
+
+def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
+    registry = TaskRegistry.discover(run.include_paths)
+    names = registry.resolve(run.tasks)
+    overrides = {k: v for k, v in {"history": run.history, "probe": run.probe}.items() if v is not None}
+    tasks = []
+    for name in names:
+        config, path = registry.load(name)
+        tasks.append(Task(config, path, image_mode=run.image_mode, protocol_overrides=overrides))
+    groups = {g: members for g, members in registry.groups.items() if any(t in names for t in members)}
+    return tasks, groups
+
+
+def _judge_spec(run: RunConfig, tasks: list[Task]) -> ModelSpec | None:
+    judged = [t for t in tasks if t.config.judge is not None]
+    if not judged or run.predict_only:
+        return None
+    spec = run.judge or next((t.config.judge.default_model for t in judged if t.config.judge and t.config.judge.default_model), None)
+    if spec is None:
+        raise ConfigError(f"task {judged[0].name!r} needs a judge model", field="--judge", hint="pass --judge SPEC (e.g. openai:gpt-4o-2024-05-13) or --predict-only")
+    return parse_model_spec(spec, run.judge_args)
+
+
+def evaluate(run: RunConfig) -> RunOutcome:
+    tasks, groups = prepare_tasks(run)
+    root = data_root(run.data_dir)
+    # Check data before any model is loaded: a missing file costs nothing.
+    scans = {t.name: scan_documents(t.config, root, limit=run.limit, task_file=t.file) for t in tasks}
+    max_images = max((s.max_images for s in scans.values()), default=1)
+    context = ModelContext(seed=run.seed, batch_size=run.batch_size, max_images_per_request=max(1, max_images), verbose=run.verbose)
+
+    model_spec = parse_model_spec(run.model, run.model_args)
+    judge_spec = _judge_spec(run, tasks)
+    models: dict[Target, ChatModel] = {}
+    try:
+        if judge_spec is not None:
+            # The judge is checked before any model time is spent.
+            models["judge"] = load_model(judge_spec, context)
+            models["judge"].check_ready()
+        models["model"] = load_model(model_spec, context)
+        models["model"].check_ready()
+        if run.strategy == "notetaking":
+            if run.notetaker:
+                models["notetaker"] = load_model(parse_model_spec(run.notetaker, run.notetaker_args), context)
+                models["notetaker"].check_ready()
+            else:
+                models["notetaker"] = models["model"]
+        return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec)
+    finally:
+        for m in {id(m): m for m in models.values()}.values():
+            m.close()
+
+
+def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None) -> RunOutcome:
+    cache = ResponseCache(run.cache_dir or default_cache_dir()) if run.use_cache else None
+    writer = SamplesWriter(run.output_path / "samples") if run.output_path else None
+    ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking")
+    total = sum(s.count for s in scans.values())
+    progress = ProgressBar(total=total, enabled=run.progress)
+    by_task: dict[str, list[Sample]] = {t.name: [] for t in tasks}
+
+    def dialogues() -> Iterator[Dialogue]:
+        for task in tasks:
+            proto = get_protocol(task.config.protocol)
+            for doc in task.documents(root, run.limit):
+                yield proto(task, doc, ctx)
+
+    def finished(sample: Sample) -> None:
+        progress.advance(sample)
+        if writer is not None:
+            writer.write(sample)
+
+    scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished)
+    try:
+        for sample in scheduler.run(dialogues()):
+            by_task[sample.task].append(sample)
+    finally:
+        progress.close()
+        if writer is not None:
+            writer.close()
+        if cache is not None:
+            cache.close()
+
+    results: dict[str, TaskResult] = {}
+    for task in tasks:
+        samples = sorted(by_task[task.name], key=lambda s: s.doc_index)
+        by_task[task.name] = samples
+        results[task.name] = get_aggregator(task.config.aggregator)(task, samples, run.seed)
+        if writer is not None:
+            writer.finish(task.name, samples)
+    config = run.public()
+    config["model_spec"] = model_spec.model_dump()
+    if judge_spec is not None:
+        config["judge"] = judge_spec.display
+        config["judge_spec"] = judge_spec.model_dump()
+    stats = {"waves": scheduler.stats.waves, "sent": scheduler.stats.sent, "cached": scheduler.stats.cached,
+             "failed": scheduler.stats.failed}
+    data = build_results(tasks={t.name: t for t in tasks}, results=results,
+                         n_original={n: s.total for n, s in scans.items()}, groups=groups,
+                         run_config=config, stats=stats)
+    if run.output_path is not None:
+        write_results(run.output_path / "results.json", data)
+    return RunOutcome(results=data, samples=by_task)

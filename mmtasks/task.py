@@ -1,0 +1,143 @@
+"""A task ready to run: its validated config plus the pieces built from it
+(templates, parser, metrics, transforms), and the per-document operations the
+protocols use."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from mmtasks.config.task_config import TaskConfig
+from mmtasks.conversation import Image, Message, Text
+from mmtasks.dialogues.transforms import apply_transforms
+from mmtasks.documents.dataset import Document, load_documents
+from mmtasks.errors import DataError, TemplateError
+from mmtasks.scoring.registry import Metric, Parser, get_metric, get_parser
+from mmtasks.templates import render, split_on_images
+
+ImageMode = Literal["separate", "combined"]
+
+
+@dataclass
+class Task:
+    config: TaskConfig
+    file: Path
+    image_mode: ImageMode = "separate"
+    #: run-level protocol overrides (``--history reference``)
+    protocol_overrides: dict[str, Any] = field(default_factory=dict)
+    parser: Parser = field(init=False)
+    metric_fns: dict[str, Metric] = field(init=False)
+
+    def __post_init__(self) -> None:
+        origin = str(self.file)
+        self.parser = get_parser(self.config.answer.parser, file=origin)
+        self.metric_fns = {m.name: get_metric(m.function, file=origin) for m in self.config.metrics}
+
+    @property
+    def name(self) -> str:
+        return self.config.task
+
+    @property
+    def protocol_args(self) -> dict[str, Any]:
+        return {**self.config.protocol_args, **self.protocol_overrides}
+
+    def documents(self, data_root: Path | None, limit: int | None = None) -> Iterator[Document]:
+        for i, doc in enumerate(load_documents(self.config, data_root, task_file=self.file)):
+            if limit is not None and i >= limit:
+                return
+            yield apply_transforms(doc, list(self.config.transforms), self.image_mode)
+
+    # -- prompts ---------------------------------------------------------
+    def variables(self, doc: Document, **extra: Any) -> dict[str, Any]:
+        return {
+            **self.config.prompt.variables,
+            "doc": doc.record,
+            "doc_id": doc.doc_id,
+            "images": [img.label or img.describe() for img in doc.images],
+            "n_images": len(doc.images),
+            "n_source_images": n_source_images(doc),
+            "image_mode": self.image_mode,
+            **extra,
+        }
+
+    def render(self, template: str, doc: Document, field_name: str, **extra: Any) -> str:
+        return render(template, self.variables(doc, **extra), origin=str(self.file), doc_id=doc.doc_id, field=field_name)
+
+    def parts(self, template: str, doc: Document, field_name: str, **extra: Any) -> tuple[Text | Image, ...]:
+        """Render a template into interleaved text and image parts."""
+        out: list[Text | Image] = []
+        for piece in split_on_images(self.render(template, doc, field_name, **extra)):
+            if isinstance(piece, int):
+                if not 0 <= piece < len(doc.images):
+                    raise TemplateError(f"image({piece}) is out of range: the document has {len(doc.images)} images",
+                                        file=self.file, doc_id=doc.doc_id, field=field_name)
+                out.append(doc.images[piece])
+            else:
+                out.append(Text(piece.strip("\n")))
+        return tuple(p for p in out if not (isinstance(p, Text) and not p.text))
+
+    def initial_messages(self, doc: Document) -> tuple[Message, ...]:
+        msgs: list[Message] = []
+        if self.config.prompt.system:
+            msgs.append(Message.text("system", self.render(self.config.prompt.system, doc, "prompt.system")))
+        msgs.append(Message("user", self.parts(self.config.prompt.user, doc, "prompt.user")))
+        return tuple(msgs)
+
+    # -- answers ---------------------------------------------------------
+    def target(self, doc: Document) -> Any:
+        spec = self.config.target
+        if spec.startswith("field:"):
+            name = spec[len("field:"):]
+            if name not in doc.record:
+                raise DataError("target field is missing", file=doc.source, doc_id=doc.doc_id, field=name)
+            return doc.record[name]
+        return self.render(spec, doc, "target")
+
+    def answer_space(self, doc: Document) -> dict[str, Any]:
+        """The answer space for the random baseline, with templated values rendered."""
+        out: dict[str, Any] = {"n_images": n_source_images(doc)}
+        for k, v in self.config.answer.space.items():
+            if isinstance(v, str) and "{" in v:
+                rendered = self.render(v, doc, f"answer.space.{k}")
+                try:
+                    out[k] = json.loads(rendered)
+                except json.JSONDecodeError:
+                    out[k] = rendered
+            else:
+                out[k] = v
+        if out.get("kind") == "text":
+            out.setdefault("source_text", " ".join(str(v) for v in doc.record.values() if isinstance(v, str))[:2000])
+        return out
+
+    def score(self, parsed: Any, target: Any, doc: Document) -> dict[str, float | None]:
+        return {name: fn(parsed, target, doc.record) for name, fn in self.metric_fns.items()}
+
+    def breakdown_values(self, doc: Document) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for b in self.config.breakdowns:
+            try:
+                raw = self.render(b.value, doc, f"breakdowns.{b.name}")
+            except TemplateError:
+                continue  # a document without the field is simply not in this breakdown
+            raw = raw.strip()
+            if not raw:
+                continue
+            if b.bins:
+                try:
+                    num = float(raw)
+                except ValueError:
+                    continue
+                label = next((lab for lab, (lo, hi) in b.bins.items() if lo <= num <= hi), None)
+                if label is not None:
+                    out[b.name] = label
+            else:
+                out[b.name] = raw
+        return out
+
+
+def n_source_images(doc: Document) -> int:
+    """How many images the document had before any combining."""
+    return sum(len(img.parts) or 1 for img in doc.images)
