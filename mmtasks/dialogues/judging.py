@@ -1,0 +1,56 @@
+"""Asking the judge from inside a dialogue: all judge requests of a document go
+out in one wave (and with every other dialogue's), replies that do not parse
+are re-asked, and what still fails is recorded as a judge failure - never
+dropped, never scored as if it were a verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from mmtasks.scheduling.request import Reply, Request
+
+
+@dataclass
+class Verdict:
+    """The judge's parsed answer for one judge request (``fields`` None: judge failure)."""
+
+    fields: dict[str, Any] | None
+    replies: list[str | None] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.fields is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fields": self.fields, "replies": self.replies, "error": self.error}
+
+
+JudgeParser = Callable[[str], "dict[str, Any] | None"]
+
+
+def ask_judge(requests: list[Request], parse: JudgeParser, retries: int) -> Generator[list[Request], list[Reply], list[Verdict]]:
+    """Sub-dialogue (use with ``yield from``): returns one :class:`Verdict` per request."""
+    verdicts = [Verdict(fields=None) for _ in requests]
+    pending = list(range(len(requests)))
+    for attempt in range(retries + 1):
+        if not pending:
+            break
+        replies = yield [replace(requests[i], attempt=attempt, target="judge") for i in pending]
+        still: list[int] = []
+        for i, reply in zip(pending, replies):
+            v = verdicts[i]
+            v.replies.append(reply.text)
+            if not reply.ok:
+                v.error = reply.error or "judge request failed"
+                continue  # the backend already retried transport errors
+            parsed = parse(reply.text or "")
+            if parsed is None:
+                v.error = "judge reply could not be parsed"
+                still.append(i)
+            else:
+                v.fields, v.error = parsed, None
+        pending = still
+    return verdicts
