@@ -43,7 +43,8 @@ class DatasetConfig(_Strict):
     id_field: str = "id"
     """The record field used as ``doc_id`` (falls back to the line number when absent)."""
     images_field: str | None = "images"
-    """The record field listing the document's images in order (None: no images)."""
+    """The record field listing the document's images in order (None: no images), or a path
+    into a list of records: ``turns[].images`` takes each turn's images, in turn order."""
     image_resolution: Literal["relative", "basename"] = "relative"
     """``relative``: paths relative to the data folder; ``basename``: find each file by
     name under ``images_dir`` (MMDU's records hold the authors' absolute paths)."""

@@ -150,13 +150,35 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
         yield Document(index=index, doc_id=doc_id, record=rec, images=images, source=source)
 
 
-def _images(rec: dict[str, Any], ds: DatasetConfig, folder: Path, doc_id: str, source: str, lineno: int | None) -> Iterator[Image]:
-    if ds.images_field is None:
-        return
-    raw = rec.get(ds.images_field, [])
-    if isinstance(raw, str):
-        raw = [raw]
+def image_entries(rec: dict[str, Any], images_field: str | None) -> list[Any] | None:
+    """The raw image entries of a record, in order; None when the field has the wrong shape.
+
+    ``images_field`` is a field name (``images``) or a path into a list of
+    records (``turns[].images``: each turn's images, concatenated in turn order).
+    A missing field means no images.
+    """
+    if images_field is None:
+        return []
+    head, sep, rest = images_field.partition("[].")
+    raw = rec.get(head, [])
+    if not sep:
+        return [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else None
     if not isinstance(raw, list):
+        return None
+    out: list[Any] = []
+    for item in raw:
+        if not isinstance(item, dict):
+            return None
+        inner = image_entries(item, rest)
+        if inner is None:
+            return None
+        out.extend(inner)
+    return out
+
+
+def _images(rec: dict[str, Any], ds: DatasetConfig, folder: Path, doc_id: str, source: str, lineno: int | None) -> Iterator[Image]:
+    raw = image_entries(rec, ds.images_field)
+    if raw is None:
         raise DataError("expected a list of image paths", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
     for rel in raw:
         if not isinstance(rel, str):
@@ -198,8 +220,8 @@ def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | Non
     for i, rec, _ in records:
         total += 1
         if limit is None or i < limit:
-            imgs = rec.get(ds.images_field) if ds.images_field else None
-            if isinstance(imgs, list):
+            imgs = image_entries(rec, ds.images_field)
+            if imgs is not None:
                 max_images = max(max_images, len(imgs))
     count = total if limit is None else min(limit, total)
     return Scan(count=count, total=total, max_images=max_images)

@@ -41,6 +41,7 @@ def metric(name: str) -> Callable[[Metric], Metric]:
 def _load_builtins() -> None:
     # Importing registers the built-in parsers and metrics.
     from mmtasks.scoring import parsers, metrics  # noqa: F401
+    from mmtasks.scoring import mmrc_parsers  # noqa: F401
 
 
 def get_parser(name: str, *, file: str | None = None) -> Parser:
