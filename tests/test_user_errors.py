@@ -177,7 +177,7 @@ def test_sandbox_blocks_unsafe_template(capsys, data, tmp_path):
 
 def test_yaml_is_loaded_safely(capsys, data, tmp_path):
     d = _task_dir(tmp_path, "task: !!python/object/apply:os.system ['echo pwned']\ndataset: {}\n")
-    code, err = run_cli(capsys, "--tasks", "x", "--include-path", str(d), *base_args(data, tmp_path))
+    code, err = run_cli(capsys, "--tasks", "mytask", "--include-path", str(d), *base_args(data, tmp_path))
     assert code == 2
     assert "malformed YAML" in err and "pwned" not in err
 
