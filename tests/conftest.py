@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.chat_server import ChatServer
 
 
 @pytest.fixture(scope="session")
@@ -15,3 +18,15 @@ def tiny_llava_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.tiny_models import build_tiny_llava
 
     return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    """A fresh loopback OpenAI-compatible server (see tests/chat_server.py).
+
+    Its settings (``latency``, ``reply``, ``api_key``, ``models``,
+    ``strict_models``, ``models_endpoint``) are plain attributes: assign them
+    in the test; schedule failures with ``chat_server.inject(...)``.
+    """
+    with ChatServer() as server:
+        yield server
