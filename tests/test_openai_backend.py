@@ -224,8 +224,10 @@ def test_bad_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_concurrent_wave_is_bounded_and_parallel(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
     chat_server.latency = 0.2
     requests = [ask(f"q{i}") for i in range(64)]
+    model = make_model(concurrency=32)
+    model.check_ready()  # as a run does first; starts the client
     start = time.monotonic()
-    replies = dict(make_model(concurrency=32).generate(requests))
+    replies = dict(model.generate(requests))
     elapsed = time.monotonic() - start
     assert [replies[i].text for i in range(64)] == [f"reply to: q{i}" for i in range(64)]
     assert chat_server.max_in_flight == 32
