@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 # The suite is offline: never let a library try the network (and wait on timeouts).
@@ -10,7 +11,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-import pytest
+import pytest  # noqa: E402
+
+from tests.chat_server import ChatServer  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +24,15 @@ def tiny_llava_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.tiny_models import build_tiny_llava
 
     return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    """A fresh loopback OpenAI-compatible server (see tests/chat_server.py).
+
+    Its settings (``latency``, ``reply``, ``api_key``, ``models``,
+    ``strict_models``, ``models_endpoint``) are plain attributes: assign them
+    in the test; schedule failures with ``chat_server.inject(...)``.
+    """
+    with ChatServer() as server:
+        yield server
