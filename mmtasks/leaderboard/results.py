@@ -97,7 +97,8 @@ class Run:
     @property
     def name(self) -> str:
         """The run directory's name (the file's parent when given a file)."""
-        return self.path.parent.name if self.path.is_file() else self.path.name
+        path = self.path.resolve()
+        return path.parent.name if path.is_file() else path.name
 
 
 def iso_utc(timestamp: float) -> str:
