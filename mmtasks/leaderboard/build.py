@@ -71,10 +71,11 @@ def unused_tasks(runs: Sequence[Run]) -> dict[str, list[str]]:
 
 
 def run_identity(run: Run) -> str:
-    """What makes two runs the same leaderboard row: model spec, model args, strategy."""
+    """What makes two runs the same leaderboard row: model spec, model args, strategy and
+    evaluation setting (image mode, history, probes, limit)."""
     config = run.results.config
     return json.dumps(
-        {"model": config.model, "model_args": config.model_args, "strategy": config.strategy},
+        {"model": config.model, "model_args": config.model_args, "variant": config.variant()},
         sort_keys=True,
         default=str,
     )
@@ -110,7 +111,7 @@ def _run_entry(bench: BenchmarkDef, identity: str, task_runs: dict[str, Run]) ->
     return Entry(
         id="run-" + hashlib.sha1(identity.encode("utf-8")).hexdigest()[:12],
         source="run",
-        model=config.model + (f" + {config.strategy}" if config.strategy else ""),
+        model=config.model + "".join(f" + {v}" for v in config.variant()),
         model_spec=config.model,
         model_args=config.model_args,
         strategy=config.strategy,

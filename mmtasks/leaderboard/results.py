@@ -50,9 +50,25 @@ class RunConfigRecord(_Lenient):
     judge: str | None = None
     judge_args: dict[str, Any] | str = Field(default_factory=dict)
     strategy: str | None = None
+    image_mode: str | None = None
+    history: str | None = None
+    probe: str | None = None
     limit: int | float | None = None
     seed: int | None = None
     mmtasks_version: str | None = None
+
+    def variant(self) -> list[str]:
+        """What, beyond model and args, makes a different evaluation setting (shown next to the name)."""
+        parts = [self.strategy] if self.strategy else []
+        if self.image_mode and self.image_mode != "separate":
+            parts.append(f"{self.image_mode} images")
+        if self.history and self.history != "self":
+            parts.append(f"{self.history} history")
+        if self.probe and self.probe != "independent":
+            parts.append(f"{self.probe} probes")
+        if self.limit is not None:
+            parts.append(f"limit {self.limit:g}")
+        return parts
 
 
 class NSamplesRecord(_Lenient):
