@@ -116,3 +116,15 @@ def test_model_arg_model_is_refused() -> None:
 def test_bad_json_model_arg() -> None:
     with pytest.raises(ModelError, match="mm_processor_kwargs.*not valid JSON"):
         split_model_args({"mm_processor_kwargs": "{max_pixels: 1}"}, ENGINE_ARGS)
+
+
+def test_without_vllm_installed_the_backend_is_a_clear_model_error() -> None:
+    import importlib.util
+
+    from mmtasks.models.base import ModelSpec, load_model
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed in this venv")
+    with pytest.raises(ModelError) as err:
+        load_model(ModelSpec(backend="vllm", name="/models/any"))
+    assert "not installed: vllm" in str(err.value) and "mmtasks[vllm]" in str(err.value)
