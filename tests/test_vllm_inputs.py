@@ -75,7 +75,7 @@ def test_greedy_when_do_sample_false_whatever_the_temperature() -> None:
 
 
 def test_do_sample_none_keeps_the_model_defaults() -> None:
-    kw = sampling_kwargs(GenerationConfig(max_new_tokens=64, do_sample=None, temperature=0.0, seed=5), MODEL_DEFAULTS)
+    kw = sampling_kwargs(GenerationConfig(max_new_tokens=64, do_sample=None, temperature=None, seed=5), MODEL_DEFAULTS)
     assert kw == {"n": 1, "max_tokens": 64, "seed": 5, **MODEL_DEFAULTS}
 
 

@@ -56,7 +56,7 @@ def first_wave() -> dict[str, Request]:
         "greedy": Request(user(PROMPT), greedy(12)),
         "greedy_again": Request(user(PROMPT), greedy(12)),
         "greedy_short": Request(user(PROMPT), greedy(5)),
-        "model_default": Request(user(PROMPT), GenerationConfig(max_new_tokens=8, do_sample=None)),
+        "model_default": Request(user(PROMPT), GenerationConfig(max_new_tokens=8, do_sample=None, temperature=None)),
         "seeded": Request(user(PROMPT), sampled),
         "seeded_again": Request(user(PROMPT), sampled),
         "multi_turn": Request(multi_turn, greedy(6)),
