@@ -1,0 +1,57 @@
+"""Model args of the ``openai`` backend, validated (unknown args are errors)."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mmtasks.errors import ConfigError
+from mmtasks.secrets import redact, register_secret
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIArgs(BaseModel):
+    """Model args of the ``openai`` backend (``--model-args k=v,...``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    base_url: str | None = None
+    """Endpoint root ending in /v1 (else $OPENAI_BASE_URL, else OpenAI's)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable that holds the key."""
+    concurrency: int = Field(32, ge=1)
+    timeout: float = Field(120.0, gt=0)
+    """Seconds per request attempt (connect, and each read or write)."""
+    max_retries: int = Field(6, ge=0)
+    retry_base_delay: float = Field(1.0, ge=0)
+    max_image_side: int | None = Field(None, ge=16)
+    """Downscale images whose longest side is larger than this."""
+    image_max_bytes: int = Field(20_000_000, ge=1024)
+    """Shrink images whose encoded file is larger than this."""
+    image_format: Literal["auto", "jpeg", "png"] = "auto"
+    jpeg_quality: int = Field(90, ge=1, le=100)
+    image_detail: Literal["auto", "low", "high"] | None = None
+    """OpenAI's ``detail`` of image parts (None: not sent)."""
+    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Fields merged into every request body (e.g. vLLM's top_k)."""
+
+
+def parse_openai_args(args: dict[str, Any]) -> OpenAIArgs:
+    if "api_key" in args:
+        register_secret(str(args["api_key"]))
+        raise ConfigError("the openai backend does not take a key as an argument", field="--model-args",
+                          hint="put it in an environment variable and pass api_key_env=NAME")
+    try:
+        return OpenAIArgs(**args)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = ".".join(str(x) for x in err["loc"])
+        if err["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(name, list(OpenAIArgs.model_fields), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "known: " + ", ".join(OpenAIArgs.model_fields)
+            raise ConfigError(f"unknown argument {name!r} for the openai backend", field="--model-args", hint=hint) from None
+        raise ConfigError(redact(f"bad value for {name!r}: {err['msg']}"), field="--model-args") from None

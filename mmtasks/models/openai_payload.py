@@ -1,0 +1,124 @@
+"""Chat-completions request bodies and replies in the OpenAI wire format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from mmtasks.conversation import Message, Text
+from mmtasks.scheduling.request import GenerationConfig
+
+
+class BadResponse(ValueError):
+    """A 200 response whose body is not a chat completion."""
+
+
+def chat_messages(messages: Sequence[Message], image_urls: Iterator[str], detail: str | None = None) -> list[dict]:
+    """Messages in the wire format, parts in their exact order.
+
+    A message without images is sent with a plain string content (what every
+    server accepts, including for system and assistant turns); with images it
+    becomes a list of ``text`` and ``image_url`` parts. Adjacent text parts are
+    joined and empty ones dropped, so a server never inserts separators of its
+    own between them. ``image_urls`` yields one data URL per image, in order.
+    """
+    out = []
+    for message in messages:
+        parts: list[dict] = []
+        for part in message.parts:
+            if isinstance(part, Text):
+                if not part.text:
+                    continue
+                if parts and parts[-1]["type"] == "text":
+                    parts[-1] = {"type": "text", "text": parts[-1]["text"] + part.text}
+                else:
+                    parts.append({"type": "text", "text": part.text})
+            else:
+                image_url: dict[str, str] = {"url": next(image_urls)}
+                if detail is not None:
+                    image_url["detail"] = detail
+                parts.append({"type": "image_url", "image_url": image_url})
+        if all(p["type"] == "text" for p in parts):
+            content: str | list[dict] = "".join(p["text"] for p in parts)
+        else:
+            content = parts
+        out.append({"role": message.role, "content": content})
+    return out
+
+
+def generation_params(generation: GenerationConfig, max_tokens_param: str = "max_tokens") -> dict[str, Any]:
+    """Map :class:`GenerationConfig` onto request fields.
+
+    ``do_sample`` None leaves temperature and top_p to the model's defaults;
+    False is greedy (temperature 0); True sends temperature and top_p as set.
+    """
+    params: dict[str, Any] = {max_tokens_param: generation.max_new_tokens}
+    if generation.do_sample is False:
+        params["temperature"] = 0.0
+    elif generation.do_sample:
+        params["temperature"] = generation.temperature
+        params["top_p"] = generation.top_p
+    if generation.seed is not None:
+        params["seed"] = generation.seed
+    if generation.stop:
+        params["stop"] = list(generation.stop)
+    return params
+
+
+def request_body(model: str, messages: list[dict], params: dict[str, Any], extra_body: dict[str, Any]) -> bytes:
+    body = {"model": model, "messages": messages, **params, **extra_body}
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def completion_text(raw: bytes) -> str | None:
+    """The reply text of a chat-completion body; None when the model gave no content.
+
+    Raises :class:`BadResponse` when the body is not a chat completion at all.
+    """
+    try:
+        data = json.loads(raw)
+        message = data["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise BadResponse(f"not a chat completion ({type(exc).__name__}): {raw[:120]!r}") from None
+    if not isinstance(message, dict):
+        raise BadResponse("choices[0].message is not an object")
+    content = message.get("content")
+    if isinstance(content, list):  # some servers answer with content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if isinstance(content, str):
+        return content
+    refusal = message.get("refusal")
+    return refusal if isinstance(refusal, str) else None
+
+
+def finish_reason(raw: bytes) -> str:
+    try:
+        return str(json.loads(raw)["choices"][0].get("finish_reason"))
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return "unknown"
+
+
+def error_detail(raw: bytes, limit: int = 300) -> str:
+    """The server's error message from an error response body (JSON or text), shortened."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            text = str(err.get("message") or err.get("detail") or err)
+        elif isinstance(err, str):
+            text = err
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def error_code(raw: bytes) -> str | None:
+    try:
+        err = json.loads(raw).get("error")
+    except (ValueError, AttributeError):
+        return None
+    return err.get("code") if isinstance(err, dict) else None

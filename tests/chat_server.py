@@ -1,0 +1,444 @@
+"""A real OpenAI-compatible chat server on loopback, for tests and benchmarks.
+
+Speaks ``POST /v1/chat/completions`` and ``GET /v1/models`` over real HTTP
+(stdlib only, one thread per connection, HTTP/1.1 keep-alive), so clients are
+tested end to end instead of against mocks. Configurable per server:
+
+- ``latency``: seconds slept per chat call (a float, or a callable taking the
+  request JSON), concurrent calls sleep in parallel;
+- ``reply``: callable(request JSON) -> reply text (default: ``"reply to: <last user text>"``);
+- ``api_key``: when set, a request without ``Authorization: Bearer <api_key>`` gets 401;
+- ``models``: ids listed by ``/v1/models``; with ``strict_models`` other ids get 404;
+- faults: :meth:`ChatServer.inject` schedules 429/5xx statuses (with Retry-After),
+  hangs past the client's timeout, garbage bodies or dropped connections for the
+  next N calls (optionally only calls whose prompt contains a substring).
+
+Everything received is logged (:attr:`ChatServer.log`, full JSON bodies) with
+counters (``calls``, ``max_in_flight``). Use it as a context manager, through
+the ``chat_server`` pytest fixture, or as a script for benchmarks::
+
+    python tests/chat_server.py --port 8000 --latency 0.2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import select
+import socket
+import socketserver
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ReplyFn = Callable[[dict], str]
+FAULT_KINDS = ("hang", "garbage", "disconnect")
+
+
+def last_user_text(body: dict) -> str:
+    """The text of the last user message (string content or its text parts joined)."""
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def echo_reply(body: dict) -> str:
+    return f"reply to: {last_user_text(body)}"
+
+
+def validate_chat_request(body: Any) -> str | None:
+    """Why ``body`` is not a well-formed chat-completions request, or None."""
+    if not isinstance(body, dict):
+        return "body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "'model' must be a non-empty string"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty list"
+    for k, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "developer", "tool"):
+            return f"messages[{k}]: bad role"
+        content = m.get("content")
+        if isinstance(content, str):
+            continue
+        if not isinstance(content, list):
+            return f"messages[{k}].content must be a string or a list of parts"
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                continue
+            url = (part.get("image_url") or {}).get("url") if kind == "image_url" else None
+            if not (isinstance(url, str) and url.startswith(("data:image/", "http://", "https://"))):
+                return f"messages[{k}].content[{j}]: bad part"
+    if body.get("stream"):
+        return "streaming is not supported by the test server"
+    return None
+
+
+@dataclass
+class Fault:
+    """An injected failure for the next ``times`` matching calls."""
+
+    kind: int | str  # an HTTP status, or one of FAULT_KINDS
+    times: int = 1
+    match: str | None = None  # substring of the last user text; None: any call
+    retry_after: float | None = None  # seconds, sent as Retry-After and retry-after-ms
+    hang_seconds: float = 60.0  # a hang ends early when the client disconnects
+    applied: int = 0
+
+    def matches(self, prompt: str) -> bool:
+        return self.applied < self.times and (self.match is None or self.match in prompt)
+
+
+@dataclass
+class Call:
+    """One logged request (any path)."""
+
+    index: int
+    method: str
+    path: str
+    body: Any  # parsed JSON, or None
+    prompt: str
+    started: float
+    finished: float | None = None
+    status: int | None = None  # None: no response was sent (hang or disconnect)
+    fault: str | None = None
+    reply: str | None = None
+
+
+@dataclass
+class _Stats:
+    calls: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    log: list[Call] = field(default_factory=list)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024  # the default backlog (5) would serialise bursts of connections
+    allow_reuse_address = True
+
+    def server_bind(self) -> None:  # skip HTTPServer's reverse DNS lookup
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.owner._track(request, True)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        self.owner._track(request, False)
+        super().shutdown_request(request)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        self.server.owner._handle(self, "GET")
+
+    def do_POST(self) -> None:
+        self.server.owner._handle(self, "POST")
+
+    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self.send_bytes(status, json.dumps(payload).encode(), headers)
+
+    def send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _error(message: str, kind: str, code: str | None = None) -> dict:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+class ChatServer:
+    """A loopback OpenAI-compatible server running in a background thread."""
+
+    def __init__(
+        self,
+        *,
+        latency: float | Callable[[dict], float] = 0.0,
+        reply: ReplyFn = echo_reply,
+        api_key: str | None = None,
+        models: tuple[str, ...] = ("test-model",),
+        strict_models: bool = False,
+        models_endpoint: bool = True,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.latency = latency
+        self.reply = reply
+        self.api_key = api_key
+        self.models = tuple(models)
+        self.strict_models = strict_models
+        self.models_endpoint = models_endpoint
+        self._address = (host, port)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._faults: list[Fault] = []
+        self._stats = _Stats()
+        self._sockets: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------
+    def start(self) -> "ChatServer":
+        if self._httpd is None:
+            self._stop.clear()
+            self._httpd = _HTTPServer(self._address, _Handler)
+            self._httpd.owner = self  # type: ignore[attr-defined]
+            self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="chat-server", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving: ends hangs, closes open connections, frees the port."""
+        if self._httpd is None:
+            return
+        self._stop.set()
+        self._httpd.shutdown()
+        with self._lock:
+            open_sockets = list(self._sockets)
+        for sock in open_sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> "ChatServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("server is not running")
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``, the value for ``base_url=`` / ``OPENAI_BASE_URL``."""
+        return f"http://{self._address[0]}:{self.port}/v1"
+
+    # -- configuration -----------------------------------------------------
+    def inject(self, kind: int | str, times: int = 1, *, match: str | None = None,
+               retry_after: float | None = None, hang_seconds: float = 60.0) -> Fault:
+        """Make the next ``times`` chat calls (whose prompt contains ``match``) fail.
+
+        ``kind``: an HTTP status (429, 500, 503, 400, ...), ``"hang"`` (no reply
+        until the client disconnects or ``hang_seconds`` pass, then a normal
+        reply), ``"garbage"`` (200 with a body that is not JSON) or
+        ``"disconnect"`` (connection closed without a response). Faults are
+        consumed in the order they were injected.
+        """
+        if not (isinstance(kind, int) or kind in FAULT_KINDS):
+            raise ValueError(f"unknown fault {kind!r}: an HTTP status or one of {FAULT_KINDS}")
+        fault = Fault(kind=kind, times=times, match=match, retry_after=retry_after, hang_seconds=hang_seconds)
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def reset(self) -> None:
+        """Forget faults, the log and the counters."""
+        with self._lock:
+            self._faults.clear()
+            self._stats = _Stats()
+
+    # -- observations ------------------------------------------------------
+    @property
+    def calls(self) -> int:
+        """Chat-completion calls received (including failed ones)."""
+        return self._stats.calls
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most chat calls that were being handled at the same time."""
+        return self._stats.max_in_flight
+
+    @property
+    def in_flight(self) -> int:
+        return self._stats.in_flight
+
+    @property
+    def log(self) -> list[Call]:
+        """Every request received, in arrival order (a copy)."""
+        with self._lock:
+            return list(self._stats.log)
+
+    @property
+    def bodies(self) -> list[dict]:
+        """JSON bodies of the chat calls, in arrival order."""
+        return [c.body for c in self.log if c.path.endswith("/chat/completions")]
+
+    def calls_for(self, prompt_substring: str) -> list[Call]:
+        return [c for c in self.log if c.path.endswith("/chat/completions") and prompt_substring in c.prompt]
+
+    # -- handling ----------------------------------------------------------
+    def _track(self, sock: socket.socket, add: bool) -> None:
+        with self._lock:
+            (self._sockets.add if add else self._sockets.discard)(sock)
+
+    def _handle(self, h: _Handler, method: str) -> None:
+        path = h.path.split("?", 1)[0].rstrip("/")
+        body: Any = None
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        if raw:
+            try:
+                body = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                body = None
+        prompt = last_user_text(body) if isinstance(body, dict) else ""
+        is_chat = method == "POST" and path == "/v1/chat/completions"
+        with self._lock:
+            call = Call(index=len(self._stats.log), method=method, path=path, body=body, prompt=prompt, started=time.monotonic())
+            self._stats.log.append(call)
+            if is_chat:
+                self._stats.calls += 1
+                self._stats.in_flight += 1
+                self._stats.max_in_flight = max(self._stats.max_in_flight, self._stats.in_flight)
+        try:
+            self._respond(h, method, path, raw, body, call, is_chat)
+        except (BrokenPipeError, ConnectionResetError):
+            h.close_connection = True
+        finally:
+            with self._lock:
+                call.finished = time.monotonic()
+                if is_chat:
+                    self._stats.in_flight -= 1
+
+    def _respond(self, h: _Handler, method: str, path: str, raw: bytes, body: Any, call: Call, is_chat: bool) -> None:
+        def send(status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            call.status = status
+            h.send_json(status, payload, headers)
+
+        if self.api_key is not None and h.headers.get("Authorization") != f"Bearer {self.api_key}":
+            got = (h.headers.get("Authorization") or "").removeprefix("Bearer ")
+            # Echo what was received, as careless servers do: clients must redact it.
+            return send(401, _error(f"Incorrect API key provided: {got}", "invalid_request_error", "invalid_api_key"))
+        if method == "GET" and path == "/v1/models" and self.models_endpoint:
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "mmtasks-tests"} for m in self.models]
+            return send(200, {"object": "list", "data": data})
+        if not is_chat:
+            return send(404, _error(f"no route {method} {path}", "invalid_request_error", "not_found"))
+        problem = "body is not valid JSON" if raw and body is None else validate_chat_request(body)
+        if problem:
+            return send(400, _error(problem, "invalid_request_error"))
+        if self.strict_models and body["model"] not in self.models:
+            return send(404, _error(f"The model `{body['model']}` does not exist.", "invalid_request_error", "model_not_found"))
+        latency = self.latency(body) if callable(self.latency) else self.latency
+        if latency > 0 and self._stop.wait(latency):
+            h.close_connection = True
+            return
+        fault = self._take_fault(call.prompt)
+        if fault is not None:
+            call.fault = str(fault.kind)
+            if fault.kind == "disconnect":
+                h.close_connection = True
+                return
+            if fault.kind == "garbage":
+                call.status = 200
+                return h.send_bytes(200, b'{"id": "chatcmpl-garbage", "choices": [{"mess')
+            if fault.kind == "hang":
+                if not self._hang(h, fault.hang_seconds):
+                    h.close_connection = True
+                    return
+            else:
+                headers = {}
+                if fault.retry_after is not None:
+                    headers = {"Retry-After": str(math.ceil(fault.retry_after)), "retry-after-ms": str(int(fault.retry_after * 1000))}
+                kind = "rate_limit_exceeded" if fault.kind == 429 else "server_error"
+                return send(int(fault.kind), _error(f"injected {fault.kind}", kind, kind), headers)
+        try:
+            text = self.reply(body)
+        except Exception as exc:  # a test's reply function failed: tell the client, keep serving
+            return send(500, _error(f"reply function raised {type(exc).__name__}: {exc}", "server_error"))
+        call.reply = text
+        send(200, self._completion(body, text, call.index))
+
+    def _take_fault(self, prompt: str) -> Fault | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.matches(prompt):
+                    fault.applied += 1
+                    return fault
+        return None
+
+    def _hang(self, h: _Handler, seconds: float) -> bool:
+        """Wait without answering; False if the client went away or the server stopped."""
+        deadline = time.monotonic() + seconds
+        sock = h.connection
+        while time.monotonic() < deadline:
+            if self._stop.wait(0.02):
+                return False
+            readable, _, _ = select.select([sock], [], [], 0)
+            if readable:
+                try:
+                    if not sock.recv(1, socket.MSG_PEEK):
+                        return False
+                except OSError:
+                    return False
+        return True
+
+    @staticmethod
+    def _completion(body: dict, text: str, index: int) -> dict:
+        prompt_tokens = sum(len(json.dumps(m.get("content", "")).split()) for m in body["messages"])
+        completion_tokens = len(text.split())
+        return {
+            "id": f"chatcmpl-{index}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop", "logprobs": None}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+        }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Loopback OpenAI-compatible chat server (echo replies).")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per chat call")
+    parser.add_argument("--api-key", default=None, help="require this bearer key")
+    parser.add_argument("--models", default="test-model", help="comma-separated ids for /v1/models")
+    args = parser.parse_args(argv)
+    server = ChatServer(latency=args.latency, api_key=args.api_key, models=tuple(args.models.split(",")), host=args.host, port=args.port)
+    with server:
+        print(f"serving on {server.base_url} (latency {args.latency}s); Ctrl-C to stop", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    print(f"calls: {server.calls}, max in flight: {server.max_in_flight}")
+
+
+if __name__ == "__main__":
+    main()
