@@ -35,84 +35,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-ReplyFn = Callable[[dict], str]
-FAULT_KINDS = ("hang", "garbage", "disconnect")
-
-
-def last_user_text(body: dict) -> str:
-    """The text of the last user message (string content or its text parts joined)."""
-    for message in reversed(body.get("messages") or []):
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            if isinstance(content, list):
-                return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""
-
-
-def echo_reply(body: dict) -> str:
-    return f"reply to: {last_user_text(body)}"
-
-
-def validate_chat_request(body: Any) -> str | None:
-    """Why ``body`` is not a well-formed chat-completions request, or None."""
-    if not isinstance(body, dict):
-        return "body must be a JSON object"
-    if not isinstance(body.get("model"), str) or not body["model"]:
-        return "'model' must be a non-empty string"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' must be a non-empty list"
-    for k, m in enumerate(messages):
-        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "developer", "tool"):
-            return f"messages[{k}]: bad role"
-        content = m.get("content")
-        if isinstance(content, str):
-            continue
-        if not isinstance(content, list):
-            return f"messages[{k}].content must be a string or a list of parts"
-        for j, part in enumerate(content):
-            kind = part.get("type") if isinstance(part, dict) else None
-            if kind == "text" and isinstance(part.get("text"), str):
-                continue
-            url = (part.get("image_url") or {}).get("url") if kind == "image_url" else None
-            if not (isinstance(url, str) and url.startswith(("data:image/", "http://", "https://"))):
-                return f"messages[{k}].content[{j}]: bad part"
-    if body.get("stream"):
-        return "streaming is not supported by the test server"
-    return None
-
-
-@dataclass
-class Fault:
-    """An injected failure for the next ``times`` matching calls."""
-
-    kind: int | str  # an HTTP status, or one of FAULT_KINDS
-    times: int = 1
-    match: str | None = None  # substring of the last user text; None: any call
-    retry_after: float | None = None  # seconds, sent as Retry-After and retry-after-ms
-    hang_seconds: float = 60.0  # a hang ends early when the client disconnects
-    applied: int = 0
-
-    def matches(self, prompt: str) -> bool:
-        return self.applied < self.times and (self.match is None or self.match in prompt)
-
-
-@dataclass
-class Call:
-    """One logged request (any path)."""
-
-    index: int
-    method: str
-    path: str
-    body: Any  # parsed JSON, or None
-    prompt: str
-    started: float
-    finished: float | None = None
-    status: int | None = None  # None: no response was sent (hang or disconnect)
-    fault: str | None = None
-    reply: str | None = None
+if __package__:
+    from tests.chat_wire import FAULT_KINDS, Call, Fault, ReplyFn, completion_body, echo_reply, error_body, last_user_text, validate_chat_request
+else:  # run as a script: python tests/chat_server.py
+    from chat_wire import FAULT_KINDS, Call, Fault, ReplyFn, completion_body, echo_reply, error_body, last_user_text, validate_chat_request
 
 
 @dataclass
@@ -166,10 +92,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
-
-
-def _error(message: str, kind: str, code: str | None = None) -> dict:
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 class ChatServer:
@@ -248,9 +170,12 @@ class ChatServer:
         return f"http://{self._address[0]}:{self.port}/v1"
 
     # -- configuration -----------------------------------------------------
-    def inject(self, kind: int | str, times: int = 1, *, match: str | None = None,
+    def inject(self, kind: int | str, times: int = 1, *, match: str | Callable[[dict], bool] | None = None,
                retry_after: float | None = None, hang_seconds: float = 60.0) -> Fault:
-        """Make the next ``times`` chat calls (whose prompt contains ``match``) fail.
+        """Make the next ``times`` matching chat calls fail.
+
+        ``match``: a substring of the last user text, or a predicate on the
+        request JSON; None matches every call.
 
         ``kind``: an HTTP status (429, 500, 503, 400, ...), ``"hang"`` (no reply
         until the client disconnects or ``hang_seconds`` pass, then a normal
@@ -342,51 +267,56 @@ class ChatServer:
         if self.api_key is not None and h.headers.get("Authorization") != f"Bearer {self.api_key}":
             got = (h.headers.get("Authorization") or "").removeprefix("Bearer ")
             # Echo what was received, as careless servers do: clients must redact it.
-            return send(401, _error(f"Incorrect API key provided: {got}", "invalid_request_error", "invalid_api_key"))
+            return send(401, error_body(f"Incorrect API key provided: {got}", "invalid_request_error", "invalid_api_key"))
         if method == "GET" and path == "/v1/models" and self.models_endpoint:
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "mmtasks-tests"} for m in self.models]
             return send(200, {"object": "list", "data": data})
         if not is_chat:
-            return send(404, _error(f"no route {method} {path}", "invalid_request_error", "not_found"))
+            return send(404, error_body(f"no route {method} {path}", "invalid_request_error", "not_found"))
         problem = "body is not valid JSON" if raw and body is None else validate_chat_request(body)
         if problem:
-            return send(400, _error(problem, "invalid_request_error"))
+            return send(400, error_body(problem, "invalid_request_error"))
         if self.strict_models and body["model"] not in self.models:
-            return send(404, _error(f"The model `{body['model']}` does not exist.", "invalid_request_error", "model_not_found"))
+            return send(404, error_body(f"The model `{body['model']}` does not exist.", "invalid_request_error", "model_not_found"))
         latency = self.latency(body) if callable(self.latency) else self.latency
         if latency > 0 and self._stop.wait(latency):
             h.close_connection = True
             return
-        fault = self._take_fault(call.prompt)
-        if fault is not None:
-            call.fault = str(fault.kind)
-            if fault.kind == "disconnect":
-                h.close_connection = True
-                return
-            if fault.kind == "garbage":
-                call.status = 200
-                return h.send_bytes(200, b'{"id": "chatcmpl-garbage", "choices": [{"mess')
-            if fault.kind == "hang":
-                if not self._hang(h, fault.hang_seconds):
-                    h.close_connection = True
-                    return
-            else:
-                headers = {}
-                if fault.retry_after is not None:
-                    headers = {"Retry-After": str(math.ceil(fault.retry_after)), "retry-after-ms": str(int(fault.retry_after * 1000))}
-                kind = "rate_limit_exceeded" if fault.kind == 429 else "server_error"
-                return send(int(fault.kind), _error(f"injected {fault.kind}", kind, kind), headers)
+        fault = self._take_fault(call.prompt, body)
+        if fault is not None and self._apply_fault(h, fault, call):
+            return
         try:
             text = self.reply(body)
         except Exception as exc:  # a test's reply function failed: tell the client, keep serving
-            return send(500, _error(f"reply function raised {type(exc).__name__}: {exc}", "server_error"))
+            return send(500, error_body(f"reply function raised {type(exc).__name__}: {exc}", "server_error"))
         call.reply = text
-        send(200, self._completion(body, text, call.index))
+        send(200, completion_body(body, text, call.index))
 
-    def _take_fault(self, prompt: str) -> Fault | None:
+    def _apply_fault(self, h: _Handler, fault: Fault, call: Call) -> bool:
+        """Act out ``fault``; False when the call should still get its normal reply (after a hang)."""
+        call.fault = str(fault.kind)
+        if fault.kind == "disconnect":
+            h.close_connection = True
+        elif fault.kind == "garbage":
+            call.status = 200
+            h.send_bytes(200, b'{"id": "chatcmpl-garbage", "choices": [{"mess')
+        elif fault.kind == "hang":
+            if self._hang(h, fault.hang_seconds):
+                return False
+            h.close_connection = True
+        else:
+            headers = {}
+            if fault.retry_after is not None:
+                headers = {"Retry-After": str(math.ceil(fault.retry_after)), "retry-after-ms": str(int(fault.retry_after * 1000))}
+            kind = "rate_limit_exceeded" if fault.kind == 429 else "server_error"
+            call.status = int(fault.kind)
+            h.send_json(call.status, error_body(f"injected {fault.kind}", kind, kind), headers)
+        return True
+
+    def _take_fault(self, prompt: str, body: dict) -> Fault | None:
         with self._lock:
             for fault in self._faults:
-                if fault.matches(prompt):
+                if fault.matches(prompt, body):
                     fault.applied += 1
                     return fault
         return None
@@ -406,19 +336,6 @@ class ChatServer:
                 except OSError:
                     return False
         return True
-
-    @staticmethod
-    def _completion(body: dict, text: str, index: int) -> dict:
-        prompt_tokens = sum(len(json.dumps(m.get("content", "")).split()) for m in body["messages"])
-        completion_tokens = len(text.split())
-        return {
-            "id": f"chatcmpl-{index}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
-        }
 
 
 def main(argv: list[str] | None = None) -> None:

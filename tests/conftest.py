@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
-import pytest
+# The suite is offline: never let a library try the network (and wait on timeouts).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from tests.chat_server import ChatServer
+import pytest  # noqa: E402
+
+from tests.chat_server import ChatServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_llava_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random LLaVA checkpoint (see tests/tiny_models.py), built once per session."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.tiny_models import build_tiny_llava
+
+    return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import logging
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -165,7 +166,9 @@ def test_bad_request_is_not_retried(chat_server: ChatServer, make_model: Callabl
     assert chat_server.calls == 1
 
 
-def test_wrong_key_is_a_clear_error_without_the_key(chat_server: ChatServer, make_model: Callable[..., OpenAIModel], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_wrong_key_is_a_clear_error_without_the_key(chat_server: ChatServer, make_model: Callable[..., OpenAIModel],
+                                                    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
     chat_server.api_key = "the-right-key"
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     model = make_model()
@@ -177,7 +180,7 @@ def test_wrong_key_is_a_clear_error_without_the_key(chat_server: ChatServer, mak
     with pytest.raises(ModelError) as info:
         list(model.generate([ask("x")]))
     assert KEY not in str(info.value)
-    assert KEY not in repr(model) and KEY not in model.identity
+    assert KEY not in repr(model) and KEY not in model.identity and KEY not in caplog.text
 
 
 def test_right_key_is_sent(chat_server: ChatServer, make_model: Callable[..., OpenAIModel], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,8 +224,10 @@ def test_bad_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_concurrent_wave_is_bounded_and_parallel(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
     chat_server.latency = 0.2
     requests = [ask(f"q{i}") for i in range(64)]
+    model = make_model(concurrency=32)
+    model.check_ready()  # as a run does first; starts the client
     start = time.monotonic()
-    replies = dict(make_model(concurrency=32).generate(requests))
+    replies = dict(model.generate(requests))
     elapsed = time.monotonic() - start
     assert [replies[i].text for i in range(64)] == [f"reply to: q{i}" for i in range(64)]
     assert chat_server.max_in_flight == 32
@@ -268,3 +273,20 @@ def test_corrupt_image_is_a_data_error(make_model: Callable[..., OpenAIModel]) -
     broken = Image(data=b"not an image", doc_id="d7")
     with pytest.raises(DataError, match="document 'd7'.*corrupt"):
         list(make_model().generate([Request(messages=(Message("user", (broken,)),))]))
+
+
+def test_images_unfit_to_send_as_they_are_are_reencoded_like_decode_image(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
+    buf = io.BytesIO()
+    PILImage.new("RGBA", (30, 20), (10, 20, 30, 128)).save(buf, format="PNG")
+    rgba = Image(data=buf.getvalue())
+    buf = io.BytesIO()
+    exif = PILImage.Exif()
+    exif[0x0112] = 6  # "rotate 90" orientation flag
+    PILImage.new("RGB", (40, 10), (250, 250, 250)).save(buf, format="JPEG", exif=exif)
+    rotated = Image(data=buf.getvalue())
+    list(make_model().generate([Request(messages=(Message("user", (rgba, rotated)),))]))
+    (h1, d1, p1), (h2, d2, p2) = [decode(p) for p in chat_server.bodies[0]["messages"][0]["content"]]
+    assert (h1, p1.size, p1.getpixel((0, 0))) == ("data:image/png;base64", (30, 20), (10, 20, 30))
+    assert PILImage.open(io.BytesIO(d1)).mode == "RGB"
+    assert (h2, p2.size) == ("data:image/jpeg;base64", (40, 10))  # pixels as stored, as decode_image gives them
+    assert PILImage.open(io.BytesIO(d2)).getexif().get(0x0112) is None

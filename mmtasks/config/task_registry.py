@@ -9,6 +9,7 @@ being listed - but it is reported when it is asked for.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,7 +90,7 @@ class TaskRegistry:
             elif name in self._groups:
                 expanded = sorted(self._groups[name])
             else:
-                broken = [msg for p, msg in self._errors.items() if p.stem == name]
+                broken = [msg for p, msg in self._errors.items() if p.stem == name or _mentions_task(p, name)]
                 if broken:
                     raise ConfigError(broken[0])
                 close = difflib.get_close_matches(name, list(self._files) + list(self._groups), n=3)
@@ -97,3 +98,12 @@ class TaskRegistry:
                 raise ConfigError(f"unknown task or group {name!r}", field="--tasks", hint=hint)
             out.extend(t for t in expanded if t not in out)
         return out
+
+
+def _mentions_task(path: Path, name: str) -> bool:
+    """Whether an unparseable file seems to define task ``name`` (so its error is the one to show)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(rf"^task:\s*['\"]?{re.escape(name)}['\"]?\s*$", text, re.MULTILINE) is not None

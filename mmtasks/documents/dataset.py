@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from PIL import Image as PILImage
+from PIL import UnidentifiedImageError
+
 from mmtasks.config.task_config import DatasetConfig, TaskConfig
 from mmtasks.conversation import Image
 from mmtasks.documents.paths import confined
@@ -168,7 +171,18 @@ def _images(rec: dict[str, Any], ds: DatasetConfig, folder: Path, doc_id: str, s
             path = confined(folder, rel, doc_id=doc_id, field=ds.images_field)
         if not path.is_file():
             raise DataError(f"image not found: {path}", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
+        if not _looks_like_image(path):
+            raise DataError(f"not a readable image: {path}", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
         yield Image(path=path, doc_id=doc_id, label=rel)
+
+
+def _looks_like_image(path: Path) -> bool:
+    """Header sniff (no pixel decoding): catches empty, garbage and non-image files early."""
+    try:
+        with PILImage.open(path) as img:
+            return bool(img.format) and img.width > 0 and img.height > 0
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
+        return False
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,7 @@ class ImageEncoder:
         return (
             img.format in wanted
             and img.mode == "RGB"
+            and "transparency" not in img.info
             and not getattr(img, "is_animated", False)
             and img.getexif().get(_EXIF_ORIENTATION, 1) == 1
             and (s.max_side is None or max(img.size) <= s.max_side)

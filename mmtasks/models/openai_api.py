@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import queue
 import threading
@@ -41,6 +42,8 @@ from mmtasks.models.openai_payload import (
 from mmtasks.models.retry import is_retryable_status, retry_after_seconds, retry_delay
 from mmtasks.scheduling.request import Reply, Request
 from mmtasks.secrets import redact, register_env_secrets, register_secret, safe_url
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -184,8 +187,11 @@ class OpenAIModel(ChatModel):
             if not outcome.retry:
                 return Reply(text=None, error=redact(outcome.error), latency=time.monotonic() - started)
             if attempt + 1 < attempts:
-                await asyncio.sleep(retry_delay(attempt, self.args.retry_base_delay, outcome.retry_after))
+                delay = retry_delay(attempt, self.args.retry_base_delay, outcome.retry_after)
+                log.debug("%s: %s; retry %d of %d in %.2fs", self.spec.display, redact(outcome.error), attempt + 1, attempts - 1, delay)
+                await asyncio.sleep(delay)
         error = f"failed after {attempts} attempt{'s' if attempts > 1 else ''}: {outcome.error}"
+        log.warning("%s: a request %s", self.spec.display, redact(error))
         return Reply(text=None, error=redact(error), latency=time.monotonic() - started)
 
     async def _attempt(self, client: httpx.AsyncClient, body: bytes) -> _Outcome:

@@ -1,0 +1,40 @@
+# Two commands set everything up on a fresh machine (no GPU needed):
+#   make demo   - create .venv if missing, install, run RealBench on the bundled sample data, build the leaderboard
+#   make test   - create .venv if missing, install (plus the vLLM CPU venv and Chromium for the browser test), run all tests
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.mmtasks-installed
+
+.PHONY: demo test install vllm-venv browser clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# The CPU build of torch (the plain `torch` requirement would pull a multi-GB CUDA build).
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[hf,datasets,plot,test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable --model random \
+		--data-dir data/sample --output-path runs/demo-random --no-cache
+	$(PY) -m mmtasks --tasks realbench --model random --image-mode combined \
+		--data-dir data/sample --output-path runs/demo-random-combined --no-cache
+	$(PY) -m mmtasks leaderboard build runs/demo-random runs/demo-random-combined --out runs/leaderboard
+	@echo "leaderboard: runs/leaderboard/index.html"
+
+vllm-venv:
+	bash scripts/setup_vllm_venv.sh
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q chromium) \
+		|| echo "could not install chromium: the browser test will say how to install it"
+
+test: $(STAMP) vllm-venv browser
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) .venv-vllm runs

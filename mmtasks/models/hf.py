@@ -1,0 +1,281 @@
+"""The ``hf`` backend: a local Hugging Face transformers model.
+
+``hf:NAME`` loads NAME (a hub id or a local directory) with ``AutoProcessor``
+and ``AutoModelForImageTextToText`` (``AutoModelForCausalLM`` for text-only
+models). Prompts are rendered by the model's own chat template; requests with
+the same generation settings are sorted by prompt length and generated in
+left-padded batches; images are decoded only for the batch being generated.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mmtasks.conversation import Image, Message
+from mmtasks.errors import ModelError
+from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
+from mmtasks.scheduling.request import GenerationConfig, Reply, Request
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BATCH_SIZE = 8
+_DTYPES = {"auto": "auto", "bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+_PIXEL_ARGS = ("max_pixels", "min_pixels")
+
+
+class HFOptions(BaseModel):
+    """The ``--model-args`` the ``hf`` backend accepts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: weight dtype; "auto" keeps the checkpoint's
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
+    #: accelerate placement ("auto", "cuda:0", or a JSON map); default "auto" when CUDA is available
+    device_map: str | dict[str, Any] | None = None
+    #: a single device to move the model to (ignored when device_map is set)
+    device: str | None = None
+    #: e.g. "sdpa", "eager", "flash_attention_2"
+    attn_implementation: str | None = None
+    trust_remote_code: bool = False
+    #: image resolution bounds, for processors that take them (Qwen2-VL family)
+    max_pixels: int | None = Field(default=None, gt=0)
+    min_pixels: int | None = Field(default=None, gt=0)
+    #: hub revision (branch, tag or commit)
+    revision: str | None = None
+    #: requests per forward pass; overrides --batch-size
+    batch_size: int | None = Field(default=None, ge=1)
+    #: the most images one request may carry
+    max_images: int | None = Field(default=None, ge=0)
+
+    @classmethod
+    def parse(cls, args: dict[str, Any]) -> "HFOptions":
+        try:
+            return cls(**args)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            name = ".".join(str(p) for p in err["loc"])
+            accepted = ", ".join(cls.model_fields)
+            if err["type"] == "extra_forbidden":
+                raise ModelError(f"unknown model argument {name!r} for the hf backend", field="--model-args", hint=f"accepted: {accepted}") from None
+            raise ModelError(f"model argument {name!r}: {err['msg']}", field="--model-args") from None
+
+
+class HFModel(ChatModel):
+    """A transformers model answering chat requests in local batches."""
+
+    def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
+        super().__init__(spec, context)
+        if not spec.name:
+            raise ModelError("the hf backend needs a model: hf:ORG/NAME or hf:/path/to/checkpoint", field="--model")
+        self.options = HFOptions.parse(spec.args)
+        self.batch_size = self.options.batch_size or self.context.batch_size or DEFAULT_BATCH_SIZE
+        self.processor, self.model = _load(os.path.expanduser(spec.name), self.options)
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        self.tokenizer.padding_side = "left"
+        #: text-only checkpoints load a bare tokenizer as their "processor"
+        self.multimodal = hasattr(self.processor, "image_processor")
+
+    def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
+        for req in requests:
+            self._check_images(req)
+        prompts: dict[int, str] = {}
+        for i, req in enumerate(requests):
+            try:
+                prompts[i] = self._render(req.messages)
+            except Exception as exc:  # a template that rejects this conversation fails only this request
+                yield i, Reply.failure(f"chat template failed: {type(exc).__name__}: {exc}")
+        groups: dict[GenerationConfig, list[int]] = {}
+        for i in prompts:
+            groups.setdefault(requests[i].generation, []).append(i)
+        for generation, indices in groups.items():
+            lengths = {i: (len(requests[i].images), len(self.tokenizer(prompts[i]).input_ids)) for i in indices}
+            pending = sorted(indices, key=lengths.__getitem__, reverse=True)
+            while pending:
+                batch, pending = pending[: self.batch_size], pending[self.batch_size :]
+                yield from self._run_batch([(i, prompts[i], requests[i]) for i in batch], generation)
+
+    def close(self) -> None:
+        self.model = None
+        self.processor = None
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    # -- internals -------------------------------------------------------
+
+    def _check_images(self, req: Request) -> None:
+        n = len(req.images)
+        where = f"task {req.task!r}, document {req.doc_id!r}" if req.task else "a request"
+        if n and not self.multimodal:
+            raise ModelError(f"{self.spec.display} is a text-only model but {where} has {n} image(s)", field="--model")
+        limit = self.options.max_images
+        if limit is not None and n > limit:
+            raise ModelError(
+                f"{where} has {n} images but {self.spec.display} is limited to max_images={limit}",
+                field="--model-args", hint="raise max_images or use a task variant with fewer images",
+            )
+
+    def _render(self, messages: Sequence[Message]) -> str:
+        if self.multimodal:
+            conversation = [
+                {"role": m.role, "content": [
+                    {"type": "image"} if isinstance(p, Image) else {"type": "text", "text": p.text} for p in m.parts
+                ]}
+                for m in messages
+            ]
+        else:
+            conversation = [{"role": m.role, "content": m.plain_text} for m in messages]
+        return self.processor.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+
+    def _run_batch(self, batch: list[tuple[int, str, Request]], generation: GenerationConfig) -> Iterator[tuple[int, Reply]]:
+        """Decode this batch's images (a bad image fails only its request), then generate."""
+        ready: list[tuple[int, str, list[Any]]] = []
+        for i, prompt, req in batch:
+            try:
+                ready.append((i, prompt, [img.load() for img in req.images]))
+            except Exception as exc:  # DataError for missing/corrupt files, names the file
+                yield i, Reply.failure(str(exc))
+        if ready:
+            yield from self._answer(ready, generation)
+
+    def _answer(self, items: list[tuple[int, str, list[Any]]], generation: GenerationConfig) -> Iterator[tuple[int, Reply]]:
+        """Generate for ``items``; halve the batch on out-of-memory, isolate other failures."""
+        start = time.perf_counter()
+        error: str | None = None
+        oom = False
+        try:
+            texts = self._generate_batch([p for _, p, _ in items], [imgs for _, _, imgs in items], generation)
+        except torch.OutOfMemoryError:
+            error, oom = "out of memory even with batch size 1", True
+        except Exception as exc:
+            error = f"generation failed: {type(exc).__name__}: {exc}"
+        if error is None:
+            elapsed = time.perf_counter() - start
+            for (i, _, _), text in zip(items, texts):
+                yield i, Reply(text=text, latency=elapsed)
+        elif len(items) == 1:
+            yield items[0][0], Reply.failure(error)
+        elif oom:
+            # freed here, outside the except block, once the traceback no longer holds the tensors
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            half = len(items) // 2
+            self.batch_size = min(self.batch_size, half)
+            log.warning("out of memory with %d requests per batch; retrying with %d", len(items), half)
+            yield from self._answer(items[:half], generation)
+            yield from self._answer(items[half:], generation)
+        else:  # retry one by one so a single bad request does not fail its whole batch
+            for item in items:
+                yield from self._answer([item], generation)
+
+    @torch.inference_mode()
+    def _generate_batch(self, prompts: list[str], images: list[list[Any]], generation: GenerationConfig) -> list[str]:
+        kwargs: dict[str, Any] = {"text": prompts, "padding": True, "return_tensors": "pt"}
+        if any(images):
+            kwargs["images"] = images
+        inputs = self.processor(**kwargs).to(self.model.device)
+        if "pixel_values" in inputs and self.model.dtype.is_floating_point:
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        seed = generation.seed if generation.seed is not None else self.context.seed
+        torch.manual_seed(seed)
+        output = self.model.generate(**inputs, **self._generation_kwargs(generation))
+        new_tokens = output[:, inputs["input_ids"].shape[1] :]
+        texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        return [_cut_at_stop(t, generation.stop).strip() for t in texts]
+
+    def _generation_kwargs(self, generation: GenerationConfig) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"max_new_tokens": generation.max_new_tokens}
+        mode = generation.sampling_mode()
+        if mode == "sample":
+            kwargs.update(do_sample=True, temperature=generation.temperature or 1.0, top_p=generation.top_p)
+        elif mode == "greedy":
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        # Stop strings are applied to the decoded text: transformers' stop_strings needs a
+        # tokenizer whose vocabulary it can map back to strings, which not every checkpoint has.
+        return kwargs
+
+
+def _cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    cut = min((pos for s in stop if (pos := text.find(s)) >= 0), default=len(text))
+    return text[:cut]
+
+
+def _load(name: str, options: HFOptions) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor
+
+    common: dict[str, Any] = {"trust_remote_code": options.trust_remote_code}
+    if options.revision:
+        common["revision"] = options.revision
+    pixel_args = {k: getattr(options, k) for k in _PIXEL_ARGS if getattr(options, k) is not None}
+    model_args: dict[str, Any] = {"dtype": _DTYPES[options.dtype], **common}
+    if options.attn_implementation:
+        model_args["attn_implementation"] = options.attn_implementation
+    device_map = options.device_map
+    if device_map is None and options.device is None and torch.cuda.is_available():
+        device_map = "auto"
+    if device_map is not None:
+        model_args["device_map"] = device_map
+    try:
+        processor = AutoProcessor.from_pretrained(name, **common, **pixel_args)
+        try:
+            model = AutoModelForImageTextToText.from_pretrained(name, **model_args)
+        except ValueError as exc:
+            if "Unrecognized configuration class" not in str(exc):
+                raise
+            model = AutoModelForCausalLM.from_pretrained(name, **model_args)
+    except OSError as exc:
+        raise _not_found(name, exc) from None
+    except (ValueError, ImportError) as exc:
+        raise ModelError(f"cannot load hf model {name!r}: {_first_line(exc)}", field="--model") from None
+    _check_pixel_args(name, processor, pixel_args)
+    if device_map is None:
+        model.to(options.device or "cpu")
+    return processor, model.eval()
+
+
+def _check_pixel_args(name: str, processor: Any, pixel_args: dict[str, int]) -> None:
+    """Refuse max_pixels/min_pixels where the image processor would silently ignore them."""
+    image_processor = getattr(processor, "image_processor", None)
+    accepted = set(getattr(getattr(type(image_processor), "valid_kwargs", None), "__annotations__", {}))
+    for key in pixel_args:
+        if key not in accepted and not hasattr(image_processor, key):
+            raise ModelError(
+                f"model argument {key!r} is not accepted by the image processor of {name!r} "
+                f"({type(image_processor).__name__})",
+                field="--model-args",
+            )
+
+
+def _not_found(name: str, exc: OSError) -> ModelError:
+    from huggingface_hub.constants import is_offline_mode
+
+    looks_local = os.path.isabs(name) or name.startswith((".", "~")) or os.path.exists(name)
+    if os.path.isdir(os.path.expanduser(name)):
+        return ModelError(f"cannot load hf model from directory {name!r}: {_first_line(exc)}", field="--model")
+    if looks_local:
+        return ModelError(
+            f"hf model {name!r} could not be found locally nor downloaded (no such directory)",
+            field="--model",
+            hint="check the path, or download the weights with `hf download ORG/NAME --local-dir DIR` and pass DIR",
+        )
+    offline = " (HF_HUB_OFFLINE is set)" if is_offline_mode() else ""
+    return ModelError(
+        f"hf model {name!r} could not be found locally nor downloaded from the Hugging Face Hub{offline}",
+        field="--model",
+        hint=f"download it with `hf download {name}` (older: `huggingface-cli download {name}`) and pass the "
+        "local path, or set HF_HOME to the cache that holds it",
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,38 @@
+"""Small data builders for tests: RealBench-format records and images written to tmp dirs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+
+def write_image(path: Path, color: tuple[int, int, int] = (200, 30, 30), size: tuple[int, int] = (32, 24)) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, color).save(path)
+    return path
+
+
+def ranking_record(doc_id: str, n_images: int = 3, answer: str = "C", **extra: Any) -> dict[str, Any]:
+    return {
+        "id": doc_id, "task": "ranking", "difficulty": "easy", "category": "food",
+        "images": [f"images/{doc_id}/{i}.jpg" for i in range(1, n_images + 1)],
+        "text": "做饭步骤 Figure_ 然后 Figure_",
+        "options": {"A": [1, 2, 3], "B": [2, 1, 3], "C": [3, 2, 1], "D": [1, 3, 2]},
+        "answer": answer, **extra,
+    }
+
+
+def write_realbench(root: Path, file: str, records: list[dict[str, Any]], *, images: bool = True) -> Path:
+    folder = root / "realbench"
+    folder.mkdir(parents=True, exist_ok=True)
+    if images:
+        for rec in records:
+            for k, rel in enumerate(rec.get("images", [])):
+                if not (folder / rel).exists() and ".." not in rel and not rel.startswith("/"):
+                    write_image(folder / rel, ((40 * k) % 256, 100, 150))
+    path = folder / file
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path

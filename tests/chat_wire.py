@@ -1,0 +1,109 @@
+"""The OpenAI chat-completions wire format, as the test server reads and writes it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+ReplyFn = Callable[[dict], str]
+FAULT_KINDS = ("hang", "garbage", "disconnect")
+
+
+def last_user_text(body: dict) -> str:
+    """The text of the last user message (string content or its text parts joined)."""
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def echo_reply(body: dict) -> str:
+    return f"reply to: {last_user_text(body)}"
+
+
+def validate_chat_request(body: Any) -> str | None:
+    """Why ``body`` is not a well-formed chat-completions request, or None."""
+    if not isinstance(body, dict):
+        return "body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "'model' must be a non-empty string"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty list"
+    for k, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "developer", "tool"):
+            return f"messages[{k}]: bad role"
+        content = m.get("content")
+        if isinstance(content, str):
+            continue
+        if not isinstance(content, list):
+            return f"messages[{k}].content must be a string or a list of parts"
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                continue
+            url = (part.get("image_url") or {}).get("url") if kind == "image_url" else None
+            if not (isinstance(url, str) and url.startswith(("data:image/", "http://", "https://"))):
+                return f"messages[{k}].content[{j}]: bad part"
+    if body.get("stream"):
+        return "streaming is not supported by the test server"
+    return None
+
+
+@dataclass
+class Fault:
+    """An injected failure for the next ``times`` matching calls."""
+
+    kind: int | str  # an HTTP status, or one of FAULT_KINDS
+    times: int = 1
+    #: a substring of the last user text, or a predicate on the request JSON; None: any call
+    match: str | Callable[[dict], bool] | None = None
+    retry_after: float | None = None  # seconds, sent as Retry-After and retry-after-ms
+    hang_seconds: float = 60.0  # a hang ends early when the client disconnects
+    applied: int = 0
+
+    def matches(self, prompt: str, body: dict) -> bool:
+        if self.applied >= self.times or self.match is None:
+            return self.applied < self.times
+        return self.match in prompt if isinstance(self.match, str) else bool(self.match(body))
+
+
+@dataclass
+class Call:
+    """One logged request (any path)."""
+
+    index: int
+    method: str
+    path: str
+    body: Any  # parsed JSON, or None
+    prompt: str
+    started: float
+    finished: float | None = None
+    status: int | None = None  # None: no response was sent (hang or disconnect)
+    fault: str | None = None
+    reply: str | None = None
+
+
+def error_body(message: str, kind: str, code: str | None = None) -> dict:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def completion_body(body: dict, text: str, index: int) -> dict:
+    """A chat.completion response carrying ``text``."""
+    prompt_tokens = sum(len(json.dumps(m.get("content", "")).split()) for m in body["messages"])
+    completion_tokens = len(text.split())
+    return {
+        "id": f"chatcmpl-{index}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body["model"],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop", "logprobs": None}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+    }

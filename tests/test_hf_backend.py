@@ -1,0 +1,275 @@
+"""The ``hf`` backend on tiny random checkpoints built offline (tests/tiny_models.py)."""
+
+from __future__ import annotations
+
+import io
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from mmtasks.conversation import Image, Message, Text  # noqa: E402
+from mmtasks.errors import ModelError  # noqa: E402
+from mmtasks.models.base import ModelContext, ModelSpec, load_model  # noqa: E402
+from mmtasks.models.hf import HFModel  # noqa: E402
+from mmtasks.scheduling.request import GenerationConfig, Request  # noqa: E402
+
+GREEDY = GenerationConfig(max_new_tokens=6, do_sample=False)
+
+
+def _pil_decode(image: Image):
+    from PIL import Image as PILImage
+
+    return PILImage.open(io.BytesIO(image.read_bytes())).convert("RGB")
+
+
+@pytest.fixture(autouse=True)
+def _image_decoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Use the project's decoder when it exists, else a PIL stand-in with the same contract."""
+    try:
+        import mmtasks.documents.images  # noqa: F401
+    except ImportError:
+        module = types.ModuleType("mmtasks.documents.images")
+        module.decode_image = _pil_decode  # type: ignore[attr-defined]
+        if "mmtasks.documents" not in sys.modules:
+            try:
+                import mmtasks.documents  # noqa: F401
+            except ImportError:
+                monkeypatch.setitem(sys.modules, "mmtasks.documents", types.ModuleType("mmtasks.documents"))
+        monkeypatch.setitem(sys.modules, "mmtasks.documents.images", module)
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from PIL import Image as PILImage
+
+    root = tmp_path_factory.mktemp("images")
+    out = {}
+    for name, color, size in [("red", (255, 0, 0), (40, 32)), ("green", (0, 200, 0), (64, 64)),
+                              ("blue", (0, 0, 255), (30, 90)), ("noise", None, (50, 50))]:
+        if color is None:
+            img = PILImage.frombytes("RGB", size, bytes((i * 37) % 256 for i in range(size[0] * size[1] * 3)))
+        else:
+            img = PILImage.new("RGB", size, color)
+        out[name] = root / f"{name}.png"
+        img.save(out[name])
+    return out
+
+
+def _model(path: Path, **args) -> HFModel:
+    model = load_model(ModelSpec(backend="hf", name=str(path), args=args), ModelContext(seed=0))
+    assert isinstance(model, HFModel)
+    return model
+
+
+def _requests(images: dict[str, Path], generation: GenerationConfig = GREEDY) -> list[Request]:
+    img = lambda name: Image(path=images[name], doc_id=name)  # noqa: E731
+    return [
+        Request((Message.text("system", "answer yes or no"),
+                 Message("user", (img("red"), Text("first image"), img("green"), Text("compare the third"), img("blue")))),
+                generation, doc_id="three-images"),
+        Request((Message.text("user", "how many dog"),), generation, doc_id="text-only"),
+        Request((Message("user", (img("noise"), Text("what is the color and shape of this picture ?"))),),
+                generation, doc_id="one-image"),
+        Request((Message.text("user", "describe the first picture"),
+                 Message.text("assistant", "a red car"),
+                 Message("user", (Text("and these two ?"), img("blue"), img("red")))),
+                generation, doc_id="multi-turn"),
+    ]
+
+
+def _texts(model: HFModel, requests: list[Request]) -> list[str]:
+    replies = model.generate_all(requests)
+    assert all(r.ok for r in replies), [r.error for r in replies]
+    return [r.text for r in replies]  # type: ignore[misc]
+
+
+def test_batched_replies_match_one_at_a_time(tiny_llava_dir: Path, images: dict[str, Path]) -> None:
+    requests = _requests(images)
+    batched = _model(tiny_llava_dir, batch_size=4)
+    order = [i for i, _ in batched.generate(requests)]
+    together = _texts(batched, requests)
+    single = _model(tiny_llava_dir, batch_size=1)
+    alone = [_texts(single, [r])[0] for r in requests]
+    assert together == alone
+    # replies differ from one request to another, so a mix-up of indices would show
+    assert len(set(together)) == len(together)
+    # one batch, longest prompt (most images) first: not the input order
+    assert order[0] == 0 and sorted(order) == [0, 1, 2, 3] and order != [0, 1, 2, 3]
+
+
+def test_left_padding_in_batches(tiny_llava_dir: Path, images: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _model(tiny_llava_dir, batch_size=4)
+    assert model.tokenizer.padding_side == "left"
+    seen = []
+    original = model.model.generate
+
+    def spy(**kwargs):
+        seen.append(kwargs["attention_mask"].clone())
+        return original(**kwargs)
+
+    monkeypatch.setattr(model.model, "generate", spy)
+    _texts(model, _requests(images))
+    (mask,) = seen
+    assert mask.shape[0] == 4
+    assert bool(mask[:, -1].all())  # every prompt ends at the right edge
+    assert not bool(mask[:, 0].all())  # shorter prompts are padded on the left
+
+
+def test_max_new_tokens_respected(tiny_llava_dir: Path, images: dict[str, Path]) -> None:
+    # the tiny model never generates a special token, so a reply is exactly max_new_tokens words
+    model = _model(tiny_llava_dir)
+    for n in (1, 3, 9):
+        texts = _texts(model, _requests(images, GenerationConfig(max_new_tokens=n, do_sample=False)))
+        assert [len(t.split()) for t in texts] == [n] * 4
+
+
+def test_sampling_is_seeded_and_default_follows_generation_config(tiny_llava_dir: Path, images: dict[str, Path]) -> None:
+    model = _model(tiny_llava_dir)
+    requests = _requests(images)[:2]
+    sample = lambda seed: _texts(model, [Request(r.messages, GenerationConfig(  # noqa: E731
+        max_new_tokens=12, do_sample=True, temperature=1.5, seed=seed)) for r in requests])
+    assert sample(1) == sample(1)
+    assert sample(1) != sample(2)
+    # do_sample=None: the checkpoint's generation_config, which for this model is greedy
+    default = [Request(r.messages, GenerationConfig(max_new_tokens=6)) for r in requests]
+    assert _texts(model, default) == _texts(model, requests)
+
+
+def test_stop_strings_cut_the_reply(tiny_llava_dir: Path, images: dict[str, Path]) -> None:
+    model = _model(tiny_llava_dir)
+    request = _requests(images)[1]
+    full = _texts(model, [request])[0]
+    stop_word = full.split()[2]
+    stopped = _texts(model, [Request(request.messages, GenerationConfig(max_new_tokens=6, do_sample=False, stop=(stop_word,)))])[0]
+    assert stopped == full[: full.index(stop_word)].strip()
+
+
+def test_images_are_loaded_per_batch_only(tiny_llava_dir: Path, images: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded: list[str] = []
+    original = Image.load
+    monkeypatch.setattr(Image, "load", lambda self: (loaded.append(self.doc_id), original(self))[1])
+    model = _model(tiny_llava_dir, batch_size=1)
+    requests = [Request((Message("user", (Image(path=images[n], doc_id=n), Text("what color"))),), GREEDY) for n in ("red", "green", "blue")]
+    stream = iter(model.generate(requests))
+    assert loaded == []
+    next(stream)
+    assert len(loaded) == 1  # only the first batch's image was decoded
+    rest = list(stream)
+    assert len(rest) == 2 and sorted(loaded) == ["blue", "green", "red"]
+
+
+def test_missing_image_fails_only_its_request(tiny_llava_dir: Path, images: dict[str, Path], tmp_path: Path) -> None:
+    missing = tmp_path / "gone.png"
+    requests = _requests(images)[:2] + [
+        Request((Message("user", (Image(path=missing, doc_id="d7"), Text("what color"))),), GREEDY)
+    ]
+    replies = _model(tiny_llava_dir, batch_size=8).generate_all(requests)
+    assert replies[0].ok and replies[1].ok
+    assert not replies[2].ok and "gone.png" in (replies[2].error or "")
+
+
+def test_out_of_memory_halves_the_batch(tiny_llava_dir: Path, images: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = _requests(images)
+    expected = _texts(_model(tiny_llava_dir, batch_size=1), requests)
+    model = _model(tiny_llava_dir, batch_size=4)
+    original = model.model.generate
+    sizes = []
+
+    def tight_memory(**kwargs):
+        sizes.append(kwargs["input_ids"].shape[0])
+        if kwargs["input_ids"].shape[0] > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return original(**kwargs)
+
+    monkeypatch.setattr(model.model, "generate", tight_memory)
+    assert _texts(model, requests) == expected
+    assert sizes == [4, 2, 2] and model.batch_size == 2
+
+
+def test_a_failing_request_does_not_fail_its_batch(tiny_llava_dir: Path, images: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _model(tiny_llava_dir, batch_size=4)
+    original = model.model.generate
+    dog = model.tokenizer.convert_tokens_to_ids("dog")
+
+    def fragile(**kwargs):
+        if bool((kwargs["input_ids"] == dog).any()):
+            raise RuntimeError("boom")
+        return original(**kwargs)
+
+    monkeypatch.setattr(model.model, "generate", fragile)
+    replies = model.generate_all(_requests(images))
+    assert [r.ok for r in replies] == [True, False, True, True]
+    assert "RuntimeError: boom" in (replies[1].error or "")
+
+
+def test_missing_local_directory_is_a_model_error(tmp_path: Path) -> None:
+    name = str(tmp_path / "no-such-model")
+    with pytest.raises(ModelError) as info:
+        _model(Path(name))
+    message = str(info.value)
+    assert name in message and "could not be found locally nor downloaded" in message
+    assert "\n" not in message and info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_hub_id_offline_is_a_model_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    with pytest.raises(ModelError) as info:
+        load_model(ModelSpec(backend="hf", name="mmtasks-test-org/no-such-model"))
+    message = str(info.value)
+    assert "'mmtasks-test-org/no-such-model' could not be found locally nor downloaded" in message
+    assert "HF_HUB_OFFLINE" in message and "hf download mmtasks-test-org/no-such-model" in message and "HF_HOME" in message
+    assert "\n" not in message
+
+
+def test_bad_model_args_are_model_errors(tiny_llava_dir: Path) -> None:
+    with pytest.raises(ModelError, match=r"unknown model argument 'temprature'.*accepted: dtype, device_map"):
+        _model(tiny_llava_dir, temprature=0.5)
+    with pytest.raises(ModelError, match="'dtype'"):
+        _model(tiny_llava_dir, dtype="int3")
+    # CLIP's image processor has no pixel budget: refusing beats silently ignoring it
+    with pytest.raises(ModelError, match="'max_pixels' is not accepted .*CLIPImageProcessor"):
+        _model(tiny_llava_dir, max_pixels=50000)
+
+
+def test_pixel_args_reach_processors_that_take_them(tmp_path: Path) -> None:
+    qwen = pytest.importorskip("transformers.models.qwen2_vl.image_processing_pil_qwen2_vl")
+    from mmtasks.models.hf import _check_pixel_args
+
+    processor = types.SimpleNamespace(image_processor=qwen.Qwen2VLImageProcessorPil(max_pixels=200704))
+    _check_pixel_args("qwen", processor, {"max_pixels": 200704, "min_pixels": 3136})
+
+
+def test_max_images_and_batch_size_args(tiny_llava_dir: Path, images: dict[str, Path]) -> None:
+    model = load_model(ModelSpec(backend="hf", name=str(tiny_llava_dir), args={"max_images": 2, "dtype": "float32"}),
+                       ModelContext(batch_size=3))
+    assert model.batch_size == 3 and model.model.dtype == torch.float32
+    with pytest.raises(ModelError, match="has 3 images .*max_images=2"):
+        list(model.generate(_requests(images)))
+    assert _model(tiny_llava_dir, batch_size=5).batch_size == 5
+    assert _model(tiny_llava_dir).batch_size == 8
+
+
+def test_text_only_checkpoint_falls_back_to_causal_lm(tmp_path: Path, images: dict[str, Path]) -> None:
+    from tests.tiny_models import build_tiny_text_model
+
+    model = _model(build_tiny_text_model(tmp_path / "text"))
+    assert not model.multimodal
+    (reply,) = model.generate_all([Request((Message.text("system", "be brief"), Message.text("user", "how many dog")), GREEDY)])
+    assert reply.ok and reply.text
+    with pytest.raises(ModelError, match="text-only"):
+        model.generate_all(_requests(images)[:1])
+
+
+def test_close_frees_the_model(tiny_llava_dir: Path) -> None:
+    model = _model(tiny_llava_dir)
+    model.close()
+    assert model.model is None and model.processor is None
