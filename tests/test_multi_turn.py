@@ -22,6 +22,7 @@ from mmtasks.conversation import Image, Text
 from mmtasks.dialogues.multi_turn import read_turns
 from mmtasks.documents.dataset import Document
 from mmtasks.errors import DataError
+from mmtasks.scoring.mmdu import METRICS
 from tests.chat_server import ChatServer, last_user_text
 from tests.mmdu_data import MARKER, image_colour, image_size, judge_reply, scores, tag, write_mmdu
 
@@ -84,7 +85,7 @@ def server_reply(body: dict) -> str:
     found = re.findall(r"\[d\d+t\d+\]", last_user_text(body))
     if body["model"] == JUDGE:
         return judge_reply(scores(7, 7, 7, 7, 7, 7, 8))
-    return f"model answer {found[-1]}"
+    return f"model answer {found[-1] if found else len(body['messages'])}"
 
 
 @pytest.fixture
@@ -190,7 +191,7 @@ def test_history_self_end_to_end(server: ChatServer, tmp_path: Path) -> None:
     r = results["results"]["mmdu"]
     assert r["overall"] == pytest.approx(80.0) and r["creativity"] == pytest.approx(70.0)
     assert r["overall_macro"] == pytest.approx(80.0) and r["judge_failures"] == 0 and r["request_failures"] == 0
-    assert results["breakdowns"]["mmdu"]["turn"]["3"] == {"overall": 80.0, "n": 1}
+    assert results["breakdowns"]["mmdu"]["turn"]["3"] == {**dict.fromkeys(METRICS, 70.0), "overall": 80.0, "n": 1}
     assert results["run_stats"]["waves"] == 3 + 1
     samples = read_samples(out)
     assert samples[0]["responses"] == [f"model answer {tag(0, t)}" for t in (1, 2, 3)]
@@ -306,3 +307,25 @@ def test_unreachable_judge_fails_before_any_model_call(server: ChatServer, tmp_p
     assert proc.returncode == 2
     assert f"openai:{JUDGE}" in proc.stderr and "not usable" in proc.stderr
     assert server.log == []  # the model server was never contacted
+
+
+def test_bundled_sample_data(server: ChatServer, tmp_path: Path) -> None:
+    sample = REPO / "data" / "sample"
+    records = json.loads((sample / "mmdu" / "benchmark.json").read_text(encoding="utf-8"))
+    n_turns = sum(len(r["conversations"]) // 2 for r in records)
+    out = tmp_path / "run"
+    proc = run_cli(server, tmp_path, "--data-dir", str(sample), "--output-path", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert len(model_bodies(server)) == n_turns and len(judge_bodies(server)) == n_turns
+    r = read_results(out)["results"]["mmdu"]
+    assert r["judged_turns"] == n_turns and r["overall"] == pytest.approx(80.0)
+    # every judge call carries all of its dialogue's images (the dialogue found by its question and reference)
+    for body in judge_bodies(server):
+        text = body["messages"][1]["content"][0]["text"][len(META_PROMPT):]
+        question = text.split("[Question]\n", 1)[1].split("\n\n[The Start of Reference Answer]\n", 1)[0]
+        reference = text.split("[The Start of Reference Answer]\n", 1)[1].split("\n[The End of Reference Answer]", 1)[0]
+        (record,) = [rec for rec in records
+                     if any(u["value"] == question and a["value"] == reference
+                            for u, a in zip(rec["conversations"][::2], rec["conversations"][1::2]))]
+        images = [p for p in body["messages"][1]["content"] if p["type"] == "image_url"]
+        assert len(images) == len(record["image"])
