@@ -73,6 +73,31 @@ def test_malformed_dialogues_are_data_errors(conversations: list, n_images: int,
     assert info.value.doc_id == "d" and info.value.field.startswith("conversations")
 
 
+def test_combined_image_mode_is_refused(tmp_path: Path) -> None:
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+    from mmtasks.errors import ConfigError
+    from mmtasks.task import Task
+
+    write_mmdu(tmp_path, [[2]])
+    task = Task(*TaskRegistry.discover().load("mmdu"), image_mode="combined")
+    dialogue = get_protocol("multi_turn")(task, next(task.documents(tmp_path)), DialogueContext())
+    with pytest.raises(ConfigError, match="--image-mode combined"):
+        next(dialogue)
+
+
+def test_unknown_history_mode_is_a_config_error(tmp_path: Path) -> None:
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+    from mmtasks.errors import ConfigError
+    from mmtasks.task import Task
+
+    write_mmdu(tmp_path, [[1]])
+    task = Task(*TaskRegistry.discover().load("mmdu"), protocol_overrides={"history": "oracle"})
+    with pytest.raises(ConfigError, match="history must be one of self, reference"):
+        next(get_protocol("multi_turn")(task, next(task.documents(tmp_path)), DialogueContext()))
+
+
 def test_human_gpt_roles_are_accepted() -> None:
     doc = _doc([{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}], 0)
     assert [(t.question, t.reference) for t in read_turns(doc)] == [("q", "a")]
@@ -253,6 +278,25 @@ def test_retries_and_a_failed_turn(server: ChatServer, tmp_path: Path) -> None:
     (d1,) = [s for s in read_samples(out) if s["doc_id"] == "mmdu-1"]
     assert d1["responses"][0] is None and d1["extra"]["turns"][0]["status"] == "request_failure"
     assert d1["extra"]["turns"][1]["after_failure"] is True and d1["extra"]["turns"][1]["status"] == "judged"
+
+
+def test_unparseable_judge_replies_are_reasked_then_counted(server: ChatServer, tmp_path: Path) -> None:
+    write_mmdu(tmp_path, [[1, 0]])
+
+    def reply(body: dict) -> str:
+        if body["model"] == JUDGE and tag(0, 2) in last_user_text(body):
+            return "The answer is good. Overall: 8/10"  # no dictionary
+        return server_reply(body)
+
+    server.reply = reply
+    out = tmp_path / "run"
+    proc = run_cli(server, tmp_path, "--output-path", str(out))
+    assert proc.returncode == 1 and "judge_failures=1" in proc.stderr
+    assert len([b for b in judge_bodies(server) if tag(0, 2) in last_user_text(b)]) == 4  # 1 + judge.retries (3)
+    r = read_results(out)["results"]["mmdu"]
+    assert r["judge_failures"] == 1 and r["overall"] == pytest.approx(80.0) and r["overall_all"] == pytest.approx(40.0)
+    turn = read_samples(out)[0]["extra"]["turns"][1]
+    assert turn["status"] == "judge_failure" and turn["scores"] is None
 
 
 def test_turn_k_of_every_dialogue_is_one_wave(server: ChatServer, tmp_path: Path) -> None:
