@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mmtasks import __version__
 from mmtasks.errors import MmtasksError
-from mmtasks.secrets import redact
+from mmtasks.secrets import RedactingFilter, redact, register_env_secrets
 
 SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models")
 
@@ -83,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     verbose = bool(getattr(args, "verbose", False))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    register_env_secrets()
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
     try:
         if args.command == "run":
             from mmtasks.commands.run import run_command

@@ -28,6 +28,8 @@ from mmtasks.task import Task
 
 log = logging.getLogger("mmtasks")
 
+BOOTSTRAP_SEED = 1234
+
 
 @dataclass
 class RunOutcome:
@@ -125,7 +127,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     for task in tasks:
         samples = sorted(by_task[task.name], key=lambda s: s.doc_index)
         by_task[task.name] = samples
-        results[task.name] = get_aggregator(task.config.aggregator)(task, samples, run.seed)
+        # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
+        results[task.name] = get_aggregator(task.config.aggregator)(task, samples, BOOTSTRAP_SEED)
         if writer is not None:
             writer.finish(task.name, samples)
     config = run.public()

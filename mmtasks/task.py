@@ -14,7 +14,7 @@ from mmtasks.config.task_config import TaskConfig
 from mmtasks.conversation import Image, Message, Text
 from mmtasks.dialogues.transforms import apply_transforms
 from mmtasks.documents.dataset import Document, load_documents
-from mmtasks.errors import DataError, TemplateError
+from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.registry import Metric, Parser, get_metric, get_parser
 from mmtasks.templates import render, split_on_images
 
@@ -30,11 +30,20 @@ class Task:
     protocol_overrides: dict[str, Any] = field(default_factory=dict)
     parser: Parser = field(init=False)
     metric_fns: dict[str, Metric] = field(init=False)
+    #: the judge-reply parser (None: the task has no judge)
+    judge_parser: Parser | None = field(init=False, default=None)
+    #: the text of ``judge.prompt_file``, read byte-exact ("" when there is none)
+    judge_prefix: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
         origin = str(self.file)
         self.parser = get_parser(self.config.answer.parser, file=origin)
-        self.metric_fns = {m.name: get_metric(m.function, file=origin) for m in self.config.metrics}
+        self.metric_fns = {m.name: get_metric(m.function, file=origin) for m in self.config.metrics if m.function}
+        judge = self.config.judge
+        if judge is not None:
+            self.judge_parser = get_parser(judge.parser, file=origin)
+            if judge.prompt_file:
+                self.judge_prefix = read_prompt_file(self.file.parent / judge.prompt_file, task_file=self.file)
 
     @property
     def name(self) -> str:
@@ -136,6 +145,16 @@ class Task:
             else:
                 out[b.name] = raw
         return out
+
+
+def read_prompt_file(path: Path, *, task_file: Path) -> str:
+    """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the judge prompt file {path}: {exc.strerror}", file=task_file, field="judge.prompt_file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the judge prompt file {path} is not UTF-8 ({exc.reason} at byte {exc.start})", file=task_file, field="judge.prompt_file") from None
 
 
 def n_source_images(doc: Document) -> int:

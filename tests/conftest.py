@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+# The suite is offline: never let a library try the network (and wait on timeouts).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from tests.chat_server import ChatServer
+import pytest  # noqa: E402
+
+from tests.chat_server import ChatServer  # noqa: E402
 
 
 @pytest.fixture(scope="session")

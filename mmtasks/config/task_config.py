@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mmtasks.scheduling.request import GenerationConfig
 
@@ -77,8 +77,9 @@ class AnswerConfig(_Strict):
 class MetricConfig(_Strict):
     name: str
     """Name in results.json (``acc``, ``rouge_l``, ...)."""
-    function: str
-    """Registered per-sample metric function."""
+    function: str | None = None
+    """Registered per-sample metric function (None: the task's aggregator computes the metric
+    from the samples, as MMDU's judge scores are)."""
     aggregation: Literal["mean"] = "mean"
     higher_is_better: bool = True
     primary: bool = False
@@ -105,17 +106,28 @@ class TransformConfig(_Strict):
 class JudgeConfig(_Strict):
     """An LLM judge as part of the task (used by MMDU, MMRC)."""
 
-    prompt: str
-    """Judge prompt template (the task's own YAML or a file via ``prompt_file``)."""
+    prompt: str = ""
+    """Judge prompt template (Jinja, rendered with the protocol's variables, e.g. ``question``,
+    ``reference``, ``answer``); it follows the ``prompt_file`` text when both are given."""
     prompt_file: str | None = None
+    """A file, relative to the task YAML, whose text starts the judge prompt. It is read
+    byte-exact and never templated (official judge prompts are copied verbatim)."""
     system: str | None = None
+    """System message of every judge call (None: no system message)."""
     images: Literal["all", "none"] = "none"
+    """``all``: attach every image of the document to each judge call; ``none``: text only."""
     parser: str
     """Registered judge-reply parser."""
     fields: list[str] = Field(default_factory=list)
     retries: int = 3
     default_model: str | None = None
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
+
+    @model_validator(mode="after")
+    def _has_prompt(self) -> "JudgeConfig":
+        if not self.prompt and not self.prompt_file:
+            raise ValueError("a judge needs a prompt or a prompt_file")
+        return self
 
 
 class TaskConfig(_Strict):

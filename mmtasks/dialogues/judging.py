@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mmtasks.conversation import Image, Message, Text
 from mmtasks.scheduling.request import Reply, Request
+
+if TYPE_CHECKING:
+    from mmtasks.documents.dataset import Document
+    from mmtasks.task import Task
 
 
 @dataclass
@@ -61,3 +66,22 @@ def ask_judge(requests: list[Request], parse: JudgeParser | Sequence[JudgeParser
                 v.fields, v.error = parsed, None
         pending = still
     return verdicts
+
+
+def judge_request(task: "Task", doc: "Document", *, position: int, **variables: Any) -> Request:
+    """One judge call built from the task's ``judge`` settings: the ``prompt_file`` text
+    (verbatim), then the rendered ``prompt`` template; with ``images: all`` every image of the
+    document follows the text, in the document's order (as the official MMDU judge sends them)."""
+    judge = task.config.judge
+    if judge is None:
+        raise ValueError(f"task {task.name!r} has no judge")
+    text = task.judge_prefix + (task.render(judge.prompt, doc, "judge.prompt", **variables) if judge.prompt else "")
+    parts: list[Text | Image] = [Text(text)]
+    if judge.images == "all":
+        parts.extend(doc.images)
+    messages: list[Message] = []
+    if judge.system:
+        messages.append(Message.text("system", judge.system))
+    messages.append(Message("user", tuple(parts)))
+    return Request(messages=tuple(messages), generation=judge.generation, target="judge",
+                   task=task.name, doc_id=doc.doc_id, position=position)

@@ -18,6 +18,7 @@ from PIL import UnidentifiedImageError
 
 from mmtasks.config.task_config import DatasetConfig, TaskConfig
 from mmtasks.conversation import Image
+from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.documents.paths import confined
 from mmtasks.errors import DataError
 
@@ -77,19 +78,8 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
 def _read_local(path: Path) -> Iterator[tuple[int, dict[str, Any], int | None]]:
     """Yield (index, record, line number) from JSONL, or from JSON holding a list / a dict of id -> record."""
     if path.suffix == ".jsonl":
-        with path.open("r", encoding="utf-8") as fh:
-            index = 0
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"malformed JSON line: {exc.msg} at column {exc.colno}", file=path, line=lineno) from None
-                if not isinstance(rec, dict):
-                    raise DataError("each line must be a JSON object", file=path, line=lineno)
-                yield index, rec, lineno
-                index += 1
+        for index, (lineno, rec) in enumerate(iter_jsonl(path)):
+            yield index, rec, lineno
         return
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

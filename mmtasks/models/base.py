@@ -30,7 +30,7 @@ _BACKENDS: dict[str, str] = {
     "replay": "mmtasks.models.replay:ReplayModel",
 }
 #: what to pip install when a backend's import fails
-_EXTRAS = {"hf": "mmtasks[hf]", "vllm": "mmtasks[vllm]", "openai": "mmtasks[openai]"}
+_EXTRAS = {"hf": "mmtasks[hf]", "vllm": "mmtasks[vllm]"}
 
 
 def register_model(name: str, target: str | type["ChatModel"]) -> None:

@@ -194,11 +194,10 @@ class HFModel(ChatModel):
 
     def _generation_kwargs(self, generation: GenerationConfig) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"max_new_tokens": generation.max_new_tokens}
-        if generation.do_sample is None:
-            pass  # the checkpoint's own generation_config decides
-        elif generation.do_sample and generation.temperature > 0:
-            kwargs.update(do_sample=True, temperature=generation.temperature, top_p=generation.top_p)
-        else:
+        mode = generation.sampling_mode()
+        if mode == "sample":
+            kwargs.update(do_sample=True, temperature=generation.temperature or 1.0, top_p=generation.top_p)
+        elif mode == "greedy":
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         # Stop strings are applied to the decoded text: transformers' stop_strings needs a
         # tokenizer whose vocabulary it can map back to strings, which not every checkpoint has.

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.errors import DataError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.scheduling.request import Reply, Request
@@ -59,22 +60,15 @@ def _files(path: Path) -> list[Path]:
 def load_recorded(path: Path) -> dict[tuple[str, str], list[str | None]]:
     out: dict[tuple[str, str], list[str | None]] = {}
     for file in _files(path):
-        with file.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"malformed JSON line: {exc.msg}", file=file, line=lineno) from None
-                try:
-                    key = (str(rec["task"]), str(rec["doc_id"]))
-                    responses = rec["responses"]
-                except (KeyError, TypeError):
-                    raise DataError("a replay line needs task, doc_id and responses", file=file, line=lineno) from None
-                if not isinstance(responses, list):
-                    raise DataError("responses must be a list of replies", file=file, line=lineno, field="responses")
-                out[key] = [r if r is None else str(r) for r in responses]
+        for lineno, rec in iter_jsonl(file):
+            try:
+                key = (str(rec["task"]), str(rec["doc_id"]))
+                responses = rec["responses"]
+            except KeyError:
+                raise DataError("a replay line needs task, doc_id and responses", file=file, line=lineno) from None
+            if not isinstance(responses, list):
+                raise DataError("responses must be a list of replies", file=file, line=lineno, field="responses")
+            out[key] = [r if r is None else str(r) for r in responses]
     return out
 
 

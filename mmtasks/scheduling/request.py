@@ -22,12 +22,26 @@ class GenerationConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_new_tokens: int = 512
-    temperature: float = 0.0
+    #: 0: greedy. None (with do_sample None): the model's own default sampling (MMRC asks for it).
+    temperature: float | None = 0.0
     top_p: float = 1.0
-    #: None: the model's default sampling (MMRC asks for it); otherwise as set.
     do_sample: bool | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+
+    def sampling_mode(self) -> Literal["greedy", "sample", "default"]:
+        """How every backend must decode: one rule, so backends agree.
+
+        ``do_sample`` wins when set; otherwise temperature 0 is greedy, a positive
+        temperature samples, and no temperature means the model's own defaults.
+        """
+        if self.do_sample is False or (self.do_sample is None and self.temperature == 0):
+            return "greedy"
+        if self.do_sample is None and self.temperature is None:
+            return "default"
+        if self.temperature is not None and self.temperature <= 0:
+            return "greedy"
+        return "sample"
 
 
 @dataclass(frozen=True, eq=False)

@@ -47,3 +47,33 @@ def mean_with_stderr(values: Sequence[float], n_boot: int = 1000, seed: int = 0)
     if data.size == 0:
         raise ValueError("cannot average an empty list of values")
     return MeanStderr(float(data.mean()), bootstrap_stderr(data, n_boot=n_boot, seed=seed), int(data.size))
+
+
+def bootstrap_ratio_stderr(numerators: Sequence[float], denominators: Sequence[float], n_boot: int = 1000, seed: int = 0) -> float:
+    """Standard error of ``sum(numerators) / sum(denominators)`` by resampling units.
+
+    A unit (e.g. a dialogue) contributes its numerator and denominator together,
+    so a micro average over turns gets a cluster bootstrap over dialogues.
+    Resamples whose denominator sums to 0 are left out; 0.0 when fewer than two
+    units or fewer than two usable resamples.
+    """
+    num = np.asarray(numerators, dtype=np.float64)
+    den = np.asarray(denominators, dtype=np.float64)
+    if num.ndim != 1 or num.shape != den.shape:
+        raise ValueError(f"numerators and denominators must be one-dimensional and equally long, got {num.shape} and {den.shape}")
+    if not (np.all(np.isfinite(num)) and np.all(np.isfinite(den))):
+        raise ValueError("values must be finite numbers")
+    n = num.size
+    if n < 2 or n_boot < 2:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK_VALUES // n)
+    ratios = np.empty(n_boot, dtype=np.float64)
+    for start in range(0, n_boot, rows):
+        stop = min(start + rows, n_boot)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        top, bottom = num[idx].sum(axis=1), den[idx].sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios[start:stop] = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
+    usable = ratios[~np.isnan(ratios)]
+    return float(usable.std(ddof=1)) if usable.size >= 2 else 0.0

@@ -9,6 +9,7 @@ reporting scale (0-100 for RealBench).
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,14 @@ def _load_builtins() -> None:
     # Importing registers the built-in parsers and metrics.
     from mmtasks.scoring import parsers, metrics  # noqa: F401
     from mmtasks.scoring import mmrc_parsers  # noqa: F401
+
+    # Judge-based benchmarks register their judge-reply parsers in their own modules.
+    for name in ("mmdu", "mmrc"):
+        try:
+            importlib.import_module(f"mmtasks.scoring.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"mmtasks.scoring.{name}":
+                raise
 
 
 def get_parser(name: str, *, file: str | None = None) -> Parser:

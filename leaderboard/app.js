@@ -1,0 +1,607 @@
+/* mmtasks leaderboard page: plain JS, no build step, no network beyond this folder.
+ *
+ * Data: leaderboard.json (fetched when served over http/https) or window.LEADERBOARD
+ * (set by leaderboard.js, for pages opened from file://). Schema: docs/leaderboard-schema.md.
+ *
+ * Safety rule: every string that comes from the data reaches the DOM through
+ * textContent, createTextNode or setAttribute - never innerHTML.
+ */
+(function () {
+  "use strict";
+
+  const SCHEMA_VERSION = 1;
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  const PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d",
+                   "#475569", "#9333ea", "#ea580c", "#0d9488", "#be123c", "#4f46e5", "#a16207", "#15803d"];
+  const MISSING = "\u2013";
+
+  const state = {
+    data: null,
+    benchId: null,
+    showPaper: true,
+    showStderr: true,
+    sort: {},          // benchmark id -> {key, dir}
+    chartOption: {},   // benchmark id + chart id -> option index
+  };
+
+  // ---- DOM helpers -------------------------------------------------------------------
+
+  /** An element; attrs set with setAttribute, children appended as nodes or text nodes. */
+  function el(tag, attrs, ...children) {
+    return build(document.createElement(tag), attrs, children);
+  }
+
+  function svg(tag, attrs, ...children) {
+    return build(document.createElementNS(SVG_NS, tag), attrs, children);
+  }
+
+  function build(node, attrs, children) {
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      node.setAttribute(name, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.appendChild(typeof child === "string" || typeof child === "number"
+        ? document.createTextNode(String(child)) : child);
+    }
+    return node;
+  }
+
+  function own(obj, key) {
+    return obj !== null && typeof obj === "object" && Object.prototype.hasOwnProperty.call(obj, key);
+  }
+
+  function get(obj, ...keys) {
+    let cur = obj;
+    for (const key of keys) {
+      if (!own(cur, key)) return undefined;
+      cur = cur[key];
+    }
+    return cur;
+  }
+
+  function isNum(v) {
+    return typeof v === "number" && Number.isFinite(v);
+  }
+
+  // ---- loading -----------------------------------------------------------------------
+
+  async function loadData() {
+    if (location.protocol === "http:" || location.protocol === "https:") {
+      try {
+        const response = await fetch("leaderboard.json", { cache: "no-cache" });
+        if (response.ok) return await response.json();
+      } catch (err) {
+        // fall back to leaderboard.js below
+      }
+    }
+    if (window.LEADERBOARD && typeof window.LEADERBOARD === "object") return window.LEADERBOARD;
+    throw new Error("No leaderboard data next to this page. Build it with: mmtasks leaderboard build RUN_DIR... --out DIR");
+  }
+
+  function start() {
+    loadData().then(init).catch(function (err) {
+      const status = document.getElementById("status");
+      status.textContent = String(err && err.message ? err.message : err);
+      status.classList.add("error");
+    });
+  }
+
+  function init(data) {
+    state.data = data;
+    const status = document.getElementById("status");
+    if (data.schema_version !== SCHEMA_VERSION) {
+      status.textContent = "This page reads leaderboard schema v" + SCHEMA_VERSION +
+        "; the data is v" + String(data.schema_version) + ". Some parts may not show.";
+      status.classList.add("warning");
+    } else {
+      status.textContent = "";
+      status.hidden = true;
+    }
+    renderMeta(data);
+    const benchmarks = Array.isArray(data.benchmarks) ? data.benchmarks : [];
+    const fromHash = decodeURIComponent(location.hash.replace(/^#/, ""));
+    const first = benchmarks.find(b => b.id === fromHash) || benchmarks[0];
+    renderTabs(benchmarks);
+    if (first) selectBenchmark(first.id, false);
+    window.addEventListener("hashchange", function () {
+      const id = decodeURIComponent(location.hash.replace(/^#/, ""));
+      if (benchmarks.some(b => b.id === id) && id !== state.benchId) selectBenchmark(id, false);
+    });
+  }
+
+  function renderMeta(data) {
+    const meta = document.getElementById("meta");
+    const parts = [];
+    if (data.generated_at) parts.push("Generated " + formatDate(data.generated_at, true));
+    if (data.mmtasks_version) parts.push("mmtasks " + data.mmtasks_version);
+    parts.push("schema v" + String(data.schema_version));
+    meta.replaceChildren(parts.join(" \u00b7 "), " \u00b7 ", el("a", { href: "leaderboard.json" }, "leaderboard.json"));
+  }
+
+  function formatDate(iso, withTime) {
+    if (typeof iso !== "string") return "";
+    const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(iso);
+    if (!match) return iso;
+    return withTime ? match[1] + " " + match[2] + " UTC" : match[1];
+  }
+
+  // ---- tabs --------------------------------------------------------------------------
+
+  function renderTabs(benchmarks) {
+    const tabs = document.getElementById("tabs");
+    tabs.replaceChildren();
+    for (const bench of benchmarks) {
+      const runs = (bench.entries || []).filter(e => e.source === "run").length;
+      const button = el("button", {
+        type: "button", role: "tab", class: "tab", id: "tab-" + bench.id,
+        "data-bench": bench.id, "aria-selected": "false", "aria-controls": "panel",
+      }, bench.title, el("span", { class: "tab-count", title: runs + " model(s) run by mmtasks" }, String(runs)));
+      button.addEventListener("click", () => selectBenchmark(bench.id, true));
+      tabs.appendChild(button);
+    }
+  }
+
+  function selectBenchmark(id, updateHash) {
+    state.benchId = id;
+    for (const tab of document.querySelectorAll(".tab")) {
+      tab.setAttribute("aria-selected", tab.getAttribute("data-bench") === id ? "true" : "false");
+    }
+    if (updateHash) history.replaceState(null, "", "#" + encodeURIComponent(id));
+    renderPanel();
+  }
+
+  function currentBench() {
+    return (state.data.benchmarks || []).find(b => b.id === state.benchId);
+  }
+
+  // ---- panel -------------------------------------------------------------------------
+
+  function renderPanel() {
+    const bench = currentBench();
+    const panel = document.getElementById("panel");
+    panel.setAttribute("aria-labelledby", "tab-" + bench.id);
+    const entries = colouredEntries(bench).filter(e => state.showPaper || e.entry.source !== "paper");
+    panel.replaceChildren(
+      el("div", { class: "bench-head" },
+        el("div", {},
+          el("h2", {}, bench.title),
+          el("p", { class: "description" }, bench.description || "")),
+        renderControls(bench)),
+      el("div", { class: "card table-card" }, renderTable(bench, entries)),
+      renderCitation(bench),
+      renderRadars(bench, entries),
+      renderCharts(bench, entries),
+    );
+  }
+
+  /** Entries with a stable colour each (by position in the data, so toggles keep colours). */
+  function colouredEntries(bench) {
+    return (bench.entries || []).map((entry, i) => ({ entry, colour: PALETTE[i % PALETTE.length] }));
+  }
+
+  function renderControls(bench) {
+    const hasPaper = (bench.entries || []).some(e => e.source === "paper");
+    const paper = el("input", { type: "checkbox", id: "toggle-paper", checked: state.showPaper, disabled: !hasPaper });
+    paper.addEventListener("change", () => { state.showPaper = paper.checked; renderPanel(); });
+    const stderr = el("input", { type: "checkbox", id: "toggle-stderr", checked: state.showStderr });
+    stderr.addEventListener("change", () => { state.showStderr = stderr.checked; renderPanel(); });
+    return el("div", { class: "controls" },
+      el("label", { class: "toggle" }, paper, " Show paper results"),
+      el("label", { class: "toggle" }, stderr, " Show \u00b1 stderr"));
+  }
+
+  function renderCitation(bench) {
+    if (!bench.citation || !state.showPaper || !(bench.entries || []).some(e => e.source === "paper")) return null;
+    const text = el("span", {}, bench.citation.text);
+    const link = bench.citation.url && /^https?:\/\//.test(bench.citation.url)
+      ? el("a", { href: bench.citation.url, rel: "noopener noreferrer" }, bench.citation.url) : null;
+    return el("p", { class: "citation" },
+      el("span", { class: "badge badge-paper" }, "paper"), " rows: reported by ", text, link ? ". " : "", link);
+  }
+
+  // ---- table -------------------------------------------------------------------------
+
+  function sortState(bench) {
+    if (!state.sort[bench.id]) state.sort[bench.id] = { key: bench.headline, dir: "desc" };
+    return state.sort[bench.id];
+  }
+
+  function cellValue(entry, key) {
+    const cell = get(entry, "values", key);
+    return cell && isNum(cell.value) ? cell.value : null;
+  }
+
+  function sortEntries(bench, rows) {
+    const { key, dir } = sortState(bench);
+    const sign = dir === "asc" ? 1 : -1;
+    const byName = (a, b) => a.entry.model.localeCompare(b.entry.model);
+    return rows.slice().sort(function (a, b) {
+      if (key === "model") return sign * byName(a, b);
+      const va = cellValue(a.entry, key), vb = cellValue(b.entry, key);
+      if (va === null && vb === null) return byName(a, b);
+      if (va === null) return 1;   // missing values last, whatever the direction
+      if (vb === null) return -1;
+      return va === vb ? byName(a, b) : sign * (va - vb);
+    });
+  }
+
+  function onSort(bench, key) {
+    const current = sortState(bench);
+    if (current.key === key) current.dir = current.dir === "asc" ? "desc" : "asc";
+    else state.sort[bench.id] = { key, dir: key === "model" ? "asc" : "desc" };
+    renderPanel();
+    const header = document.querySelector('th[data-key="' + CSS.escape(key) + '"] button');
+    if (header) header.focus();
+  }
+
+  function headerCell(bench, key, label, title, extraClass) {
+    const sort = sortState(bench);
+    const active = sort.key === key;
+    const button = el("button", { type: "button", class: "sort", title: title || label },
+      label, el("span", { class: "arrow", "aria-hidden": "true" }, active ? (sort.dir === "asc" ? "\u25b2" : "\u25bc") : "\u2195"));
+    button.addEventListener("click", () => onSort(bench, key));
+    return el("th", {
+      scope: "col", class: extraClass, "data-key": key,
+      "aria-sort": active ? (sort.dir === "asc" ? "ascending" : "descending") : "none",
+    }, button);
+  }
+
+  function renderTable(bench, rows) {
+    const columns = bench.columns || [];
+    const head = el("tr", {},
+      el("th", { scope: "col", class: "rank" }, "#"),
+      headerCell(bench, "model", "Model", "Sort by model name", "model-col"),
+      columns.map(c => headerCell(bench, c.key, c.label, c.title,
+        "num" + (c.key === bench.headline ? " headline" : ""))));
+    const best = bestValues(columns, rows);
+    const body = el("tbody", {});
+    const sorted = sortEntries(bench, rows);
+    sorted.forEach(function (row, index) {
+      const entry = row.entry;
+      const tr = el("tr", { class: entry.source === "paper" ? "paper-row" : "run-row", "data-entry": entry.id },
+        el("td", { class: "rank" }, String(index + 1)),
+        modelCell(entry, row.colour),
+        columns.map(c => valueCell(entry, c, best[c.key], c.key === bench.headline)));
+      body.appendChild(tr);
+    });
+    if (!sorted.length) {
+      body.appendChild(el("tr", {}, el("td", { class: "empty", colspan: String(columns.length + 2) },
+        "No results for this benchmark yet.")));
+    }
+    return el("div", { class: "table-scroll" },
+      el("table", { class: "board", id: "board-" + bench.id }, el("thead", {}, head), body));
+  }
+
+  function bestValues(columns, rows) {
+    const best = {};
+    for (const c of columns) {
+      const values = rows.map(r => cellValue(r.entry, c.key)).filter(v => v !== null);
+      if (values.length > 1) best[c.key] = c.higher_is_better === false ? Math.min(...values) : Math.max(...values);
+    }
+    return best;
+  }
+
+  function modelCell(entry, colour) {
+    const swatch = el("span", { class: "swatch", "aria-hidden": "true" });
+    swatch.style.backgroundColor = colour;
+    const name = el("span", { class: "model-name" }, entry.model);
+    const badges = [];
+    if (entry.source === "paper") {
+      badges.push(el("span", { class: "badge badge-paper", title: "Reported by the paper, not run by mmtasks" }, "paper"));
+    }
+    if (entry.strategy) badges.push(el("span", { class: "badge badge-strategy" }, entry.strategy));
+    const details = [];
+    if (entry.source === "paper") {
+      details.push(entry.citation && entry.citation.text ? shortCitation(entry.citation.text) : "reported by the paper");
+    } else {
+      const args = formatArgs(entry.model_args);
+      if (args) details.push(args);
+      if (entry.judge) details.push("judge " + entry.judge);
+      if (entry.date) details.push(formatDate(entry.date, false));
+    }
+    const td = el("td", { class: "model-col" },
+      el("div", { class: "model-line" }, swatch, name, badges),
+      details.length ? el("div", { class: "model-details" }, details.join(" \u00b7 ")) : null);
+    td.setAttribute("title", entryTooltip(entry));
+    return td;
+  }
+
+  function shortCitation(text) {
+    const table = /Table\s+\d+[^,;]*$/.exec(text);
+    const first = text.split(",")[0];
+    return table ? first + ", " + table[0] : first;
+  }
+
+  function formatArgs(args) {
+    if (typeof args === "string") return args;
+    if (!args || typeof args !== "object") return "";
+    return Object.keys(args).map(k => k + "=" + (typeof args[k] === "string" ? args[k] : JSON.stringify(args[k]))).join(", ");
+  }
+
+  function entryTooltip(entry) {
+    const lines = [entry.model];
+    if (entry.source === "paper") {
+      lines.push("Reported by the paper: " + (entry.citation ? entry.citation.text : ""));
+      return lines.join("\n");
+    }
+    if (entry.model_spec) lines.push("spec: " + entry.model_spec);
+    const args = formatArgs(entry.model_args);
+    if (args) lines.push("args: " + args);
+    if (entry.judge) lines.push("judge: " + entry.judge);
+    if (entry.mmtasks_version) lines.push("mmtasks " + entry.mmtasks_version);
+    for (const run of entry.runs || []) {
+      lines.push("run " + run.run + " (" + formatDate(run.date, true) + "): " + (run.tasks || []).join(", "));
+    }
+    return lines.join("\n");
+  }
+
+  function formatValue(value, column) {
+    const decimals = Number.isInteger(column.decimals) ? column.decimals : 2;
+    return value.toFixed(decimals) + (column.unit || "");
+  }
+
+  /** Two significant digits: 1.0, 0.025, 12. */
+  function formatStderr(se) {
+    return se >= 10 ? se.toFixed(0) : se.toPrecision(2);
+  }
+
+  function valueCell(entry, column, best, headline) {
+    const cell = get(entry, "values", column.key) || {};
+    const classes = ["num"];
+    if (headline) classes.push("headline");
+    if (!isNum(cell.value)) {
+      classes.push("missing");
+      return el("td", { class: classes.join(" "), "data-key": column.key,
+        title: cell.missing || "missing", "aria-label": "missing" }, MISSING);
+    }
+    if (best !== undefined && cell.value === best) classes.push("best");
+    const parts = [el("span", { class: "value" }, formatValue(cell.value, column))];
+    if (state.showStderr && isNum(cell.stderr)) {
+      parts.push(el("span", { class: "stderr" }, "\u00b1" + formatStderr(cell.stderr)));
+    }
+    const tip = [column.label + ": " + formatValue(cell.value, column)];
+    if (isNum(cell.stderr)) tip.push("stderr " + cell.stderr);
+    if (Number.isInteger(cell.n)) tip.push("n = " + cell.n);
+    const td = el("td", { class: classes.join(" "), "data-key": column.key, "data-value": String(cell.value),
+      title: tip.join(", ") }, parts);
+    const span = (column.scale_max - column.scale_min) || 1;
+    td.style.setProperty("--heat", String(Math.max(0, Math.min(1, (cell.value - column.scale_min) / span))));
+    return td;
+  }
+
+  // ---- radar charts --------------------------------------------------------------------
+
+  function renderRadars(bench, rows) {
+    const axes = (bench.columns || []).filter(c => c.radar);
+    if (axes.length < 3) return null;
+    const cards = rows
+      .filter(row => axes.some(c => cellValue(row.entry, c.key) !== null))
+      .map(row => radarCard(axes, row));
+    if (!cards.length) return null;
+    return el("section", { class: "section" },
+      el("h3", {}, "Abilities per model"),
+      el("p", { class: "hint" }, "One radar per model over the " + axes.length +
+        " ability columns, on the benchmark's full scale. Missing values leave a gap."),
+      el("div", { class: "radar-grid" }, cards));
+  }
+
+  function radarCard(axes, row) {
+    const entry = row.entry;
+    const width = 320, height = 250, cx = width / 2, cy = height / 2 + 2, radius = 86;
+    const angle = k => -Math.PI / 2 + (2 * Math.PI * k) / axes.length;
+    const point = (k, frac) => [cx + radius * frac * Math.cos(angle(k)), cy + radius * frac * Math.sin(angle(k))];
+    const root = svg("svg", { viewBox: "0 0 " + width + " " + height, class: "radar", role: "img",
+      "aria-label": "Radar chart of " + entry.model });
+    for (const level of [0.25, 0.5, 0.75, 1]) {
+      const ring = axes.map((_, k) => point(k, level).map(v => v.toFixed(1)).join(",")).join(" ");
+      root.appendChild(svg("polygon", { points: ring, class: "radar-ring" }));
+    }
+    axes.forEach(function (column, k) {
+      const [x, y] = point(k, 1);
+      root.appendChild(svg("line", { x1: cx, y1: cy, x2: x.toFixed(1), y2: y.toFixed(1), class: "radar-spoke" }));
+      const [lx, ly] = point(k, 1.16);
+      const anchor = Math.abs(lx - cx) < 6 ? "middle" : lx > cx ? "start" : "end";
+      // "Retr. easy" -> two lines, so long labels fit beside the chart
+      const words = column.label.length > 6 && column.label.includes(" ")
+        ? [column.label.slice(0, column.label.indexOf(" ")), column.label.slice(column.label.indexOf(" ") + 1)]
+        : [column.label];
+      const top = ly + 4 - (words.length - 1) * 6.5;
+      root.appendChild(svg("text", { x: lx.toFixed(1), y: top.toFixed(1), "text-anchor": anchor, class: "radar-label" },
+        words.map((word, i) => svg("tspan", { x: lx.toFixed(1), dy: i === 0 ? null : "13" }, word))));
+    });
+    const scale = axes[0];
+    const fracs = axes.map(c => {
+      const v = cellValue(entry, c.key);
+      return v === null ? null : Math.max(0, Math.min(1, (v - c.scale_min) / ((c.scale_max - c.scale_min) || 1)));
+    });
+    const dashed = entry.source === "paper" ? "5 3" : null;
+    if (fracs.every(f => f !== null)) {
+      const pts = fracs.map((f, k) => point(k, f).map(v => v.toFixed(1)).join(",")).join(" ");
+      root.appendChild(svg("polygon", { points: pts, fill: row.colour, "fill-opacity": "0.18", stroke: row.colour,
+        "stroke-width": "2", "stroke-dasharray": dashed, "stroke-linejoin": "round" }));
+    } else {
+      // draw only runs of consecutive present axes (wrapping round), so a missing value is a gap
+      axes.forEach(function (_, k) {
+        const next = (k + 1) % axes.length;
+        if (fracs[k] === null || fracs[next] === null) return;
+        const [x1, y1] = point(k, fracs[k]);
+        const [x2, y2] = point(next, fracs[next]);
+        root.appendChild(svg("line", { x1: x1.toFixed(1), y1: y1.toFixed(1), x2: x2.toFixed(1), y2: y2.toFixed(1),
+          stroke: row.colour, "stroke-width": "2", "stroke-dasharray": dashed }));
+      });
+    }
+    fracs.forEach(function (f, k) {
+      if (f === null) return;
+      const [x, y] = point(k, f);
+      const value = cellValue(entry, axes[k].key);
+      root.appendChild(svg("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: "3", fill: row.colour },
+        svg("title", {}, axes[k].label + ": " + formatValue(value, axes[k]))));
+    });
+    const missing = axes.filter((c, k) => fracs[k] === null).map(c => c.label);
+    const swatch = el("span", { class: "swatch", "aria-hidden": "true" });
+    swatch.style.backgroundColor = row.colour;
+    return el("figure", { class: "card radar-card" + (entry.source === "paper" ? " paper-card" : "") },
+      el("figcaption", {}, swatch, el("span", { class: "model-name" }, entry.model),
+        entry.source === "paper" ? el("span", { class: "badge badge-paper" }, "paper") : null,
+        entry.strategy ? el("span", { class: "badge badge-strategy" }, entry.strategy) : null),
+      root,
+      el("p", { class: "radar-note" }, "Scale " + scale.scale_min + "\u2013" + scale.scale_max + (scale.unit || "") +
+        (missing.length ? " \u00b7 missing: " + missing.join(", ") : "")));
+  }
+
+  // ---- breakdown charts ---------------------------------------------------------------
+
+  function renderCharts(bench, rows) {
+    const sections = (bench.charts || []).map(chart => chartSection(bench, chart, rows)).filter(Boolean);
+    if (!sections.length) {
+      return el("section", { class: "section" }, el("h3", {}, "Breakdowns"),
+        el("p", { class: "hint" }, "No breakdowns in these runs."));
+    }
+    return el("div", { class: "charts" }, sections);
+  }
+
+  function seriesFor(chart, option, rows) {
+    const series = [];
+    for (const row of rows) {
+      const buckets = get(row.entry, "breakdowns", option.task, chart.dimension);
+      if (!buckets) continue;
+      const points = chart.buckets.map(b => {
+        const v = get(buckets, b, option.metric);
+        const n = get(buckets, b, "n");
+        return isNum(v) ? { value: v, n: isNum(n) ? n : null } : null;
+      });
+      if (points.some(p => p !== null)) series.push({ row, points });
+    }
+    return series;
+  }
+
+  function chartSection(bench, chart, rows) {
+    const buckets = chart.buckets || [];
+    if (!buckets.length) return null;
+    const options = (chart.options || []).map((option, index) => ({ option, index }))
+      .filter(o => seriesFor(chart, o.option, rows).length > 0);
+    if (!options.length) return null;
+    const stateKey = bench.id + "/" + chart.id;
+    let chosen = options.find(o => o.index === state.chartOption[stateKey]) || options[0];
+    const holder = el("div", { class: "chart-holder" });
+    const draw = function () {
+      const series = seriesFor(chart, chosen.option, rows);
+      holder.replaceChildren(chart.style === "bars"
+        ? barChart(chart, chosen.option, series) : lineChart(chart, chosen.option, series), legend(series));
+    };
+    let picker = null;
+    if (options.length > 1) {
+      const select = el("select", { "aria-label": "Metric for " + chart.title },
+        options.map(o => el("option", { value: String(o.index), selected: o === chosen }, o.option.label)));
+      select.addEventListener("change", function () {
+        chosen = options.find(o => String(o.index) === select.value) || options[0];
+        state.chartOption[stateKey] = chosen.index;
+        draw();
+      });
+      picker = el("label", { class: "picker" }, "Metric ", select);
+    }
+    draw();
+    return el("section", { class: "section card chart-card", id: "chart-" + bench.id + "-" + chart.id },
+      el("div", { class: "chart-head" }, el("h3", {}, chart.title), picker),
+      holder);
+  }
+
+  const CHART = { width: 960, height: 300, left: 52, right: 16, top: 16, bottom: 48 };
+
+  function chartFrame(chart, option) {
+    const root = svg("svg", { viewBox: "0 0 " + CHART.width + " " + CHART.height, class: "chart", role: "img",
+      "aria-label": chart.title + ": " + option.label });
+    const plotH = CHART.height - CHART.top - CHART.bottom;
+    const y = v => CHART.top + plotH * (1 - (v - option.scale_min) / ((option.scale_max - option.scale_min) || 1));
+    for (let k = 0; k <= 5; k++) {
+      const v = option.scale_min + (k / 5) * (option.scale_max - option.scale_min);
+      root.appendChild(svg("line", { x1: CHART.left, x2: CHART.width - CHART.right, y1: y(v).toFixed(1), y2: y(v).toFixed(1),
+        class: k === 0 ? "axis" : "gridline" }));
+      root.appendChild(svg("text", { x: CHART.left - 8, y: (y(v) + 4).toFixed(1), "text-anchor": "end", class: "tick" },
+        Number.isInteger(v) ? String(v) : v.toFixed(1)));
+    }
+    root.appendChild(svg("text", { x: 14, y: CHART.top + plotH / 2, class: "axis-label", "text-anchor": "middle",
+      transform: "rotate(-90 14 " + (CHART.top + plotH / 2) + ")" }, chart.y_label));
+    root.appendChild(svg("text", { x: (CHART.left + CHART.width - CHART.right) / 2, y: CHART.height - 6,
+      class: "axis-label", "text-anchor": "middle" }, chart.x_label));
+    return { root, y };
+  }
+
+  function bucketX(index, count) {
+    const plotW = CHART.width - CHART.left - CHART.right;
+    return CHART.left + plotW * (index + 0.5) / count;
+  }
+
+  function xLabels(root, buckets) {
+    buckets.forEach(function (bucket, i) {
+      root.appendChild(svg("text", { x: bucketX(i, buckets.length).toFixed(1), y: CHART.height - CHART.bottom + 18,
+        "text-anchor": "middle", class: "tick" }, bucket));
+    });
+  }
+
+  function pointTitle(entry, bucket, point, option) {
+    return entry.model + " \u00b7 " + bucket + ": " + point.value.toFixed(2) + " " + option.label +
+      (point.n !== null ? " (n = " + point.n + ")" : "");
+  }
+
+  function lineChart(chart, option, series) {
+    const { root, y } = chartFrame(chart, option);
+    const buckets = chart.buckets;
+    xLabels(root, buckets);
+    for (const s of series) {
+      // a missing bucket breaks the line
+      let segment = [];
+      const flush = function () {
+        if (segment.length > 1) {
+          root.appendChild(svg("polyline", { points: segment.join(" "), fill: "none", stroke: s.row.colour,
+            "stroke-width": "2.2", "stroke-linejoin": "round", "stroke-linecap": "round" }));
+        }
+        segment = [];
+      };
+      s.points.forEach(function (p, i) {
+        if (p === null) { flush(); return; }
+        segment.push(bucketX(i, buckets.length).toFixed(1) + "," + y(p.value).toFixed(1));
+      });
+      flush();
+      s.points.forEach(function (p, i) {
+        if (p === null) return;
+        root.appendChild(svg("circle", { cx: bucketX(i, buckets.length).toFixed(1), cy: y(p.value).toFixed(1), r: "3.5",
+          fill: "#fff", stroke: s.row.colour, "stroke-width": "2" },
+          svg("title", {}, pointTitle(s.row.entry, buckets[i], p, option))));
+      });
+    }
+    return root;
+  }
+
+  function barChart(chart, option, series) {
+    const { root, y } = chartFrame(chart, option);
+    const buckets = chart.buckets;
+    xLabels(root, buckets);
+    const slot = (CHART.width - CHART.left - CHART.right) / buckets.length;
+    const width = Math.min(28, (slot * 0.75) / Math.max(1, series.length));
+    series.forEach(function (s, k) {
+      s.points.forEach(function (p, i) {
+        if (p === null) return;
+        const x = bucketX(i, buckets.length) + (k - (series.length - 1) / 2) * width - width / 2;
+        const top = y(p.value), base = y(option.scale_min);
+        root.appendChild(svg("rect", { x: x.toFixed(1), y: top.toFixed(1), width: (width - 2).toFixed(1),
+          height: Math.max(0, base - top).toFixed(1), fill: s.row.colour, rx: "2" },
+          svg("title", {}, pointTitle(s.row.entry, buckets[i], p, option))));
+      });
+    });
+    return root;
+  }
+
+  function legend(series) {
+    return el("ul", { class: "legend" }, series.map(function (s) {
+      const swatch = el("span", { class: "swatch", "aria-hidden": "true" });
+      swatch.style.backgroundColor = s.row.colour;
+      return el("li", {}, swatch, el("span", { class: "model-name" }, s.row.entry.model));
+    }));
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

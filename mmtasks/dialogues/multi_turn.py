@@ -1,0 +1,190 @@
+"""Multi-turn dialogue with the model in the loop (MMDU).
+
+A document holds a conversation of alternating user and assistant messages
+(``protocol_args.turns_field``, default ``conversations``; each item
+``{"from": "user" | "assistant", "value": "..."}``). The model answers turn 1;
+its reply becomes the assistant message of the history; then turn 2 is asked
+with the whole history, and so on. With ``history: reference`` the recorded
+assistant messages form the history instead (an ablation; the default
+``self`` is the official protocol). Because the dialogue is a generator that
+yields one request per turn, the scheduler sends turn k of every dialogue in
+one wave.
+
+Images are consumed in order across the whole dialogue: the n-th image marker
+(``protocol_args.image_token``, default ``<ImageHere>``) is the document's
+n-th image. Each user message becomes text, image, text, ... with the marker
+replaced by the image and text pieces that are empty or only whitespace
+dropped; the rest of the text is kept verbatim.
+
+A turn whose request fails (after the backend's own retries) is recorded as a
+request failure: it is never judged and never scored as an answer. The
+dialogue goes on, with an empty assistant message standing for the missing
+reply, so one failed call does not cost the remaining turns (their records say
+``after_failure``). Chat templates that require alternating roles accept an
+empty assistant message where they would reject two user messages in a row.
+
+Judging (unless ``--predict-only``, and only for tasks with a ``judge``): each
+answered turn is judged on its own, without the dialogue history, from the
+question (the raw user text with its markers), the reference answer and the
+model's answer; all of a document's judge calls go out in one wave. A reply
+that cannot be parsed is re-asked ``judge.retries`` times, then recorded as a
+judge failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mmtasks.conversation import Image, Message, Text
+from mmtasks.dialogues.judging import ask_judge, judge_request
+from mmtasks.dialogues.protocols import DialogueContext, protocol
+from mmtasks.dialogues.sample import Dialogue, Sample
+from mmtasks.errors import ConfigError, DataError
+from mmtasks.scheduling.request import Reply, Request
+
+if TYPE_CHECKING:
+    from mmtasks.documents.dataset import Document
+    from mmtasks.task import Task
+
+log = logging.getLogger("mmtasks")
+
+USER_ROLES = ("user", "human")
+ASSISTANT_ROLES = ("assistant", "gpt")
+HISTORY_MODES = ("self", "reference")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user question of the dialogue and its reference answer."""
+
+    question: str
+    reference: str
+    #: the user message as sent: text pieces and the images its markers stand for
+    parts: tuple[Text | Image, ...]
+
+    @property
+    def n_images(self) -> int:
+        return sum(1 for p in self.parts if isinstance(p, Image))
+
+
+def split_question(text: str, marker: str, images: list[Image]) -> tuple[Text | Image, ...]:
+    """Replace each marker with the next image of ``images`` (consumed from the front)."""
+    parts: list[Text | Image] = []
+    for i, piece in enumerate(text.split(marker)):
+        if i > 0:
+            parts.append(images.pop(0))
+        if piece.strip():
+            parts.append(Text(piece))
+    return tuple(parts)
+
+
+def read_turns(doc: "Document", field: str = "conversations", marker: str = "<ImageHere>") -> list[Turn]:
+    """The document's turns, with images assigned to markers in dialogue order."""
+    conv = doc.record.get(field)
+    if not isinstance(conv, list) or not conv:
+        raise DataError("expected a non-empty list of {from, value} messages", file=doc.source, doc_id=doc.doc_id, field=field)
+    if len(conv) % 2:
+        raise DataError(f"the last user message (item {len(conv) - 1}) has no reference answer", file=doc.source, doc_id=doc.doc_id, field=field)
+    available = list(doc.images)
+    turns: list[Turn] = []
+    for i in range(0, len(conv), 2):
+        question = _message(doc, field, conv, i, USER_ROLES)
+        reference = _message(doc, field, conv, i + 1, ASSISTANT_ROLES)
+        needed = question.count(marker)
+        if needed > len(available):
+            used = len(doc.images) - len(available)
+            raise DataError(
+                f"turn {i // 2 + 1} places {needed} image(s) after {used} earlier ones, but the record lists {len(doc.images)}",
+                file=doc.source, doc_id=doc.doc_id, field=f"{field}[{i}].value",
+            )
+        turns.append(Turn(question=question, reference=reference, parts=split_question(question, marker, available)))
+    if available:
+        log.warning("document %r: %d image(s) listed but never placed by a %s marker", doc.doc_id, len(available), marker)
+    return turns
+
+
+def _message(doc: "Document", field: str, conv: list[Any], i: int, roles: tuple[str, ...]) -> str:
+    item = conv[i]
+    if not isinstance(item, dict) or item.get("from") not in roles or not isinstance(item.get("value"), str):
+        raise DataError(f"expected {{'from': {roles[0]!r}, 'value': <text>}}, got {str(item)[:80]!r}",
+                        file=doc.source, doc_id=doc.doc_id, field=f"{field}[{i}]")
+    return item["value"]
+
+
+def history_mode(task: "Task") -> str:
+    mode = task.protocol_args.get("history", "self")
+    if mode not in HISTORY_MODES:
+        raise ConfigError(f"history must be one of {', '.join(HISTORY_MODES)}, got {mode!r}", file=task.file, field="protocol_args.history")
+    return mode
+
+
+@protocol("multi_turn")
+def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
+    if task.image_mode == "combined":
+        raise ConfigError("multi-turn dialogues place each image at its own marker; --image-mode combined is not supported",
+                          file=task.file, field="--image-mode")
+    args = task.protocol_args
+    marker = args.get("image_token", "<ImageHere>")
+    turns = read_turns(doc, args.get("turns_field", "conversations"), marker)
+    history = history_mode(task)
+    system = task.render(task.config.prompt.system, doc, "prompt.system") if task.config.prompt.system else None
+    messages: list[Message] = [Message.text("system", system)] if system else []
+    sample = Sample(task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
+                    prompt=[m.to_json() for m in messages], target=[t.reference for t in turns],
+                    breakdown=task.breakdown_values(doc))
+    space = task.answer_space(doc)
+    records: list[dict[str, Any]] = []
+    failed_before = False
+    for k, turn in enumerate(turns):
+        user = Message("user", turn.parts)
+        sample.prompt.append(user.to_json())
+        messages.append(user)
+        request = Request(messages=tuple(messages), generation=task.config.generation, target="model",
+                          task=task.name, doc_id=doc.doc_id, position=k,
+                          # the random baseline answers with a span of the question
+                          meta={"answer_space": {**space, "source_text": turn.question.replace(marker, " ")}})
+        (reply,) = yield [request]
+        sample.responses.append(reply.text)
+        record: dict[str, Any] = {"turn": k + 1, "question": turn.question, "reference": turn.reference,
+                                  "response": reply.text, "n_images": turn.n_images, "after_failure": failed_before,
+                                  "status": "unjudged", "scores": None}
+        if not reply.ok:
+            record["status"] = "request_failure"
+            record["error"] = reply.error or "request failed"
+            sample.failures.append(f"turn {k + 1}: {record['error']}")
+            failed_before = True
+        records.append(record)
+        answer = turn.reference if history == "reference" else (reply.text or "")
+        messages.append(Message.text("assistant", answer))
+    sample.extra["turns"] = records
+    sample.extra["history"] = history
+
+    if task.config.judge is not None and ctx.has_judge and not ctx.predict_only:
+        yield from _judge(task, doc, turns, records, sample)
+    return sample
+
+
+def _judge(task: "Task", doc: "Document", turns: list[Turn], records: list[dict[str, Any]], sample: Sample) -> Generator[list[Request], list[Reply], None]:
+    """Judge every answered turn (one wave, re-asks included) and fill in the turn records."""
+    judge = task.config.judge
+    assert judge is not None and task.judge_parser is not None
+    answered = [k for k, r in enumerate(records) if r["status"] != "request_failure"]
+    requests = [judge_request(task, doc, position=k, question=turns[k].question, reference=turns[k].reference,
+                              answer=records[k]["response"]) for k in answered]
+    verdicts = yield from ask_judge(requests, task.judge_parser, judge.retries)
+    for k, verdict in zip(answered, verdicts):
+        record = records[k]
+        sample.judge.append({"turn": k + 1, **verdict.to_json()})
+        if verdict.ok:
+            record["status"], record["scores"] = "judged", verdict.fields
+        else:
+            record["status"], record["judge_error"] = "judge_failure", verdict.error
+            sample.judge_failures += 1
+    valid = [r["scores"] for r in records if r["status"] == "judged"]
+    if valid:
+        # this dialogue's mean per dimension on the 0-100 scale (the aggregator works from the turns)
+        names = [n for n, v in valid[0].items() if isinstance(v, (int, float))]
+        sample.metrics = {n: 10 * sum(s[n] for s in valid) / len(valid) for n in names}

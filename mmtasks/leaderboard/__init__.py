@@ -1,0 +1,14 @@
+"""The static leaderboard: runs' ``results.json`` -> ``leaderboard.json`` + a static site + figures.
+
+- :mod:`.results` reads and validates one run's ``results.json``.
+- :mod:`.benchmarks` defines the paper-style columns and charts of each benchmark.
+- :mod:`.schema` is the versioned ``leaderboard.json`` schema (pydantic).
+- :mod:`.build` turns runs (and the papers' numbers) into a :class:`~.schema.Leaderboard`.
+- :mod:`.site` writes the static site; :mod:`.plot` writes matplotlib figures.
+- :mod:`.cli` is ``mmtasks leaderboard build|plot|schema``.
+"""
+
+from mmtasks.leaderboard.build import build_leaderboard
+from mmtasks.leaderboard.schema import SCHEMA_VERSION, Leaderboard
+
+__all__ = ["SCHEMA_VERSION", "Leaderboard", "build_leaderboard"]

@@ -1,0 +1,209 @@
+"""Runs (+ the papers' numbers) -> the :class:`~mmtasks.leaderboard.schema.Leaderboard` model.
+
+An entry is one model configuration - model spec, model args and strategy - on one
+benchmark. When several runs hold the same task for the same configuration, the run
+with the newest ``date`` wins for that task (on equal dates, the one given last);
+an entry may therefore combine tasks from several runs, each listed in ``Entry.runs``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from mmtasks import __version__
+from mmtasks.leaderboard.benchmarks import BENCHMARKS, BenchmarkDef
+from mmtasks.leaderboard.paper import PAPER_RESULTS, load_paper_tables, paper_citation, paper_entries
+from mmtasks.leaderboard.results import Run, iso_utc, load_run
+from mmtasks.leaderboard.schema import Benchmark, Cell, Chart, Column, Entry, Leaderboard, NSamples, RunRef
+
+
+def load_runs(paths: Iterable[Path]) -> list[Run]:
+    return [load_run(Path(path)) for path in paths]
+
+
+def build_leaderboard(
+    runs: Sequence[Run],
+    *,
+    include_paper: bool = True,
+    paper_file: Path = PAPER_RESULTS,
+    now: float | None = None,
+) -> Leaderboard:
+    tables = load_paper_tables(paper_file) if include_paper else {}
+    benchmarks = []
+    for bench in BENCHMARKS:
+        table = tables.get(bench.id)
+        entries = _run_entries(bench, runs)
+        if table is not None:
+            entries += paper_entries(bench, table, file=paper_file)
+        benchmarks.append(
+            Benchmark(
+                id=bench.id,
+                title=bench.title,
+                description=bench.description,
+                headline=bench.headline,
+                columns=[column.model_copy() for column in bench.columns],
+                charts=[_chart_with_buckets(chart, entries) for chart in bench.charts],
+                citation=paper_citation(table) if table is not None else None,
+                entries=entries,
+            )
+        )
+    return Leaderboard(
+        generated_at=iso_utc(time.time() if now is None else now),
+        mmtasks_version=__version__,
+        benchmarks=benchmarks,
+    )
+
+
+def unused_tasks(runs: Sequence[Run]) -> dict[str, list[str]]:
+    """Run name -> its tasks that feed no leaderboard column (reported, not an error)."""
+    known = {task for bench in BENCHMARKS for task in bench.tasks}
+    unused = {run.name: sorted(set(run.results.results) - known) for run in runs}
+    return {name: tasks for name, tasks in unused.items() if tasks}
+
+
+# --- entries from runs ---------------------------------------------------------------
+
+
+def run_identity(run: Run) -> str:
+    """What makes two runs the same leaderboard row: model spec, model args, strategy and
+    evaluation setting (image mode, history, probes, limit)."""
+    config = run.results.config
+    return json.dumps(
+        {"model": config.model, "model_args": config.model_args, "variant": config.variant()},
+        sort_keys=True,
+        default=str,
+    )
+
+
+def _run_entries(bench: BenchmarkDef, runs: Sequence[Run]) -> list[Entry]:
+    # identity -> task -> winning run; dicts keep first-seen order of identities
+    winners: dict[str, dict[str, Run]] = {}
+    for run in runs:
+        for task in bench.tasks:
+            if task not in run.results.results:
+                continue
+            chosen = winners.setdefault(run_identity(run), {})
+            current = chosen.get(task)
+            if current is None or run.results.date >= current.results.date:
+                chosen[task] = run
+    entries = [_run_entry(bench, identity, task_runs) for identity, task_runs in winners.items()]
+    headline = bench.headline
+    entries.sort(key=lambda e: (e.values[headline].value is None, -(e.values[headline].value or 0.0)))
+    return entries
+
+
+def _run_entry(bench: BenchmarkDef, identity: str, task_runs: dict[str, Run]) -> Entry:
+    newest = max(task_runs.values(), key=lambda run: run.results.date)
+    config = newest.results.config
+    values: dict[str, Cell] = {}
+    for column in bench.columns:
+        if column.task is not None:
+            values[column.key] = _cell(column, task_runs.get(column.task))
+    for column in bench.columns:
+        if column.mean_of:
+            values[column.key] = _mean_cell(column, values)
+    return Entry(
+        id="run-" + hashlib.sha1(identity.encode("utf-8")).hexdigest()[:12],
+        source="run",
+        model=config.model + "".join(f" + {v}" for v in config.variant()),
+        model_spec=config.model,
+        model_args=config.model_args,
+        strategy=config.strategy,
+        judge=config.judge,
+        judge_args=config.judge_args if isinstance(config.judge_args, dict) else {"args": config.judge_args},
+        mmtasks_version=config.mmtasks_version,
+        date=newest.results.iso_date,
+        values=values,
+        metrics={task: run.results.metrics(task) for task, run in task_runs.items()},
+        n_samples={
+            task: NSamples(original=record.original, effective=record.effective)
+            for task, run in task_runs.items()
+            if (record := run.results.n_samples.get(task)) is not None
+        },
+        task_versions={task: run.results.versions[task] for task, run in task_runs.items() if task in run.results.versions},
+        breakdowns={
+            task: _numeric_breakdowns(run, task) for task, run in task_runs.items() if task in run.results.breakdowns
+        },
+        runs=_run_refs(task_runs),
+    )
+
+
+def _cell(column: Column, run: Run | None) -> Cell:
+    assert column.task is not None and column.metric is not None
+    if run is None:
+        return Cell(missing=f"{column.task} is in no run of this model")
+    metrics = run.results.metrics(column.task)
+    if column.metric not in metrics:
+        return Cell(missing=f"run {run.name} has no {column.metric!r} for {column.task}")
+    n_record = run.results.n_samples.get(column.task)
+    return Cell(
+        value=metrics[column.metric],
+        stderr=metrics.get(f"{column.metric}_stderr"),
+        n=n_record.effective if n_record is not None else None,
+    )
+
+
+def _mean_cell(column: Column, values: dict[str, Cell]) -> Cell:
+    parts = [values[key] for key in column.mean_of]
+    absent = [key for key, cell in zip(column.mean_of, parts) if cell.value is None]
+    if absent:
+        return Cell(missing=f"needs all of {len(parts)} columns; missing: {', '.join(absent)}")
+    mean = sum(cell.value for cell in parts if cell.value is not None) / len(parts)
+    # independent subtasks: se(mean) = sqrt(sum se_i^2) / k
+    errors = [cell.stderr for cell in parts]
+    stderr = math.sqrt(sum(e * e for e in errors if e is not None)) / len(parts) if None not in errors else None
+    counts = [cell.n for cell in parts]
+    n = sum(c for c in counts if c is not None) if None not in counts else None
+    return Cell(value=round(mean, 6), stderr=round(stderr, 6) if stderr is not None else None, n=n)
+
+
+def _numeric_breakdowns(run: Run, task: str) -> dict[str, dict[str, dict[str, float]]]:
+    return {
+        dimension: {
+            bucket: {name: float(v) for name, v in values.items() if v is not None and math.isfinite(v)}
+            for bucket, values in buckets.items()
+        }
+        for dimension, buckets in run.results.breakdowns[task].items()
+    }
+
+
+def _run_refs(task_runs: dict[str, Run]) -> list[RunRef]:
+    by_run: dict[int, tuple[Run, list[str]]] = {}
+    for task, run in task_runs.items():
+        by_run.setdefault(id(run), (run, []))[1].append(task)
+    refs = [
+        RunRef(
+            run=run.name,
+            date=run.results.iso_date,
+            tasks=tasks,
+            git_hash=run.results.git_hash,
+            mmtasks_version=run.results.config.mmtasks_version,
+            judge=run.results.config.judge,
+        )
+        for run, tasks in by_run.values()
+    ]
+    return sorted(refs, key=lambda ref: ref.date, reverse=True)
+
+
+# --- charts -------------------------------------------------------------------------------
+
+
+def _chart_with_buckets(chart: Chart, entries: Sequence[Entry]) -> Chart:
+    tasks = {option.task for option in chart.options}
+    buckets: set[str] = set()
+    for entry in entries:
+        for task in tasks:
+            buckets.update(entry.breakdowns.get(task, {}).get(chart.dimension, {}))
+    return chart.model_copy(update={"buckets": sorted(buckets, key=natural_key)})
+
+
+def natural_key(label: str) -> tuple[float, str]:
+    """Order bucket labels by their first number: "1-6" < "7-9" < "10-18", "[4,6)" < "[6,9)"."""
+    match = re.search(r"-?\d+(?:\.\d+)?", label)
+    return (float(match.group()) if match else math.inf, label)

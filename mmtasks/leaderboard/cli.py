@@ -1,0 +1,113 @@
+"""``mmtasks leaderboard build|plot|schema``.
+
+Wiring: the main CLI either calls :func:`add_subcommands` on its subparsers and then
+:func:`run` with the parsed namespace, or hands everything after ``leaderboard`` to
+:func:`main`. ``python -m mmtasks.leaderboard ...`` calls :func:`main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from mmtasks.errors import MmtasksError
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    """Add the ``build``, ``plot`` and ``schema`` subcommands to a ``leaderboard`` parser."""
+    commands = parser.add_subparsers(dest="leaderboard_command", metavar="COMMAND", required=True)
+
+    build = commands.add_parser(
+        "build",
+        help="write leaderboard.json and the static site from runs' results.json",
+        description="Read RUN_DIR/results.json of each run and write OUT/leaderboard.json, OUT/leaderboard.js "
+        "and the page (index.html, app.js, style.css). Open OUT/index.html from disk or serve OUT.",
+    )
+    build.add_argument("runs", nargs="*", type=Path, metavar="RUN_DIR",
+                       help="run folders (each with a results.json) or results.json files")
+    build.add_argument("--out", type=Path, required=True, help="output folder, e.g. leaderboard/")
+    build.add_argument("--no-paper", action="store_true", help="leave out the reference rows reported by the papers")
+    build.set_defaults(leaderboard_handler=_build)
+
+    plot = commands.add_parser(
+        "plot",
+        help="write PNG/SVG figures of the leaderboard's charts",
+        description="Bar, radar and breakdown figures (by turn, by length, by image count) for reports.",
+    )
+    plot.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
+    plot.add_argument("--out", type=Path, required=True, help="folder for the figures")
+    plot.add_argument("--format", default="png,svg", help="comma-separated: png, svg (default: png,svg)")
+    plot.add_argument("--with-paper", action="store_true", help="also draw the papers' reference rows")
+    plot.set_defaults(leaderboard_handler=_plot)
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of leaderboard.json")
+    schema.set_defaults(leaderboard_handler=_schema)
+
+
+def add_subcommands(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``leaderboard`` on the main CLI's subparsers; dispatch with :func:`run`."""
+    parser = subparsers.add_parser("leaderboard", help="build the static leaderboard or plot figures")
+    configure_parser(parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the parsed subcommand; raises :class:`MmtasksError` for the caller to print."""
+    return args.leaderboard_handler(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mmtasks leaderboard", description="The static leaderboard.")
+    configure_parser(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except MmtasksError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
+
+
+def _build(args: argparse.Namespace) -> int:
+    from mmtasks.leaderboard.build import build_leaderboard, load_runs, unused_tasks
+    from mmtasks.leaderboard.site import DATA_JSON, write_site
+
+    if not args.runs and args.no_paper:
+        raise MmtasksError("nothing to show: no RUN_DIR given and --no-paper set")
+    runs = load_runs(args.runs)
+    for name, tasks in unused_tasks(runs).items():
+        print(f"note: run {name}: tasks not on the leaderboard: {', '.join(tasks)}", file=sys.stderr)
+    board = build_leaderboard(runs, include_paper=not args.no_paper)
+    write_site(board, args.out)
+    summary = ", ".join(
+        f"{bench.title} {sum(e.source == 'run' for e in bench.entries)} run / "
+        f"{sum(e.source == 'paper' for e in bench.entries)} paper"
+        for bench in board.benchmarks
+    )
+    print(f"wrote {args.out / DATA_JSON} from {len(runs)} run(s): {summary}")
+    print(f"open {args.out / 'index.html'} in a browser, or serve {args.out} with any static web server")
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from mmtasks.leaderboard.build import build_leaderboard, load_runs
+    from mmtasks.leaderboard.plot import plot_leaderboard
+
+    formats = [fmt.strip().lower() for fmt in args.format.split(",") if fmt.strip()]
+    board = build_leaderboard(load_runs(args.runs), include_paper=args.with_paper)
+    written = plot_leaderboard(board, args.out, formats=formats, include_paper=args.with_paper)
+    if not written:
+        print("no figures: the runs hold no results for RealBench, MMDU or MMRC", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path)
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from mmtasks.leaderboard.schema import Leaderboard
+
+    print(json.dumps(Leaderboard.model_json_schema(), indent=2))
+    return 0

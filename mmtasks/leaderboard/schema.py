@@ -1,0 +1,161 @@
+"""The ``leaderboard.json`` schema, version :data:`SCHEMA_VERSION`.
+
+These pydantic models are the single source of the schema; docs/leaderboard-schema.md
+describes them for readers (a test checks that every field is documented there).
+Bump :data:`SCHEMA_VERSION` on any change that is not a pure addition of an optional field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+
+class Column(_Model):
+    """One column of a benchmark's table (and one axis of its radar when ``radar``)."""
+
+    key: str
+    """Stable identifier, the key into :attr:`Entry.values`."""
+    label: str
+    """Short header as in the paper's table, e.g. ``"Retr. easy"``."""
+    title: str
+    """Long description shown as the header's tooltip."""
+    task: str | None = None
+    """Task whose metric fills this column; ``None`` for a computed column."""
+    metric: str | None = None
+    """Metric name in ``results[task]``; ``None`` for a computed column."""
+    mean_of: list[str] = Field(default_factory=list)
+    """For a computed column: the column keys it is the plain mean of (all must be present)."""
+    scale_min: float = 0.0
+    scale_max: float = 100.0
+    unit: str = ""
+    """Printed after the value, e.g. ``"%"``."""
+    decimals: int = 2
+    higher_is_better: bool = True
+    radar: bool = False
+    """Whether this column is an axis of the benchmark's radar chart."""
+
+
+class ChartOption(_Model):
+    """One series choice of a breakdown chart: which task's breakdown and which metric in it."""
+
+    label: str
+    task: str
+    metric: str
+    scale_min: float = 0.0
+    scale_max: float = 100.0
+
+
+class Chart(_Model):
+    """A breakdown chart: a metric per bucket of ``results.json``'s ``breakdowns[task][dimension]``."""
+
+    id: str
+    title: str
+    dimension: str
+    """Breakdown dimension, e.g. ``"turn"``, ``"length"``, ``"n_images"``."""
+    x_label: str
+    y_label: str
+    style: Literal["line", "bars"] = "line"
+    options: list[ChartOption]
+    buckets: list[str] = Field(default_factory=list)
+    """Bucket labels found in the data, in natural order (filled by the builder)."""
+
+
+class Citation(_Model):
+    """Where a paper's reference numbers come from."""
+
+    text: str
+    url: str | None = None
+
+
+class Cell(_Model):
+    """One table value of an entry. Missing values are ``null`` with a reason, never 0."""
+
+    value: float | None = None
+    stderr: float | None = None
+    n: int | None = None
+    """Samples the value is computed on (``n-samples[task].effective``), when known."""
+    missing: str | None = None
+    """Why ``value`` is ``null`` (e.g. ``"not in any run"``, ``"not reported by the paper"``)."""
+
+
+class NSamples(_Model):
+    original: int | None = None
+    effective: int | None = None
+
+
+class RunRef(_Model):
+    """A run that supplied some of an entry's tasks."""
+
+    run: str
+    """The run directory's name (not its full path)."""
+    date: str
+    """ISO 8601 UTC date of the run."""
+    tasks: list[str]
+    """The tasks of this entry that come from this run."""
+    git_hash: str | None = None
+    mmtasks_version: str | None = None
+    judge: str | None = None
+
+
+class Entry(_Model):
+    """One row of a benchmark's table: one model configuration, from runs or from the paper."""
+
+    id: str
+    """Stable identifier, unique within the benchmark."""
+    source: Literal["run", "paper"]
+    """``"run"``: measured by mmtasks; ``"paper"``: reported by the benchmark's paper."""
+    model: str
+    """Display name: the model spec for runs, the paper's name for paper rows."""
+    model_spec: str | None = None
+    model_args: dict[str, Any] | str = Field(default_factory=dict)
+    strategy: str | None = None
+    judge: str | None = None
+    judge_args: dict[str, Any] = Field(default_factory=dict)
+    mmtasks_version: str | None = None
+    date: str | None = None
+    """ISO 8601 UTC date of the newest contributing run; ``null`` for paper rows."""
+    citation: Citation | None = None
+    """Paper rows only."""
+    values: dict[str, Cell]
+    """Column key -> cell, for every column of the benchmark."""
+    metrics: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Every numeric metric of every task of this benchmark, as in ``results.json``."""
+    n_samples: dict[str, NSamples] = Field(default_factory=dict)
+    task_versions: dict[str, int | float | str] = Field(default_factory=dict)
+    breakdowns: dict[str, dict[str, dict[str, dict[str, float]]]] = Field(default_factory=dict)
+    """``task -> dimension -> bucket -> {metric: value, "n": count}``."""
+    runs: list[RunRef] = Field(default_factory=list)
+
+
+class Benchmark(_Model):
+    """One tab of the leaderboard."""
+
+    id: str
+    title: str
+    description: str
+    headline: str
+    """Column key the table is sorted by at first."""
+    columns: list[Column]
+    charts: list[Chart]
+    citation: Citation | None = None
+    """The paper the reference rows come from."""
+    entries: list[Entry]
+
+
+class Leaderboard(_Model):
+    """The whole ``leaderboard.json``."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    generated_at: str
+    """ISO 8601 UTC time of the build."""
+    mmtasks_version: str
+    """Version of mmtasks that built this file."""
+    benchmarks: list[Benchmark]

@@ -1,0 +1,139 @@
+"""MMDU scoring: the judge-reply parser and the aggregator.
+
+The judge (official prompt in ``tasks/mmdu/judge_prompt.txt``) ends its reply
+with a Python dict literal of seven integer scores (1-10). ``mmdu_judge`` reads
+it the way the authors' ``scores/prompt.py`` does - the text from the first
+``{`` to the last ``}`` - but with :func:`ast.literal_eval` instead of ``eval``,
+and it rejects a reply that lacks a dimension (the judge is re-asked).
+
+The ``mmdu`` aggregator reproduces ``scores/statistic.py``: per dimension, the
+sum over every validly judged turn of every dialogue, divided by the number of
+those turns, times 10 (a micro average on 0-100). Beside it: the paper's
+macro average (per dialogue, then over dialogues), an ``_all`` variant where
+failed turns count as 0, a cluster-bootstrap stderr over dialogues, the
+failure counts, and a per-turn-position breakdown.
+
+Each turn record (``Sample.extra["turns"]``, written by the ``multi_turn``
+protocol) has a ``status``: ``judged`` (``scores`` holds the seven values),
+``judge_failure``, ``request_failure`` or ``unjudged`` (``--predict-only``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mmtasks.scoring.aggregation import TaskResult, aggregator
+from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
+from mmtasks.scoring.registry import parser
+
+if TYPE_CHECKING:
+    from mmtasks.dialogues.sample import Sample
+    from mmtasks.task import Task
+
+#: the judge's dictionary keys -> metric names in results.json, in the paper's column order
+DIMENSIONS: dict[str, str] = {
+    "Creativity": "creativity",
+    "Richness": "richness",
+    "Visual Perception": "visual_perception",
+    "Logical Coherence": "logical_coherence",
+    "Answer Accuracy": "answer_accuracy",
+    "Image Relationship Understanding": "image_relationship_understanding",
+    "Overall Score": "overall",
+}
+METRICS: tuple[str, ...] = tuple(DIMENSIONS.values())
+#: judge scores are 1-10; values outside are clipped to this range
+SCORE_RANGE = (0, 10)
+
+
+@parser("mmdu_judge")
+def parse_mmdu_judge(reply: str) -> dict[str, float] | None:
+    """The seven scores of a judge reply, keyed by metric name; None when the reply has no
+    readable dict literal or lacks a dimension (the caller re-asks, then records a failure)."""
+    start, end = reply.find("{"), reply.rfind("}")
+    if start < 0 or end < start:
+        return None
+    try:
+        data = ast.literal_eval(reply[start : end + 1])
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    scores: dict[str, float] = {}
+    for key, name in DIMENSIONS.items():
+        value = _score(data.get(key))
+        if value is None:
+            return None
+        scores[name] = value
+    return scores
+
+
+def _score(value: Any) -> float | None:
+    """A number clipped to 0-10 (integral values stay ints); anything else (a string, a
+    boolean, NaN, None) is not a score."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    lo, hi = SCORE_RANGE
+    clipped = min(max(value, lo), hi)
+    return int(clipped) if float(clipped).is_integer() else float(clipped)
+
+
+def _turns(sample: "Sample") -> list[dict[str, Any]]:
+    return list(sample.extra.get("turns", []))
+
+
+@aggregator("mmdu")
+def aggregate_mmdu(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+    result = TaskResult(n_samples=len(samples))
+    # Per dialogue: score sums over validly judged turns, their count, and failed turns.
+    sums: list[dict[str, float]] = []
+    judged: list[int] = []
+    failed: list[int] = []
+    judge_failures = request_failures = 0
+    by_position: dict[int, list[dict[str, float]]] = {}  # turn index -> scores of its judged turns
+    for s in samples:
+        dialogue_sum = dict.fromkeys(METRICS, 0.0)
+        n = bad = 0
+        for k, turn in enumerate(_turns(s)):
+            status = turn.get("status")
+            if status == "judged":
+                for m in METRICS:
+                    dialogue_sum[m] += float(turn["scores"][m])
+                n += 1
+                by_position.setdefault(k, []).append(turn["scores"])
+            elif status == "judge_failure":
+                judge_failures += 1
+                bad += 1
+            elif status == "request_failure":
+                request_failures += 1
+                bad += 1
+        sums.append(dialogue_sum)
+        judged.append(n)
+        failed.append(bad)
+
+    total = sum(judged)
+    attempted = total + sum(failed)
+    for m in METRICS:
+        numerators = [d[m] for d in sums]
+        micro = 10 * sum(numerators) / total if total else None
+        per_dialogue = [10 * d[m] / n for d, n in zip(sums, judged) if n]
+        result.metrics[m] = micro
+        result.metrics[f"{m}_stderr"] = 10 * bootstrap_ratio_stderr(numerators, judged, seed=seed) if total else None
+        result.metrics[f"{m}_micro"] = micro
+        result.metrics[f"{m}_macro"] = sum(per_dialogue) / len(per_dialogue) if per_dialogue else None
+        result.metrics[f"{m}_all"] = 10 * sum(numerators) / attempted if attempted else None
+        result.higher_is_better[m] = True
+    result.metrics["judged_turns"] = total
+    result.metrics["judge_failures"] = judge_failures
+    result.metrics["request_failures"] = request_failures
+    result.problems = {"judge_failures": judge_failures, "request_failures": request_failures}
+    result.breakdowns = {"turn": {str(k + 1): _micro_row(v) for k, v in sorted(by_position.items())}}
+    return result
+
+
+def _micro_row(scored: list[dict[str, float]]) -> dict[str, float | int]:
+    """Every dimension's micro average over ``scored`` turns (0-100), and their number."""
+    row: dict[str, float | int] = {m: 10 * sum(float(t[m]) for t in scored) / len(scored) for m in METRICS}
+    row["n"] = len(scored)
+    return row
