@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mmtasks.conversation import Message, Text
-from mmtasks.dialogues.judging import ask_judge
+from mmtasks.conversation import Message
+from mmtasks.dialogues.judging import ask_judge, judge_request
 from mmtasks.dialogues.notetaking import NoteBook, NoteSettings, note_text
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.dialogues.sample import Dialogue, Sample
@@ -33,7 +33,6 @@ from mmtasks.errors import ConfigError, DataError
 from mmtasks.scheduling.request import Reply, Request
 from mmtasks.scoring.mmrc import doc_metrics
 from mmtasks.scoring.mmrc_parsers import exact_match, verdict_parser
-from mmtasks.scoring.registry import get_parser
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
@@ -86,12 +85,12 @@ class _Run:
     """One conversation's state: its history, the requests made, the sample being filled."""
 
     def __init__(self, task: "Task", doc: "Document", ctx: DialogueContext) -> None:
+        if task.image_mode == "combined":
+            raise ConfigError("replay_probe attaches each turn's own images: --image-mode combined is not supported",
+                              file=task.file, field="--image-mode")
         self.task, self.doc, self.ctx = task, doc, ctx
         self.args = probe_args(task)
         self.conv: Conversation = conversation_of(doc)
-        if self.conv.n_images != len(doc.images):
-            raise ConfigError("replay_probe attaches each turn's own images: --image-mode combined is not supported",
-                              file=task.file, doc_id=doc.doc_id, field="--image-mode")
         if self.args.history == "reference":
             missing = [i for i, t in enumerate(self.conv.turns) if t.assistant is None]
             if missing:
@@ -179,26 +178,15 @@ class _Run:
         return answers
 
     def judge(self, answered: list[tuple[int, Question, str]]) -> Waves:
-        cfg = self.task.config.judge
-        assert cfg is not None
-        base = get_parser(cfg.parser, file=str(self.task.file))
+        """All of the conversation's judge calls in one wave; each ability's verdict fields required."""
+        cfg, base = self.task.config.judge, self.task.judge_parser
+        assert cfg is not None and base is not None
         conversation = self.conversation_text()
-        requests = [self.judge_request(k, q, answer, conversation) for k, q, answer in answered]
+        requests = [judge_request(self.task, self.doc, position=k, question=q.model_dump(), reference=q.gold,
+                                  response=answer, conversation=conversation)
+                    for k, q, answer in answered]
         parsers = [verdict_parser(base, q.ability) for _, q, _ in answered]
         return (yield from ask_judge(requests, parsers, cfg.retries))
-
-    def judge_request(self, k: int, q: Question, answer: str, conversation: str) -> Request:
-        cfg = self.task.config.judge
-        assert cfg is not None
-        text = self.task.render(cfg.prompt, self.doc, "judge.prompt", question=q.model_dump(), reference=q.gold,
-                                response=answer, conversation=conversation)
-        parts: list[Text | Any] = [Text(text.strip("\n"))]
-        if cfg.images == "all":
-            parts = [*self.doc.images, *parts]
-        messages = [Message.text("system", cfg.system)] if cfg.system else []
-        messages.append(Message("user", tuple(parts)))
-        return Request(messages=tuple(messages), generation=cfg.generation, target="judge",
-                       task=self.task.name, doc_id=self.doc.doc_id, position=k)
 
     def conversation_text(self) -> str:
         if not self.args.judge_conversation:
