@@ -101,6 +101,20 @@ def test_positions_number_the_model_requests_in_order(data_dir: Path) -> None:
     assert cr["parsed"] is None and cr["exact_match"] == 0.0      # "answer 5" names no option
 
 
+@pytest.mark.parametrize(("items", "shown"), [(["Li"], "Reference items: Li"),
+                                               ([], "Reference items: (not listed: take the facts stated in the reference answer)")])
+def test_ie_judge_prompt_lists_the_label_items(data_dir: Path, items: list[str], shown: str) -> None:
+    rec = record()
+    rec["questions"][0]["items"] = items
+    write(data_dir, rec)
+    sample, waves = drive(task(), data_dir, responder(), JUDGED)
+    ie_prompt = waves[-1][0].messages[-1].plain_text
+    assert shown in ie_prompt and "(IE)" in ie_prompt and "<conversation>" not in ie_prompt
+    cr_prompt = waves[-1][1].messages[-1].plain_text
+    assert "[Turn 2] User: [Image 2] [Image 3] Two photos." in cr_prompt and "[Turn 2] Assistant: answer 1" in cr_prompt
+    assert sample.metrics["ep"] == 1.0  # the verdict's counts decide, label items or not
+
+
 def test_unparsable_and_failed_notes_keep_the_previous_note(data_dir: Path) -> None:
     write(data_dir, record())
     notes = {1: '{"user_info": {"name": "Li"}}', 2: "I could not write JSON", 4: '{"user_info": {"city": "Paris"}}'}

@@ -33,8 +33,9 @@ DATA_HINTS = {
     "(or try the bundled sample: --data-dir data/sample)",
     "mmdu": "download benchmark.json and mmdu_pics.zip from the Hugging Face dataset laolao77/MMDU "
     "and unzip the images into <data-dir>/mmdu/images/ (or try the bundled sample: --data-dir data/sample)",
-    "mmrc": "convert the Hugging Face dataset WUUE/MMRC_Real_World_Conversation with "
-    "`mmtasks data mmrc-convert` (or try the bundled sample: --data-dir data/sample)",
+    "mmrc": "put the conversations in mmrc/mmrc.jsonl with their images under mmrc/images/ (README 'Data'); "
+    "the Hugging Face release WUUE/MMRC_Real_World_Conversation can be read with dataset.hf and the "
+    "provisional adapter mmrc_hf (or try the bundled sample: --data-dir data/sample)",
 }
 
 
