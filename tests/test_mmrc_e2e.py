@@ -282,3 +282,20 @@ def test_judge_failure_and_failed_turn_are_counted(server: ChatServer, tmp_path:
     assert r["scored_questions"] == N_QUESTIONS - n_002 - 1
     ar = [q for q in samples["mmrc-001"]["extra"]["questions"] if q["ability"] == "AR"][0]
     assert ar["judge_failed"] and ar["verdict"] is None and ar["judge_error"] == "judge reply could not be parsed"
+
+
+def test_replay_of_a_notetaking_run_reproduces_it(server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """replay: answers the note taker from the recorded notes, so a note-taking run is rescored
+    without any model or note-taker call (the judge's replies come from the cache)."""
+    assert run_in_process(server, tmp_path, monkeypatch, "--strategy", "notetaking") == 0
+    first, first_samples = outputs(tmp_path)
+    recorded = tmp_path / "recorded"
+    (tmp_path / "out").rename(recorded)
+    server.reset()
+    assert run_in_process(server, tmp_path, monkeypatch, "--strategy", "notetaking", "--model", f"replay:{recorded}") == 0
+    again, again_samples = outputs(tmp_path)
+    assert chat_calls(server) == []
+    assert again["results"] == first["results"]
+    for doc_id, sample in first_samples.items():
+        assert again_samples[doc_id]["extra"]["notes"] == sample["extra"]["notes"]
+        assert again_samples[doc_id]["responses"] == sample["responses"]

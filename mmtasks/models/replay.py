@@ -25,7 +25,7 @@ class ReplayModel(ChatModel):
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
         self.path = Path(spec.name).expanduser()
-        self.recorded = load_recorded(self.path)
+        self.recorded, self.recorded_notes = load_recorded(self.path)
         self.source_model = _source_model(self.path)
 
     def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
@@ -33,6 +33,13 @@ class ReplayModel(ChatModel):
             yield i, self.reply_for(req)
 
     def reply_for(self, req: Request) -> Reply:
+        if req.target == "notetaker":
+            # A note-taking run is replayed with the note taker's recorded replies too.
+            notes = self.recorded_notes.get((req.task, req.doc_id))
+            if notes is None or req.position >= len(notes):
+                return Reply.failure(f"replay: no recorded note for task {req.task!r}, document {req.doc_id!r}, turn {req.position + 1}")
+            text = notes[req.position]
+            return Reply(text=text) if text is not None else Reply.failure("replay: the recorded note request had failed")
         responses = self.recorded.get((req.task, req.doc_id))
         if responses is None:
             return Reply.failure(f"replay: no recorded replies for task {req.task!r}, document {req.doc_id!r}")
@@ -57,8 +64,13 @@ def _files(path: Path) -> list[Path]:
     raise ModelError(f"replay: nothing to replay at {path} (expected a run folder, a samples folder or a .jsonl file)", field="--model")
 
 
-def load_recorded(path: Path) -> dict[tuple[str, str], list[str | None]]:
-    out: dict[tuple[str, str], list[str | None]] = {}
+Recorded = dict[tuple[str, str], list[str | None]]
+
+
+def load_recorded(path: Path) -> tuple[Recorded, Recorded]:
+    """(task, doc_id) -> the model's replies in order, and -> the note taker's replies (note-taking runs)."""
+    out: Recorded = {}
+    notes: Recorded = {}
     for file in _files(path):
         for lineno, rec in iter_jsonl(file):
             try:
@@ -69,7 +81,10 @@ def load_recorded(path: Path) -> dict[tuple[str, str], list[str | None]]:
             if not isinstance(responses, list):
                 raise DataError("responses must be a list of replies", file=file, line=lineno, field="responses")
             out[key] = [r if r is None else str(r) for r in responses]
-    return out
+            note_log = (rec.get("extra") or {}).get("notes")
+            if isinstance(note_log, list):
+                notes[key] = [n.get("reply") if isinstance(n, dict) else None for n in note_log]
+    return out, notes
 
 
 def _source_model(path: Path) -> str | None:
