@@ -35,6 +35,8 @@ class HFSource(_Strict):
     split: str = "test"
     revision: str | None = None
     """Pin a revision: some benchmarks replaced their files after release."""
+    data_files: str | list[str] | dict[str, str | list[str]] | None = None
+    """For file-based builders (``path: json``/``parquet``): the files to read."""
 
 
 class DatasetConfig(_Strict):

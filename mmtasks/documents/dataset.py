@@ -109,15 +109,29 @@ def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None
     except ImportError:
         raise DataError("reading a Hugging Face dataset needs the `datasets` package", hint="pip install 'mmtasks[datasets]'") from None
     try:
-        dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision)
+        dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision, data_files=hf.data_files)
     except (FileNotFoundError, ValueError, ConnectionError, OSError) as exc:
         raise DataError(
             f"cannot load Hugging Face dataset {hf.path!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
             field="dataset.hf",
             hint="check the name and your network, or download it and use local data with --data-dir",
         ) from None
+    dset = _undecoded_images(dset, datasets)
     for index, rec in enumerate(dset):
         yield index, dict(rec), None
+
+
+def _undecoded_images(dset: Any, datasets: Any) -> Any:
+    """Keep Hub image columns as encoded bytes (lazy), not decoded PIL images."""
+    for name, feature in dset.features.items():
+        if isinstance(feature, datasets.Image):
+            dset = dset.cast_column(name, datasets.Image(decode=False))
+        elif isinstance(feature, (list, datasets.Sequence)):
+            inner = feature[0] if isinstance(feature, list) else feature.feature
+            if isinstance(inner, datasets.Image):
+                dset = dset.cast_column(name, [datasets.Image(decode=False)] if isinstance(feature, list)
+                                        else datasets.Sequence(datasets.Image(decode=False)))
+    return dset
 
 
 def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str) -> Iterator[Document]:
@@ -174,9 +188,15 @@ def _images(rec: dict[str, Any], ds: DatasetConfig, folder: Path, doc_id: str, s
     raw = image_entries(rec, ds.images_field)
     if raw is None:
         raise DataError("expected a list of image paths", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
-    for rel in raw:
+    for k, rel in enumerate(raw):
+        if isinstance(rel, dict) and isinstance(rel.get("bytes"), bytes):
+            # an image embedded in the record (a Hugging Face dataset's Image feature)
+            yield Image(data=rel["bytes"], doc_id=doc_id, label=rel.get("path") or f"{ds.images_field}[{k}]")
+            continue
+        if isinstance(rel, dict) and isinstance(rel.get("path"), str):
+            rel = rel["path"]
         if not isinstance(rel, str):
-            raise DataError(f"expected an image path, got {rel!r}", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
+            raise DataError(f"expected an image path, got {type(rel).__name__}", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
         if ds.image_resolution == "basename":
             name = rel.replace("\\", "/").rsplit("/", 1)[-1]
             path = confined(folder, f"{ds.images_dir}/{name}", doc_id=doc_id, field=ds.images_field)
