@@ -12,8 +12,9 @@ single process writes. Other ranks print nothing but errors.
 
 This is for models that fit on one device. A model that needs several GPUs
 stays single-process: ``hf:`` with ``device_map=auto`` or ``vllm:`` with
-``tensor_parallel_size`` (vLLM also does data parallelism itself with
-``data_parallel_size``).
+``tensor_parallel_size``. vLLM's own data parallelism is a server
+(``vllm serve --data-parallel-size N``) used through the ``openai`` backend.
+See docs/running-at-scale.md.
 
 The one collective operation is :func:`gather`, at the end. A rank that fails
 exits with its error at once; torchrun and accelerate then stop the other
@@ -214,7 +215,8 @@ def place(spec: ModelSpec, ranks: Ranks) -> ModelSpec:
         raise ConfigError(
             "vllm: models do their own parallelism; do not start them with torchrun/accelerate launch",
             field="--model",
-            hint="run one process with --model-args tensor_parallel_size=N (or data_parallel_size=N)",
+            hint="run one process with --model-args tensor_parallel_size=N, or for data parallelism "
+                 "`vllm serve --data-parallel-size N` and --model openai:NAME",
         )
     if spec.backend not in _PLACED_BACKENDS:
         return spec

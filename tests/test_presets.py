@@ -120,3 +120,12 @@ def test_vllm_args_are_engine_args_of_the_installed_vllm():
     for name, preset in PRESETS.items():
         args = parse_model_spec(f"vllm:{name}").args
         assert set(args) <= known, f"{name}: {sorted(set(args) - known)}"
+
+
+def test_placement_args_leave_the_cache_identity_alone():
+    """A run with another GPU layout reuses the cache; a setting that changes answers does not."""
+    base = parse_model_spec("vllm:qwen2.5-vl-72b")
+    relaid = parse_model_spec("vllm:qwen2.5-vl-72b", {"tensor_parallel_size": 8, "mm_encoder_tp_mode": "weights",
+                                                       "distributed_executor_backend": "ray", "pipeline_parallel_size": 2})
+    assert relaid.identity() == base.identity()
+    assert parse_model_spec("vllm:qwen2.5-vl-72b", {"mm_processor_kwargs": {"max_pixels": 401408}}).identity() != base.identity()
