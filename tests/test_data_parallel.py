@@ -20,6 +20,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"
 TASKS = "realbench_ranking_easy,realbench_extraction_hard"
+#: single-turn, multi-turn (MMDU) and replay-then-probe (MMRC) dialogues, with judge calls
+RANDOM_TASKS = f"{TASKS},mmdu,mmrc"
 #: results.json keys that may differ between two runs of the same evaluation
 RUN_SPECIFIC = {"date", "run_stats"}
 
@@ -46,22 +48,22 @@ def launch(launcher: list[str], args: list[str], tmp_path: Path, timeout: float 
     return subprocess.run([*launcher, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def common_args(out: Path, *extra: str) -> list[str]:
-    return ["--tasks", TASKS, "--data-dir", str(SAMPLE), "--output-path", str(out), "--no-cache", "--no-progress", *extra]
+def common_args(out: Path, *extra: str, tasks: str = TASKS) -> list[str]:
+    return ["--tasks", tasks, "--data-dir", str(SAMPLE), "--output-path", str(out), "--no-cache", "--no-progress", *extra]
 
 
-def single_process(out: Path, *extra: str) -> None:
-    assert main(common_args(out, *extra)) == 0
+def single_process(out: Path, *extra: str, tasks: str = TASKS) -> None:
+    assert main(common_args(out, *extra, tasks=tasks)) == 0
 
 
-def assert_same_files(dp: Path, single: Path, world_size: int) -> None:
+def assert_same_files(dp: Path, single: Path, world_size: int, tasks: str = TASKS) -> None:
     a = json.loads((dp / "results.json").read_text())
     b = json.loads((single / "results.json").read_text())
     assert {k: v for k, v in a.items() if k not in RUN_SPECIFIC} == {k: v for k, v in b.items() if k not in RUN_SPECIFIC}
     assert a["results"] and a["n-samples"] == b["n-samples"]
     assert a["run_stats"]["world_size"] == world_size
     assert a["run_stats"]["sent"] == b["run_stats"]["sent"]
-    for task in TASKS.split(","):
+    for task in tasks.split(","):
         assert (dp / "samples" / f"{task}.jsonl").read_bytes() == (single / "samples" / f"{task}.jsonl").read_bytes(), task
     assert sorted(p.name for p in (dp / "samples").iterdir()) == sorted(p.name for p in (single / "samples").iterdir())
 
@@ -86,14 +88,17 @@ def test_hf_data_parallel_matches_a_single_process(tmp_path, tiny_llava_dir):
 
 @pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
 def test_random_data_parallel_matches_a_single_process(tmp_path, launcher):
-    """Uneven shards (3 ranks, 10 documents under torchrun) and accelerate's launcher."""
+    """Uneven shards (3 ranks under torchrun) and accelerate's launcher, over single-turn,
+    multi-turn and replay-then-probe dialogues with their judge calls (``random`` as judge too)."""
     cmd = torchrun(3) if launcher == "torchrun" else accelerate_launch(2)
-    extra = ("--model", "random", "--seed", "5", "--limit", "5")
-    proc = launch(cmd, common_args(tmp_path / "dp", *extra), tmp_path)
+    extra = ("--model", "random", "--judge", "random", "--seed", "5", "--limit", "5", "--allow-failures")
+    proc = launch(cmd, common_args(tmp_path / "dp", *extra, tasks=RANDOM_TASKS), tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("mmtasks results") == 1  # one results table: rank 0's
-    single_process(tmp_path / "single", *extra)
-    assert_same_files(tmp_path / "dp", tmp_path / "single", world_size=3 if launcher == "torchrun" else 2)
+    single_process(tmp_path / "single", *extra, tasks=RANDOM_TASKS)
+    assert_same_files(tmp_path / "dp", tmp_path / "single", world_size=3 if launcher == "torchrun" else 2, tasks=RANDOM_TASKS)
+    judged = json.loads((tmp_path / "dp" / "results.json").read_text())["run_stats"]["sent"]
+    assert judged["judge"] > 0 and judged["model"] > 0
 
 
 def test_a_failing_rank_stops_the_run(tmp_path):
