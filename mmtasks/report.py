@@ -24,7 +24,9 @@ def print_results_table(results: dict[str, Any]) -> None:
         table.add_column(col, justify="left" if col in ("task", "metric") else "right")
     for task, metrics in results["results"].items():
         n = results["n-samples"][task]["effective"]
-        shown = [m for m in metrics if m != "alias" and not m.endswith("_stderr") and isinstance(metrics[m], (int, float, type(None)))]
+        # The table shows headline metrics and counts; variants (_micro, _macro, _all) stay in results.json.
+        shown = [m for m in metrics if m != "alias" and not m.endswith(("_stderr", "_micro", "_macro", "_all"))
+                 and isinstance(metrics[m], (int, float, type(None)))]
         for i, m in enumerate(shown):
             table.add_row(task if i == 0 else "", m, _fmt(metrics[m]), _fmt(metrics.get(f"{m}_stderr")), str(n) if i == 0 else "")
     for group, row in results.get("groups", {}).items():

@@ -107,18 +107,23 @@ class Task:
 
     def answer_space(self, doc: Document) -> dict[str, Any]:
         """The answer space for the random baseline, with templated values rendered."""
+        out = self.rendered_space(self.config.answer.space, doc, "answer.space")
+        if out.get("kind") == "text":
+            out.setdefault("source_text", " ".join(str(v) for v in doc.record.values() if isinstance(v, str))[:2000])
+        return out
+
+    def rendered_space(self, space: dict[str, Any], doc: Document, field_name: str, **extra: Any) -> dict[str, Any]:
+        """An answer space (see ``AnswerConfig.space``) with its template strings rendered (JSON when they parse)."""
         out: dict[str, Any] = {"n_images": n_source_images(doc)}
-        for k, v in self.config.answer.space.items():
+        for k, v in space.items():
             if isinstance(v, str) and "{" in v:
-                rendered = self.render(v, doc, f"answer.space.{k}")
+                rendered = self.render(v, doc, f"{field_name}.{k}", **extra)
                 try:
                     out[k] = json.loads(rendered)
                 except json.JSONDecodeError:
                     out[k] = rendered
             else:
                 out[k] = v
-        if out.get("kind") == "text":
-            out.setdefault("source_text", " ".join(str(v) for v in doc.record.values() if isinstance(v, str))[:2000])
         return out
 
     def score(self, parsed: Any, target: Any, doc: Document) -> dict[str, float | None]:

@@ -124,6 +124,11 @@ class JudgeConfig(_Strict):
     retries: int = 3
     default_model: str | None = None
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
+    """What a valid verdict looks like, for the ``random`` baseline used as a judge (a chance-level
+    judge that exercises the whole pipeline offline): ``{kind: verdict, format: python|json,
+    fields: {name: [low, high] | bool | image_subset}}``; a bound may name an earlier field.
+    String values are templates rendered with the judge prompt's variables."""
 
     @model_validator(mode="after")
     def _has_prompt(self) -> "JudgeConfig":

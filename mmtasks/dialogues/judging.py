@@ -83,5 +83,6 @@ def judge_request(task: "Task", doc: "Document", *, position: int, **variables: 
     if judge.system:
         messages.append(Message.text("system", judge.system))
     messages.append(Message("user", tuple(parts)))
+    space = task.rendered_space(judge.space, doc, "judge.space", **variables)
     return Request(messages=tuple(messages), generation=judge.generation, target="judge",
-                   task=task.name, doc_id=doc.doc_id, position=position)
+                   task=task.name, doc_id=doc.doc_id, position=position, meta={"answer_space": space})

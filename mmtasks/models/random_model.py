@@ -9,6 +9,7 @@ run is reproducible and independent of batching.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -27,7 +28,7 @@ class RandomModel(ChatModel):
 
     def _rng(self, req: Request) -> random.Random:
         seed = self.spec.args.get("seed", self.context.seed)
-        digest = hashlib.sha256(f"{seed}:{req.task}:{req.doc_id}:{req.position}:{req.target}".encode()).digest()
+        digest = hashlib.sha256(f"{seed}:{req.task}:{req.doc_id}:{req.position}:{req.attempt}:{req.target}".encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
     def answer(self, req: Request) -> str:
@@ -43,10 +44,41 @@ class RandomModel(ChatModel):
         if kind == "image_subset":
             k = rng.randint(1, n_images)
             return ",".join(str(x) for x in sorted(rng.sample(range(1, n_images + 1), k)))
+        if kind == "verdict":
+            return random_verdict(rng, space, n_images)
         refusal = space.get("refusal")
         if refusal and rng.random() < float(space.get("refusal_rate", 0.5)):
             return str(refusal)
         return _random_span(rng, str(space.get("source_text") or _last_user_text(req)))
+
+
+def random_verdict(rng: random.Random, space: dict[str, Any], n_images: int) -> str:
+    """A judge reply in the task's verdict format with random field values.
+
+    ``fields`` maps a name to ``[low, high]`` (integers; a bound may name an earlier
+    field, e.g. ``matched_items: [0, model_items]``), ``bool`` or ``image_subset``.
+    """
+    fields: dict[str, Any] = dict(space.get("fields") or {})
+    values: dict[str, Any] = {}
+    while fields:  # a field whose bound names another is drawn after it
+        ready = [n for n, spec in fields.items()
+                 if not isinstance(spec, list) or all(not isinstance(b, str) or b in values for b in spec)]
+        if not ready:
+            raise ValueError(f"verdict fields with circular or unknown bounds: {sorted(fields)}")
+        for name in ready:
+            spec = fields.pop(name)
+            if spec == "bool":
+                values[name] = rng.random() < 0.5
+            elif spec == "image_subset":
+                values[name] = sorted(rng.sample(range(1, n_images + 1), rng.randint(0, n_images)))
+            else:
+                low, high = (values[b] if isinstance(b, str) else int(b) for b in spec)
+                values[name] = rng.randint(low, max(low, high))
+    if space.get("format") == "json":
+        body = json.dumps(values)
+    else:
+        body = "{" + ", ".join(f"{k!r}: {v!r}" for k, v in values.items()) + "}"
+    return f"Random verdict (chance-level judge).\n{body}"
 
 
 def _last_user_text(req: Request) -> str:
