@@ -164,3 +164,31 @@ def test_no_cache_sends_everything_again(reference: Reference, tmp_path: Path) -
         assert f"entries: {entries}" in info.stdout
         cleared = run_cli(["cache", "clear", "--cache-dir", str(tmp_path / "cache")], env, tmp_path / "logs")
         assert f"removed {entries} entries" in cleared.stdout and cache_entries(tmp_path / "cache") == 0
+
+
+def test_several_processes_share_one_cache(tmp_path: Path) -> None:
+    """Three runs at once on one cache folder (SQLite WAL): all finish, every reply is stored once."""
+    with ChatServer(reply=RealBenchOracle(unsure_every=1 << 40)) as server:
+        env = cli_env(server.base_url)
+        runs = [start_cli(["--tasks", task, "--model", "openai:test-model", "--data-dir", str(SAMPLE), "--no-progress",
+                           "--output-path", str(tmp_path / f"out{i}"), "--cache-dir", str(tmp_path / "cache")], env, tmp_path / "logs")
+                for i, task in enumerate(["realbench_ranking_easy", "realbench_ranking_hard", "realbench_retrieval_easy"])]
+        for run in runs:
+            assert run.wait(120) == 0, run.stderr
+        assert server.calls == 27 and cache_entries(tmp_path / "cache") == 27
+
+
+def test_one_model_name_at_two_endpoints_is_two_models(tmp_path: Path) -> None:
+    """The cache key names the endpoint: a second server that serves a model under the same
+    name (another vLLM deployment, another checkpoint) is asked, not answered from the cache."""
+    args = ["--tasks", "realbench_ranking_easy", "--model", "openai:test-model", "--data-dir", str(SAMPLE), "--no-progress",
+            "--cache-dir", str(tmp_path / "cache"), "--allow-failures"]
+    with ChatServer(reply=RealBenchOracle(unsure_every=1 << 40)) as a, ChatServer(reply=lambda body: "B") as b:
+        first = run_cli([*args, "--output-path", str(tmp_path / "a")], cli_env(a.base_url), tmp_path / "logs")
+        second = run_cli([*args, "--output-path", str(tmp_path / "b")], cli_env(b.base_url), tmp_path / "logs")
+        assert first.process.returncode == 0 and second.process.returncode == 0, second.stderr
+        assert a.calls == 9 and b.calls == 9
+        again = run_cli([*args, "--output-path", str(tmp_path / "a2")], cli_env(a.base_url), tmp_path / "logs")
+        assert again.process.returncode == 0 and a.calls == 9  # each endpoint's replies stay cached
+    assert comparable_results(tmp_path / "a2" / "results.json") == comparable_results(tmp_path / "a" / "results.json")
+    assert comparable_results(tmp_path / "b" / "results.json")["results"] != comparable_results(tmp_path / "a" / "results.json")["results"]

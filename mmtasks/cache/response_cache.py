@@ -1,7 +1,9 @@
 """A response cache in SQLite (WAL mode, safe for several processes).
 
 The key is a SHA-256 over the cache format version, the model identity
-(backend, name, every arg that can change answers) and the request's content
+(backend, name, every arg that can change answers; for the ``openai`` backend
+also the endpoint, so that two servers serving one model name never share
+replies) and the request's content
 key (every message part - image parts by content hash -, generation settings
 and the re-ask attempt). Only successful replies are stored: a failure is
 retried by the next run. Each reply is committed as soon as it arrives, so a

@@ -81,6 +81,13 @@ class OpenAIModel(ChatModel):
     def __repr__(self) -> str:
         return f"OpenAIModel({self.spec.name!r} at {self.url})"
 
+    @property
+    def identity(self) -> str:
+        """The spec's identity plus the endpoint (without credentials or query): one model name
+        served at two endpoints (two vLLM deployments, a proxy) may be two different models, and a
+        cached reply from one must not answer for the other."""
+        return json.dumps({"spec": json.loads(self.spec.identity()), "endpoint": self.url}, sort_keys=True)
+
     # -- lifecycle ---------------------------------------------------------
     def _started(self) -> asyncio.AbstractEventLoop:
         with self._start_lock:
