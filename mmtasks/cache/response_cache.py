@@ -3,11 +3,10 @@
 The key is a SHA-256 over the cache format version, the model identity
 (backend, name, every arg that can change answers; for the ``openai`` backend
 also the endpoint, so that two servers serving one model name never share
-replies) and the request's content
-key (every message part - image parts by content hash -, generation settings
-and the re-ask attempt). Only successful replies are stored: a failure is
-retried by the next run. Each reply is committed as soon as it arrives, so a
-killed run loses nothing it had received.
+replies) and the request's content key (every message part - image parts by
+content hash -, generation settings and the re-ask attempt). Only successful
+replies are stored: a failure is retried by the next run. Each reply is
+committed as soon as it arrives, so a killed run loses nothing it had received.
 """
 
 from __future__ import annotations
