@@ -4,6 +4,8 @@ judge sends only judge requests, and ``replay:`` of a run folder reproduces its 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -93,3 +95,28 @@ def test_changing_a_metric_or_the_judge_reruns_only_that(tmp_path: Path) -> None
         assert models_called(server, mark) == Counter()
         assert results("d")["results"] == a["results"]
         assert (tmp_path / "d" / "samples" / "mmdu.jsonl").read_text() == (tmp_path / "a" / "samples" / "mmdu.jsonl").read_text()
+
+
+SEGMENT_TWICE = """
+import sys
+from pathlib import Path
+import jieba
+from mmtasks.cache.response_cache import ResponseCache
+from mmtasks.scoring import rouge
+cache = ResponseCache(Path(sys.argv[1]))
+rouge.remember_segments(cache.memo("segments"))
+print(rouge.segment("我爱北京天安门"), rouge.rouge_l_f1("我爱北京", "我爱北京天安门"), jieba.dt.initialized)
+"""
+
+
+def test_segmentations_are_remembered_in_the_cache(tmp_path: Path) -> None:
+    """Rescoring ROUGE-L from the cache does not load jieba's dictionary (1-2 s) again."""
+    def once() -> str:
+        proc = subprocess.run([sys.executable, "-c", SEGMENT_TWICE, str(tmp_path / "cache")], cwd=REPO,
+                              env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split("\n")[0]
+
+    first, second = once(), once()
+    assert first.startswith("我 爱 北京 天安门 0.857") and first.endswith("True")
+    assert second == first.replace("True", "False")  # same segmentation and score, no dictionary loaded
