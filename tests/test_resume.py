@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from mmtasks.cli import main
 from tests.chat_server import ChatServer
 from tests.cli_process import (
     SAMPLE, Gate, cache_entries, cli_env, comparable_results, run_cli, samples_files, start_cli, wait_until,
@@ -46,7 +47,6 @@ class Reference:
     prompts: Counter[str]
     results: dict
     samples: dict[str, bytes]
-    out: Path
 
     @property
     def total(self) -> int:
@@ -64,10 +64,10 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
     res = comparable_results(tmp / "out" / "results.json")
     # the scripted model makes the evaluation non-trivial: two waves, re-asks, right and wrong answers
     stats = json.loads((tmp / "out" / "results.json").read_text())["run_stats"]
-    assert stats["waves"] == 2 and stats["sent"]["model"] > N_DOCS == len(prompts)
+    assert len(prompts) == N_DOCS and stats["waves"] == 2 and stats["sent"]["model"] > N_DOCS
     accs = [res["results"][t]["acc"] for t in TASKS if "acc" in res["results"][t]]
     assert any(0 < a < 100 for a in accs) and all(res["results"][t]["unparsed"] == 0 for t in TASKS)
-    return Reference(prompts, res, samples_files(tmp / "out"), tmp / "out")
+    return Reference(prompts, res, samples_files(tmp / "out"))
 
 
 def interrupt_after(n_replies: int, sig: int, tmp: Path, server: ChatServer, gate: Gate) -> tuple[int, str]:
@@ -146,7 +146,7 @@ def test_ctrl_c_exits_130_with_a_resume_hint_and_resumes(reference: Reference, t
         resume_and_compare(tmp_path, server, gate, reference)
 
 
-def test_no_cache_sends_everything_again(reference: Reference, tmp_path: Path) -> None:
+def test_no_cache_sends_everything_again(reference: Reference, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--no-cache neither reads nor writes the cache; --cache-dir picks the folder; cache info/clear."""
     with ChatServer(reply=RealBenchOracle()) as server:
         env = cli_env(server.base_url)
@@ -160,10 +160,11 @@ def test_no_cache_sends_everything_again(reference: Reference, tmp_path: Path) -
         assert again.process.returncode == 0, again.stderr
         assert sum(chat_prompts(server, mark).values()) == reference.total
         assert cache_entries(tmp_path / "cache") == entries
-        info = run_cli(["cache", "info", "--cache-dir", str(tmp_path / "cache")], env, tmp_path / "logs")
-        assert f"entries: {entries}" in info.stdout
-        cleared = run_cli(["cache", "clear", "--cache-dir", str(tmp_path / "cache")], env, tmp_path / "logs")
-        assert f"removed {entries} entries" in cleared.stdout and cache_entries(tmp_path / "cache") == 0
+    capsys.readouterr()
+    assert main(["cache", "info", "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert f"entries: {entries}" in capsys.readouterr().out
+    assert main(["cache", "clear", "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert f"removed {entries} entries" in capsys.readouterr().out and cache_entries(tmp_path / "cache") == 0
 
 
 def test_several_processes_share_one_cache(tmp_path: Path) -> None:
