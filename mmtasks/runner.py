@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mmtasks import distributed
 from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
 from mmtasks.config.run_config import RunConfig
 from mmtasks.config.task_registry import TaskRegistry
@@ -36,9 +37,13 @@ BOOTSTRAP_SEED = 1234
 class RunOutcome:
     results: dict[str, Any]
     samples: dict[str, list[Sample]] = field(default_factory=dict)
+    #: False on the other ranks of a data parallel run: rank 0 holds the results
+    is_main: bool = True
 
     @property
     def problems(self) -> dict[str, dict[str, int]]:
+        if not self.is_main:
+            return {}
         return {t: {k: v for k, v in p.items() if v} for t, p in self.results["problems"].items() if any(p.values())}
 
 
@@ -65,6 +70,14 @@ def _judge_spec(run: RunConfig, tasks: list[Task]) -> ModelSpec | None:
 
 
 def evaluate(run: RunConfig) -> RunOutcome:
+    """Run ``run``; under torchrun/accelerate launch, this rank's share of it (see :mod:`mmtasks.distributed`)."""
+    ranks = distributed.ranks_from_env()
+    distributed.quiet_unless_main(ranks)
+    with distributed.process_group(ranks):
+        return _evaluate(run, ranks)
+
+
+def _evaluate(run: RunConfig, ranks: distributed.Ranks) -> RunOutcome:
     tasks, groups = prepare_tasks(run)
     root = data_root(run.data_dir)
     # Check data before any model is loaded: a missing file costs nothing.
@@ -78,35 +91,34 @@ def evaluate(run: RunConfig) -> RunOutcome:
     try:
         if judge_spec is not None:
             # The judge is checked before any model time is spent.
-            models["judge"] = load_model(judge_spec, context)
+            models["judge"] = load_model(distributed.place(judge_spec, ranks), context)
             models["judge"].check_ready()
-        models["model"] = load_model(model_spec, context)
+        models["model"] = load_model(distributed.place(model_spec, ranks), context)
         models["model"].check_ready()
         if run.strategy == "notetaking":
             if run.notetaker:
-                models["notetaker"] = load_model(parse_model_spec(run.notetaker, run.notetaker_args), context)
+                models["notetaker"] = load_model(distributed.place(parse_model_spec(run.notetaker, run.notetaker_args), ranks), context)
                 models["notetaker"].check_ready()
             else:
                 models["notetaker"] = models["model"]
-        return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec)
+        return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks)
     finally:
         for m in {id(m): m for m in models.values()}.values():
             m.close()
 
 
-def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None) -> RunOutcome:
+def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks) -> RunOutcome:
     cache = ResponseCache(run.cache_dir or default_cache_dir()) if run.use_cache else None
-    writer = SamplesWriter(run.output_path / "samples") if run.output_path else None
+    writer = SamplesWriter(run.output_path / "samples") if run.output_path and ranks.is_main else None
     ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking")
     total = sum(s.count for s in scans.values())
-    progress = ProgressBar(total=total, enabled=run.progress)
+    progress = ProgressBar(total=ranks.shard_size(total), enabled=run.progress and ranks.is_main)
     by_task: dict[str, list[Sample]] = {t.name: [] for t in tasks}
 
     def dialogues() -> Iterator[Dialogue]:
-        for task in tasks:
-            proto = get_protocol(task.config.protocol)
-            for doc in task.documents(root, run.limit):
-                yield proto(task, doc, ctx)
+        docs = ((task, doc) for task in tasks for doc in task.documents(root, run.limit))
+        for task, doc in distributed.shard(docs, ranks):
+            yield get_protocol(task.config.protocol)(task, doc, ctx)
 
     def finished(sample: Sample) -> None:
         progress.advance(sample)
@@ -127,6 +139,12 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
             rouge.remember_segments(None)
             cache.close()
 
+    stats = {"waves": scheduler.stats.waves, "sent": scheduler.stats.sent, "cached": scheduler.stats.cached,
+             "failed": scheduler.stats.failed}
+    gathered = distributed.gather(by_task, stats, ranks)
+    if gathered is None:
+        return RunOutcome(results={}, is_main=False)
+    by_task, stats = gathered
     results: dict[str, TaskResult] = {}
     for task in tasks:
         samples = sorted(by_task[task.name], key=lambda s: s.doc_index)
@@ -140,8 +158,6 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     if judge_spec is not None:
         config["judge"] = judge_spec.display
         config["judge_spec"] = judge_spec.model_dump()
-    stats = {"waves": scheduler.stats.waves, "sent": scheduler.stats.sent, "cached": scheduler.stats.cached,
-             "failed": scheduler.stats.failed}
     data = build_results(tasks={t.name: t for t in tasks}, results=results,
                          n_original={n: s.total for n, s in scans.items()}, groups=groups,
                          run_config=config, stats=stats)

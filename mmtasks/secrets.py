@@ -49,12 +49,20 @@ def register_env_secrets(environ: "os._Environ[str] | dict[str, str] | None" = N
             register_secret(value)
 
 
+#: token shapes hidden even when nobody registered them (main's redact did this too)
+_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._\-]{8,}")
+_SK = re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}")
+
+
 def redact(text: str) -> str:
-    """``text`` with every registered secret replaced by ``***``."""
-    pattern = _pattern
-    if pattern is None or not text:
+    """``text`` with every registered secret, bearer token and ``sk-`` key replaced by ``***``."""
+    if not text:
         return text
-    return pattern.sub(REDACTED, text)
+    pattern = _pattern
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
+    text = _BEARER.sub(r"\1" + REDACTED, text)
+    return _SK.sub("sk-" + REDACTED, text)
 
 
 def safe_url(url: str) -> str:

@@ -22,6 +22,7 @@ from mmtasks.conversation import Image, Text
 from mmtasks.dialogues.multi_turn import read_turns
 from mmtasks.documents.dataset import Document
 from mmtasks.errors import DataError
+from mmtasks.scoring.mmdu import METRICS
 from tests.chat_server import ChatServer, last_user_text
 from tests.mmdu_data import MARKER, image_colour, image_size, judge_reply, scores, tag, write_mmdu
 
@@ -72,6 +73,31 @@ def test_malformed_dialogues_are_data_errors(conversations: list, n_images: int,
     assert info.value.doc_id == "d" and info.value.field.startswith("conversations")
 
 
+def test_combined_image_mode_is_refused(tmp_path: Path) -> None:
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+    from mmtasks.errors import ConfigError
+    from mmtasks.task import Task
+
+    write_mmdu(tmp_path, [[2]])
+    task = Task(*TaskRegistry.discover().load("mmdu"), image_mode="combined")
+    dialogue = get_protocol("multi_turn")(task, next(task.documents(tmp_path)), DialogueContext())
+    with pytest.raises(ConfigError, match="--image-mode combined"):
+        next(dialogue)
+
+
+def test_unknown_history_mode_is_a_config_error(tmp_path: Path) -> None:
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+    from mmtasks.errors import ConfigError
+    from mmtasks.task import Task
+
+    write_mmdu(tmp_path, [[1]])
+    task = Task(*TaskRegistry.discover().load("mmdu"), protocol_overrides={"history": "oracle"})
+    with pytest.raises(ConfigError, match="history must be one of self, reference"):
+        next(get_protocol("multi_turn")(task, next(task.documents(tmp_path)), DialogueContext()))
+
+
 def test_human_gpt_roles_are_accepted() -> None:
     doc = _doc([{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}], 0)
     assert [(t.question, t.reference) for t in read_turns(doc)] == [("q", "a")]
@@ -84,7 +110,7 @@ def server_reply(body: dict) -> str:
     found = re.findall(r"\[d\d+t\d+\]", last_user_text(body))
     if body["model"] == JUDGE:
         return judge_reply(scores(7, 7, 7, 7, 7, 7, 8))
-    return f"model answer {found[-1]}"
+    return f"model answer {found[-1] if found else len(body['messages'])}"
 
 
 @pytest.fixture
@@ -190,7 +216,7 @@ def test_history_self_end_to_end(server: ChatServer, tmp_path: Path) -> None:
     r = results["results"]["mmdu"]
     assert r["overall"] == pytest.approx(80.0) and r["creativity"] == pytest.approx(70.0)
     assert r["overall_macro"] == pytest.approx(80.0) and r["judge_failures"] == 0 and r["request_failures"] == 0
-    assert results["breakdowns"]["mmdu"]["turn"]["3"] == {"overall": 80.0, "n": 1}
+    assert results["breakdowns"]["mmdu"]["turn"]["3"] == {**dict.fromkeys(METRICS, 70.0), "overall": 80.0, "n": 1}
     assert results["run_stats"]["waves"] == 3 + 1
     samples = read_samples(out)
     assert samples[0]["responses"] == [f"model answer {tag(0, t)}" for t in (1, 2, 3)]
@@ -254,6 +280,25 @@ def test_retries_and_a_failed_turn(server: ChatServer, tmp_path: Path) -> None:
     assert d1["extra"]["turns"][1]["after_failure"] is True and d1["extra"]["turns"][1]["status"] == "judged"
 
 
+def test_unparseable_judge_replies_are_reasked_then_counted(server: ChatServer, tmp_path: Path) -> None:
+    write_mmdu(tmp_path, [[1, 0]])
+
+    def reply(body: dict) -> str:
+        if body["model"] == JUDGE and tag(0, 2) in last_user_text(body):
+            return "The answer is good. Overall: 8/10"  # no dictionary
+        return server_reply(body)
+
+    server.reply = reply
+    out = tmp_path / "run"
+    proc = run_cli(server, tmp_path, "--output-path", str(out))
+    assert proc.returncode == 1 and "judge_failures=1" in proc.stderr
+    assert len([b for b in judge_bodies(server) if tag(0, 2) in last_user_text(b)]) == 4  # 1 + judge.retries (3)
+    r = read_results(out)["results"]["mmdu"]
+    assert r["judge_failures"] == 1 and r["overall"] == pytest.approx(80.0) and r["overall_all"] == pytest.approx(40.0)
+    turn = read_samples(out)[0]["extra"]["turns"][1]
+    assert turn["status"] == "judge_failure" and turn["scores"] is None
+
+
 def test_turn_k_of_every_dialogue_is_one_wave(server: ChatServer, tmp_path: Path) -> None:
     n_dialogues, n_turns, latency = 8, 4, 0.2
     write_mmdu(tmp_path, [[1] + [0] * (n_turns - 1)] * n_dialogues)
@@ -306,3 +351,25 @@ def test_unreachable_judge_fails_before_any_model_call(server: ChatServer, tmp_p
     assert proc.returncode == 2
     assert f"openai:{JUDGE}" in proc.stderr and "not usable" in proc.stderr
     assert server.log == []  # the model server was never contacted
+
+
+def test_bundled_sample_data(server: ChatServer, tmp_path: Path) -> None:
+    sample = REPO / "data" / "sample"
+    records = json.loads((sample / "mmdu" / "benchmark.json").read_text(encoding="utf-8"))
+    n_turns = sum(len(r["conversations"]) // 2 for r in records)
+    out = tmp_path / "run"
+    proc = run_cli(server, tmp_path, "--data-dir", str(sample), "--output-path", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert len(model_bodies(server)) == n_turns and len(judge_bodies(server)) == n_turns
+    r = read_results(out)["results"]["mmdu"]
+    assert r["judged_turns"] == n_turns and r["overall"] == pytest.approx(80.0)
+    # every judge call carries all of its dialogue's images (the dialogue found by its question and reference)
+    for body in judge_bodies(server):
+        text = body["messages"][1]["content"][0]["text"][len(META_PROMPT):]
+        question = text.split("[Question]\n", 1)[1].split("\n\n[The Start of Reference Answer]\n", 1)[0]
+        reference = text.split("[The Start of Reference Answer]\n", 1)[1].split("\n[The End of Reference Answer]", 1)[0]
+        (record,) = [rec for rec in records
+                     if any(u["value"] == question and a["value"] == reference
+                            for u, a in zip(rec["conversations"][::2], rec["conversations"][1::2]))]
+        images = [p for p in body["messages"][1]["content"] if p["type"] == "image_url"]
+        assert len(images) == len(record["image"])

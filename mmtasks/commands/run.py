@@ -43,6 +43,8 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
 def run_command(args: argparse.Namespace) -> int:
     run = run_config_from_args(args)
     outcome = evaluate(run)
+    if not outcome.is_main:  # another rank of a data parallel run: rank 0 reports
+        return 0
     print_results_table(outcome.results)
     if run.output_path is not None:
         print(f"results: {run.output_path / 'results.json'}")

@@ -35,6 +35,8 @@ class HFSource(_Strict):
     split: str = "test"
     revision: str | None = None
     """Pin a revision: some benchmarks replaced their files after release."""
+    data_files: str | list[str] | dict[str, str | list[str]] | None = None
+    """For file-based builders (``path: json``/``parquet``): the files to read."""
 
 
 class DatasetConfig(_Strict):
@@ -43,7 +45,8 @@ class DatasetConfig(_Strict):
     id_field: str = "id"
     """The record field used as ``doc_id`` (falls back to the line number when absent)."""
     images_field: str | None = "images"
-    """The record field listing the document's images in order (None: no images)."""
+    """The record field listing the document's images in order (None: no images), or a path
+    into a list of records: ``turns[].images`` takes each turn's images, in turn order."""
     image_resolution: Literal["relative", "basename"] = "relative"
     """``relative``: paths relative to the data folder; ``basename``: find each file by
     name under ``images_dir`` (MMDU's records hold the authors' absolute paths)."""

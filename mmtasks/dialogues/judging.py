@@ -5,7 +5,7 @@ dropped, never scored as if it were a verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +36,15 @@ class Verdict:
 JudgeParser = Callable[[str], "dict[str, Any] | None"]
 
 
-def ask_judge(requests: list[Request], parse: JudgeParser, retries: int) -> Generator[list[Request], list[Reply], list[Verdict]]:
-    """Sub-dialogue (use with ``yield from``): returns one :class:`Verdict` per request."""
+def ask_judge(requests: list[Request], parse: JudgeParser | Sequence[JudgeParser], retries: int) -> Generator[list[Request], list[Reply], list[Verdict]]:
+    """Sub-dialogue (use with ``yield from``): returns one :class:`Verdict` per request.
+
+    ``parse`` is one parser for every request, or one per request (when the
+    required fields differ, e.g. MMRC's per-ability verdicts).
+    """
+    parsers = [parse] * len(requests) if callable(parse) else list(parse)
+    if len(parsers) != len(requests):
+        raise ValueError(f"ask_judge: {len(parsers)} parsers for {len(requests)} requests")
     verdicts = [Verdict(fields=None) for _ in requests]
     pending = list(range(len(requests)))
     for attempt in range(retries + 1):
@@ -51,7 +58,7 @@ def ask_judge(requests: list[Request], parse: JudgeParser, retries: int) -> Gene
             if not reply.ok:
                 v.error = reply.error or "judge request failed"
                 continue  # the backend already retried transport errors
-            parsed = parse(reply.text or "")
+            parsed = parsers[i](reply.text or "")
             if parsed is None:
                 v.error = "judge reply could not be parsed"
                 still.append(i)

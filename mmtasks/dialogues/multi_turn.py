@@ -123,6 +123,9 @@ def history_mode(task: "Task") -> str:
 
 @protocol("multi_turn")
 def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
+    if task.image_mode == "combined":
+        raise ConfigError("multi-turn dialogues place each image at its own marker; --image-mode combined is not supported",
+                          file=task.file, field="--image-mode")
     args = task.protocol_args
     marker = args.get("image_token", "<ImageHere>")
     turns = read_turns(doc, args.get("turns_field", "conversations"), marker)

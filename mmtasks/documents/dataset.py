@@ -18,6 +18,7 @@ from PIL import UnidentifiedImageError
 
 from mmtasks.config.task_config import DatasetConfig, TaskConfig
 from mmtasks.conversation import Image
+from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.documents.paths import confined, inside
 from mmtasks.errors import DataError
 
@@ -32,8 +33,9 @@ DATA_HINTS = {
     "(or try the bundled sample: --data-dir data/sample)",
     "mmdu": "download benchmark.json and mmdu_pics.zip from the Hugging Face dataset laolao77/MMDU "
     "and unzip the images into <data-dir>/mmdu/images/ (or try the bundled sample: --data-dir data/sample)",
-    "mmrc": "convert the Hugging Face dataset WUUE/MMRC_Real_World_Conversation with "
-    "`mmtasks data mmrc-convert` (or try the bundled sample: --data-dir data/sample)",
+    "mmrc": "put the conversations in mmrc/mmrc.jsonl with their images under mmrc/images/ (README 'Data'); "
+    "the Hugging Face release WUUE/MMRC_Real_World_Conversation can be read with dataset.hf and the "
+    "provisional adapter mmrc_hf (or try the bundled sample: --data-dir data/sample)",
 }
 
 
@@ -77,19 +79,8 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
 def _read_local(path: Path) -> Iterator[tuple[int, dict[str, Any], int | None]]:
     """Yield (index, record, line number) from JSONL, or from JSON holding a list / a dict of id -> record."""
     if path.suffix == ".jsonl":
-        with path.open("r", encoding="utf-8") as fh:
-            index = 0
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"malformed JSON line: {exc.msg} at column {exc.colno}", file=path, line=lineno) from None
-                if not isinstance(rec, dict):
-                    raise DataError("each line must be a JSON object", file=path, line=lineno)
-                yield index, rec, lineno
-                index += 1
+        for index, (lineno, rec) in enumerate(iter_jsonl(path)):
+            yield index, rec, lineno
         return
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -118,15 +109,29 @@ def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None
     except ImportError:
         raise DataError("reading a Hugging Face dataset needs the `datasets` package", hint="pip install 'mmtasks[datasets]'") from None
     try:
-        dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision)
+        dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision, data_files=hf.data_files)
     except (FileNotFoundError, ValueError, ConnectionError, OSError) as exc:
         raise DataError(
             f"cannot load Hugging Face dataset {hf.path!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
             field="dataset.hf",
             hint="check the name and your network, or download it and use local data with --data-dir",
         ) from None
+    dset = _undecoded_images(dset, datasets)
     for index, rec in enumerate(dset):
         yield index, dict(rec), None
+
+
+def _undecoded_images(dset: Any, datasets: Any) -> Any:
+    """Keep Hub image columns as encoded bytes (lazy), not decoded PIL images."""
+    for name, feature in dset.features.items():
+        if isinstance(feature, datasets.Image):
+            dset = dset.cast_column(name, datasets.Image(decode=False))
+        elif isinstance(feature, (list, datasets.Sequence)):
+            inner = feature[0] if isinstance(feature, list) else feature.feature
+            if isinstance(inner, datasets.Image):
+                dset = dset.cast_column(name, [datasets.Image(decode=False)] if isinstance(feature, list)
+                                        else datasets.Sequence(datasets.Image(decode=False)))
+    return dset
 
 
 def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str) -> Iterator[Document]:
@@ -153,17 +158,45 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
         yield Document(index=index, doc_id=doc_id, record=rec, images=images, source=source)
 
 
-def _images(rec: dict[str, Any], ds: DatasetConfig, folder: Path, doc_id: str, source: str, lineno: int | None) -> Iterator[Image]:
-    if ds.images_field is None:
-        return
-    raw = rec.get(ds.images_field, [])
-    if isinstance(raw, str):
-        raw = [raw]
+def image_entries(rec: dict[str, Any], images_field: str | None) -> list[Any] | None:
+    """The raw image entries of a record, in order; None when the field has the wrong shape.
+
+    ``images_field`` is a field name (``images``) or a path into a list of
+    records (``turns[].images``: each turn's images, concatenated in turn order).
+    A missing field means no images.
+    """
+    if images_field is None:
+        return []
+    head, sep, rest = images_field.partition("[].")
+    raw = rec.get(head, [])
+    if not sep:
+        return [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else None
     if not isinstance(raw, list):
+        return None
+    out: list[Any] = []
+    for item in raw:
+        if not isinstance(item, dict):
+            return None
+        inner = image_entries(item, rest)
+        if inner is None:
+            return None
+        out.extend(inner)
+    return out
+
+
+def _images(rec: dict[str, Any], ds: DatasetConfig, folder: Path, doc_id: str, source: str, lineno: int | None) -> Iterator[Image]:
+    raw = image_entries(rec, ds.images_field)
+    if raw is None:
         raise DataError("expected a list of image paths", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
-    for rel in raw:
+    for k, rel in enumerate(raw):
+        if isinstance(rel, dict) and isinstance(rel.get("bytes"), bytes):
+            # an image embedded in the record (a Hugging Face dataset's Image feature)
+            yield Image(data=rel["bytes"], doc_id=doc_id, label=rel.get("path") or f"{ds.images_field}[{k}]")
+            continue
+        if isinstance(rel, dict) and isinstance(rel.get("path"), str):
+            rel = rel["path"]
         if not isinstance(rel, str):
-            raise DataError(f"expected an image path, got {rel!r}", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
+            raise DataError(f"expected an image path, got {type(rel).__name__}", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
         if ds.image_resolution == "basename":
             name = rel.replace("\\", "/").rsplit("/", 1)[-1]
             path = confined(folder, f"{ds.images_dir}/{name}", doc_id=doc_id, field=ds.images_field)
@@ -212,8 +245,8 @@ def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | Non
     for i, rec, _ in records:
         total += 1
         if limit is None or i < limit:
-            imgs = rec.get(ds.images_field) if ds.images_field else None
-            if isinstance(imgs, list):
+            imgs = image_entries(rec, ds.images_field)
+            if imgs is not None:
                 max_images = max(max_images, len(imgs))
     count = total if limit is None else min(limit, total)
     return Scan(count=count, total=total, max_images=max_images)

@@ -71,8 +71,9 @@ class ModelSpec(BaseModel):
 
 #: args that change speed or placement but never the answers
 _NON_IDENTITY_ARGS = {
-    "device_map", "batch_size", "concurrency", "timeout", "max_retries", "api_key_env",
+    "device", "device_map", "batch_size", "concurrency", "timeout", "max_retries", "api_key_env",
     "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+    "distributed_executor_backend", "mm_encoder_tp_mode",
     "gpu_memory_utilization", "base_url", "enforce_eager", "retry_base_delay",
 }
 

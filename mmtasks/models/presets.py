@@ -1,8 +1,9 @@
 """Model presets: ``models/*.yaml`` name a model's weights and the backend settings it needs.
 
 ``--model qwen2-vl-7b`` uses the preset's default backend; ``--model
-vllm:qwen2-vl-7b`` the same weights through the preset's ``vllm`` settings.
-``--model-args`` override preset args.
+vllm:qwen2-vl-7b`` the same weights through the preset's ``vllm`` settings;
+``--model openai:qwen2-vl-7b`` asks an OpenAI-compatible server (e.g. ``vllm
+serve``) for the weights' name. ``--model-args`` override preset args.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mmtasks.config.yaml_loader import read_yaml, validate
+from mmtasks.errors import ConfigError
 
 BUILTIN_PRESETS_DIR = Path(__file__).resolve().parents[2] / "models"
+#: backends that take a ``max_images`` model arg (vLLM sizes ``limit_mm_per_prompt`` from the run instead)
+MAX_IMAGES_BACKENDS = frozenset({"hf"})
 
 
 class BackendSettings(BaseModel):
@@ -37,18 +41,35 @@ class Preset(BaseModel):
     """Backend used when the preset is named on its own."""
     backends: dict[str, BackendSettings] = Field(default_factory=dict)
     max_images: int | None = None
-    """The most images per request the model handles well (checked against the task)."""
+    """The most images per request the model handles well; passed as the ``max_images`` arg
+    to the backends that check it (``hf``). For ``vllm``, set ``limit_mm_per_prompt``."""
     context_length: int | None = None
+    """Tokens of context the model was built for (prompt, image tokens and reply)."""
     paper: str | None = None
     """Where the papers evaluated it (for the leaderboard's reference rows)."""
+    unsupported: dict[str, str] = Field(default_factory=dict)
+    """Backends that cannot run this model -> why (the error a user sees)."""
+
+    @model_validator(mode="after")
+    def _default_backend_is_supported(self) -> "Preset":
+        if self.backend in self.unsupported:
+            raise ValueError(f"the default backend {self.backend!r} is listed as unsupported")
+        return self
 
     def to_spec(self, extra_args: dict[str, Any], backend: str | None = None) -> "ModelSpec":
         from mmtasks.models.base import ModelSpec
 
         backend = backend or self.backend
+        if backend in self.unsupported:
+            supported = sorted({self.backend, *self.backends} - set(self.unsupported))
+            raise ConfigError(
+                f"model preset {self.name!r} cannot run on the {backend} backend: {self.unsupported[backend]}",
+                field="--model",
+                hint="use " + " or ".join(f"{b}:{self.name}" for b in supported),
+            )
         settings = self.backends.get(backend, BackendSettings())
         args = {**settings.args, **extra_args}
-        if self.max_images is not None:
+        if self.max_images is not None and backend in MAX_IMAGES_BACKENDS:
             args.setdefault("max_images", self.max_images)
         return ModelSpec(backend=backend, name=settings.name or self.weights, args=args, preset=self.name)
 

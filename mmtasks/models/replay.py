@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.errors import DataError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.scheduling.request import Reply, Request
@@ -24,7 +25,7 @@ class ReplayModel(ChatModel):
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
         self.path = Path(spec.name).expanduser()
-        self.recorded = load_recorded(self.path)
+        self.recorded, self.recorded_notes = load_recorded(self.path)
         self.source_model = _source_model(self.path)
 
     def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
@@ -32,6 +33,13 @@ class ReplayModel(ChatModel):
             yield i, self.reply_for(req)
 
     def reply_for(self, req: Request) -> Reply:
+        if req.target == "notetaker":
+            # A note-taking run is replayed with the note taker's recorded replies too.
+            notes = self.recorded_notes.get((req.task, req.doc_id))
+            if notes is None or req.position >= len(notes):
+                return Reply.failure(f"replay: no recorded note for task {req.task!r}, document {req.doc_id!r}, turn {req.position + 1}")
+            text = notes[req.position]
+            return Reply(text=text) if text is not None else Reply.failure("replay: the recorded note request had failed")
         responses = self.recorded.get((req.task, req.doc_id))
         if responses is None:
             return Reply.failure(f"replay: no recorded replies for task {req.task!r}, document {req.doc_id!r}")
@@ -56,26 +64,27 @@ def _files(path: Path) -> list[Path]:
     raise ModelError(f"replay: nothing to replay at {path} (expected a run folder, a samples folder or a .jsonl file)", field="--model")
 
 
-def load_recorded(path: Path) -> dict[tuple[str, str], list[str | None]]:
-    out: dict[tuple[str, str], list[str | None]] = {}
+Recorded = dict[tuple[str, str], list[str | None]]
+
+
+def load_recorded(path: Path) -> tuple[Recorded, Recorded]:
+    """(task, doc_id) -> the model's replies in order, and -> the note taker's replies (note-taking runs)."""
+    out: Recorded = {}
+    notes: Recorded = {}
     for file in _files(path):
-        with file.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"malformed JSON line: {exc.msg}", file=file, line=lineno) from None
-                try:
-                    key = (str(rec["task"]), str(rec["doc_id"]))
-                    responses = rec["responses"]
-                except (KeyError, TypeError):
-                    raise DataError("a replay line needs task, doc_id and responses", file=file, line=lineno) from None
-                if not isinstance(responses, list):
-                    raise DataError("responses must be a list of replies", file=file, line=lineno, field="responses")
-                out[key] = [r if r is None else str(r) for r in responses]
-    return out
+        for lineno, rec in iter_jsonl(file):
+            try:
+                key = (str(rec["task"]), str(rec["doc_id"]))
+                responses = rec["responses"]
+            except KeyError:
+                raise DataError("a replay line needs task, doc_id and responses", file=file, line=lineno) from None
+            if not isinstance(responses, list):
+                raise DataError("responses must be a list of replies", file=file, line=lineno, field="responses")
+            out[key] = [r if r is None else str(r) for r in responses]
+            note_log = (rec.get("extra") or {}).get("notes")
+            if isinstance(note_log, list):
+                notes[key] = [n.get("reply") if isinstance(n, dict) else None for n in note_log]
+    return out, notes
 
 
 def _source_model(path: Path) -> str | None:

@@ -83,19 +83,20 @@ class Scheduler:
 
     def _serve(self, requests: list[Request]) -> list[Reply]:
         out: list[Reply | None] = [None] * len(requests)
-        by_target: dict[Target, list[int]] = {}
+        # Requests are grouped by model object, not by target: when the note taker
+        # (or the judge) is the model under test, its requests share the batch.
+        by_model: dict[int, tuple[ChatModel, list[int]]] = {}
         for i, req in enumerate(requests):
-            by_target.setdefault(req.target, []).append(i)
-        for target, indices in by_target.items():
-            model = self.models.get(target)
+            model = self.models.get(req.target)
             if model is None:
-                for i in indices:
-                    out[i] = Reply.failure(f"no {target} model configured for this run")
+                out[i] = Reply.failure(f"no {req.target} model configured for this run")
                 continue
-            self._serve_target(target, model, requests, indices, out)
+            by_model.setdefault(id(model), (model, []))[1].append(i)
+        for model, indices in by_model.values():
+            self._serve_model(model, requests, indices, out)
         return [r if r is not None else Reply.failure("no reply") for r in out]
 
-    def _serve_target(self, target: Target, model: ChatModel, requests: list[Request], indices: list[int], out: list[Reply | None]) -> None:
+    def _serve_model(self, model: ChatModel, requests: list[Request], indices: list[int], out: list[Reply | None]) -> None:
         use_cache = self.cache is not None and model.cacheable
         keys: dict[int, str] = {}
         if use_cache:
@@ -105,7 +106,7 @@ class Scheduler:
             for i in indices:
                 if keys[i] in hits:
                     out[i] = Reply(text=hits[keys[i]], cached=True)
-            self.stats.add(self.stats.cached, target, sum(1 for i in indices if out[i] is not None))
+                    self.stats.add(self.stats.cached, requests[i].target)
         # Identical requests in one wave are sent once.
         todo: dict[str, list[int]] = {}
         for i in indices:
@@ -115,12 +116,13 @@ class Scheduler:
             return
         groups = list(todo.values())
         batch = [requests[g[0]] for g in groups]
-        self.stats.add(self.stats.sent, target, len(batch))
+        for req in batch:
+            self.stats.add(self.stats.sent, req.target)
         for j, reply in model.generate(batch):
             for i in groups[j]:
                 out[i] = reply
             if not reply.ok:
-                self.stats.add(self.stats.failed, target)
+                self.stats.add(self.stats.failed, batch[j].target)
             elif use_cache and reply.text is not None:
                 assert self.cache is not None
                 self.cache.put(keys[groups[j][0]], model.identity, reply.text)

@@ -91,7 +91,7 @@ def aggregate_mmdu(task: "Task", samples: Sequence["Sample"], seed: int) -> Task
     judged: list[int] = []
     failed: list[int] = []
     judge_failures = request_failures = 0
-    by_position: dict[int, list[float]] = {}
+    by_position: dict[int, list[dict[str, float]]] = {}  # turn index -> scores of its judged turns
     for s in samples:
         dialogue_sum = dict.fromkeys(METRICS, 0.0)
         n = bad = 0
@@ -101,7 +101,7 @@ def aggregate_mmdu(task: "Task", samples: Sequence["Sample"], seed: int) -> Task
                 for m in METRICS:
                     dialogue_sum[m] += float(turn["scores"][m])
                 n += 1
-                by_position.setdefault(k, []).append(float(turn["scores"]["overall"]))
+                by_position.setdefault(k, []).append(turn["scores"])
             elif status == "judge_failure":
                 judge_failures += 1
                 bad += 1
@@ -128,7 +128,12 @@ def aggregate_mmdu(task: "Task", samples: Sequence["Sample"], seed: int) -> Task
     result.metrics["judge_failures"] = judge_failures
     result.metrics["request_failures"] = request_failures
     result.problems = {"judge_failures": judge_failures, "request_failures": request_failures}
-    result.breakdowns = {
-        "turn": {str(k + 1): {"overall": 10 * sum(v) / len(v), "n": len(v)} for k, v in sorted(by_position.items())}
-    }
+    result.breakdowns = {"turn": {str(k + 1): _micro_row(v) for k, v in sorted(by_position.items())}}
     return result
+
+
+def _micro_row(scored: list[dict[str, float]]) -> dict[str, float | int]:
+    """Every dimension's micro average over ``scored`` turns (0-100), and their number."""
+    row: dict[str, float | int] = {m: 10 * sum(float(t[m]) for t in scored) / len(scored) for m in METRICS}
+    row["n"] = len(scored)
+    return row

@@ -42,6 +42,7 @@ def metric(name: str) -> Callable[[Metric], Metric]:
 def _load_builtins() -> None:
     # Importing registers the built-in parsers and metrics.
     from mmtasks.scoring import parsers, metrics  # noqa: F401
+    from mmtasks.scoring import mmrc_parsers  # noqa: F401
 
     # Judge-based benchmarks register their judge-reply parsers in their own modules.
     for name in ("mmdu", "mmrc"):

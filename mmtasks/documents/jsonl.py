@@ -1,0 +1,25 @@
+"""Reading JSON Lines with errors that name the file and line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mmtasks.errors import DataError
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for each non-blank line; a bad line is a DataError."""
+    with path.open("r", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"malformed JSON line: {exc.msg} at column {exc.colno}", file=path, line=lineno) from None
+            if not isinstance(rec, dict):
+                raise DataError("each line must be a JSON object", file=path, line=lineno)
+            yield lineno, rec

@@ -1,0 +1,156 @@
+"""MMRC results (shared/specs/mmrc.md): per-ability judge scores, overall, the precision
+metrics EP / IMP / RP, exact match, failure counts and the length / updates breakdowns.
+
+Every value is computed per question (one sample is a conversation holding its
+questions in ``extra["questions"]``) and averaged over questions:
+
+- ``ie cr iu im mr ar``: mean judge score (0-5) of the ability's questions;
+  ``overall`` = mean of the six ability means (None unless all six are scored).
+- ``ep`` (0-1): mean over IE questions of matched_items / model_items, 0 when
+  the answer states no item.
+- ``imp`` (0-1): mean over IM questions of |named ∩ gold| / |gold|, gold = the
+  question's ``images`` (a question without gold images has no IMP).
+- ``rp`` (percent): 100 x share of AR questions with ``refuse: true`` that the
+  judge says the model refused.
+- ``exact_match`` (0-1): choice and true/false questions, the parsed answer
+  against the gold letter / truth value (unparsable: 0).
+
+A judge failure or a failed model request leaves the question unscored: it is
+counted (``judge_failures``, ``request_failures``), never scored as 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mmtasks.scoring.aggregation import TaskResult, aggregator, mean, mean_and_stderr
+
+if TYPE_CHECKING:
+    from mmtasks.dialogues.sample import Sample
+    from mmtasks.task import Task
+
+ABILITY_METRICS: dict[str, str] = {"IE": "ie", "CR": "cr", "IU": "iu", "IM": "im", "MR": "mr", "AR": "ar"}
+PRECISION_METRICS = ("ep", "imp", "rp")
+METRICS = (*ABILITY_METRICS.values(), "overall", *PRECISION_METRICS, "exact_match")
+
+
+def question_values(rec: dict[str, Any]) -> dict[str, float]:
+    """The metric values one question contributes (only those that apply and were scored)."""
+    out: dict[str, float] = {}
+    if rec.get("exact_match") is not None:
+        out["exact_match"] = float(rec["exact_match"])
+    verdict = rec.get("verdict")
+    if verdict is None:
+        return out
+    ability = rec["ability"]
+    out[ABILITY_METRICS[ability]] = float(verdict["score"])
+    if ability == "IE":
+        stated = verdict["model_items"]
+        out["ep"] = verdict["matched_items"] / stated if stated > 0 else 0.0
+    elif ability == "IM" and rec.get("gold_images"):
+        gold = set(rec["gold_images"])
+        out["imp"] = len(gold & set(verdict["named_images"])) / len(gold)
+    elif ability == "AR" and rec.get("refuse") is True:
+        out["rp"] = 100.0 if verdict["refused"] else 0.0
+    return out
+
+
+def overall_of(ability_means: dict[str, float | None]) -> float | None:
+    """Mean of the six ability means; None when any ability is unscored."""
+    values = [ability_means.get(m) for m in ABILITY_METRICS.values()]
+    if any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None) / len(values)
+
+
+def collect(records: Iterable[dict[str, Any]]) -> dict[str, list[float]]:
+    values: dict[str, list[float]] = {}
+    for rec in records:
+        for name, v in question_values(rec).items():
+            values.setdefault(name, []).append(v)
+    return values
+
+
+def _means(values: dict[str, list[float]]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {m: mean(values.get(m, [])) for m in METRICS if m != "overall"}
+    out["overall"] = overall_of(out)
+    return out
+
+
+def doc_metrics(records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """A conversation's own means (Sample.metrics): what its questions scored."""
+    return {k: v for k, v in _means(collect(records)).items() if v is not None}
+
+
+def _records(samples: Sequence["Sample"]) -> list[tuple["Sample", dict[str, Any]]]:
+    return [(s, rec) for s in samples for rec in s.extra.get("questions", [])]
+
+
+def _breakdowns(pairs: list[tuple["Sample", dict[str, Any]]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per-conversation breakdowns (``length`` buckets, ``category``) and IU by ``updates``."""
+    groups: dict[str, dict[str, list[tuple["Sample", dict[str, Any]]]]] = {}
+    for s, rec in pairs:
+        for name, label in s.breakdown.items():
+            groups.setdefault(name, {}).setdefault(label, []).append((s, rec))
+        if rec["ability"] == "IU" and rec.get("updates") is not None:
+            groups.setdefault("updates", {}).setdefault(str(rec["updates"]), []).append((s, rec))
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, by_label in groups.items():
+        table: dict[str, dict[str, Any]] = {}
+        for label in sorted(by_label, key=_label_key):
+            members = by_label[label]
+            means = _means(collect(rec for _, rec in members))
+            if name == "updates":
+                row: dict[str, Any] = {"iu": means["iu"]}
+            else:
+                row = {m: means[m] for m in (*ABILITY_METRICS.values(), "overall")}
+                row["n_conversations"] = len({id(s) for s, _ in members})
+            row["n"] = len(members)
+            table[label] = row
+        out[name] = table
+    return out
+
+
+def _label_key(label: str) -> tuple[int, float, str]:
+    head = label.strip("[(").split(",")[0].split("-")[0]
+    try:
+        return (0, float(head), label)
+    except ValueError:
+        return (1, 0.0, label)
+
+
+@aggregator("mmrc")
+def mmrc(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+    pairs = _records(samples)
+    records = [rec for _, rec in pairs]
+    values = collect(records)
+    result = TaskResult(n_samples=len(samples))
+    stderrs: dict[str, float | None] = {}
+    for m in METRICS:
+        if m == "overall":
+            continue
+        result.metrics[m], stderrs[m] = mean_and_stderr(values.get(m, []), seed)
+    result.metrics["overall"] = overall_of(result.metrics)  # type: ignore[arg-type]
+    # Standard error of a mean of six means, from theirs (treated as independent).
+    ability_se = [stderrs[m] for m in ABILITY_METRICS.values()]
+    stderrs["overall"] = (math.sqrt(sum(se * se for se in ability_se if se is not None)) / len(ability_se)
+                          if result.metrics["overall"] is not None else None)
+    for m in METRICS:
+        result.metrics[f"{m}_stderr"] = stderrs[m]
+        result.higher_is_better[m] = True
+    judge_failures = sum(1 for rec in records if rec.get("judge_failed"))
+    request_failures = sum(len(s.failures) for s in samples)
+    result.metrics.update({
+        "n_questions": len(records),
+        "scored_questions": sum(1 for rec in records if rec.get("verdict") is not None),
+        "judge_failures": judge_failures,
+        "request_failures": request_failures,
+        "unanswered_questions": sum(1 for rec in records if rec.get("response") is None),
+        "exact_match_unparsed": sum(1 for rec in records if rec.get("exact_match") is not None and rec.get("parsed") is None),
+        "note_unparsed": sum(int(s.extra.get("note_unparsed", 0)) for s in samples),
+    })
+    result.problems = {"request_failures": request_failures, "judge_failures": judge_failures}
+    result.breakdowns = _breakdowns(pairs)
+    return result

@@ -1,0 +1,64 @@
+"""A task can name a Hugging Face dataset; its embedded images stay encoded until a backend needs them."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from mmtasks.cli import main
+
+datasets = pytest.importorskip("datasets")
+
+
+def png(color: str, size: tuple[int, int]) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", size, color).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_task_reads_a_hf_dataset_with_image_features(tmp_path: Path) -> None:
+    rows = {
+        "id": ["h-1", "h-2"],
+        "text": ["note Figure_", "another Figure_"],
+        "images": [[{"bytes": png("red", (20, 10)), "path": None}, {"bytes": png("blue", (8, 8)), "path": None}],
+                   [{"bytes": png("green", (5, 9)), "path": None}]],
+        "answer": ["B", "A"],
+    }
+    features = datasets.Features({"id": datasets.Value("string"), "text": datasets.Value("string"),
+                                  "images": datasets.Sequence(datasets.Image()), "answer": datasets.Value("string")})
+    parquet = tmp_path / "test.parquet"
+    datasets.Dataset.from_dict(rows, features=features).to_parquet(str(parquet))
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "hub_task.yaml").write_text(f"""\
+task: hub_task
+dataset:
+  hf: {{path: parquet, data_files: {json.dumps(str(parquet))}, split: train}}
+prompt:
+  user: "{{{{ doc.text }}}} {{% for i in range(n_images) %}}{{{{ image(i) }}}}{{% endfor %}} A or B?"
+target: "field:answer"
+answer: {{parser: realbench_choice, space: {{kind: choice, choices: [A, B]}}}}
+metrics: [{{name: acc, function: choice_acc}}]
+""")
+    out = tmp_path / "out"
+    code = main(["--tasks", "hub_task", "--include-path", str(tasks), "--model", "random", "--output-path", str(out),
+                 "--no-cache", "--no-progress"])
+    assert code == 0
+    rows_out = [json.loads(l) for l in (out / "samples" / "hub_task.jsonl").read_text().splitlines()]
+    assert [r["doc_id"] for r in rows_out] == ["h-1", "h-2"]
+    first_images = [p for p in rows_out[0]["prompt"][0]["content"] if p["type"] == "image"]
+    assert len(first_images) == 2
+
+    # the images are the embedded bytes, decoded only on demand
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.task import Task
+
+    config, path = TaskRegistry.discover([tasks]).load("hub_task")
+    doc = next(Task(config, path).documents(None))
+    assert [img.path for img in doc.images] == [None, None]
+    assert [img.load().size for img in doc.images] == [(20, 10), (8, 8)]
+    assert doc.images[1].load().getpixel((0, 0)) == (0, 0, 255)

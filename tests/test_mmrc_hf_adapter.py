@@ -1,0 +1,95 @@
+"""The provisional ``mmrc_hf`` adapter: likely Hub field names map to the local MMRC format,
+a missing field is a DataError that names it, and the adapter plugs into dataset loading."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image as PILImage
+
+from mmtasks.config.task_config import TaskConfig
+from mmtasks.documents.adapters import get_adapter
+from mmtasks.documents.dataset import load_documents
+from mmtasks.documents.mmrc_record import conversation_of
+from mmtasks.errors import DataError
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "mmrc" / "mmrc.jsonl"
+
+HUB_LIKE = {
+    "conversation_id": 17,
+    "topic": "music",
+    "conversations": [
+        {"from": "human", "value": "I play guitar.", "image": ["images/17/1.jpg"]},
+        {"from": "gpt", "value": "Nice!"},
+        {"from": "human", "value": "I switched to piano."},
+        {"from": "gpt", "value": "Great."},
+    ],
+    "qa_pairs": [
+        {"type": "Information Update", "question_type": "multiple choice", "q": "What do I play now?",
+         "choices": ["A. guitar", "B. piano"], "gt": "B", "updates": 1},
+        {"type": "answer refusal", "question": "What is my teacher's name?", "answer": "Not mentioned.", "refuse": True},
+        {"type": "IU", "format": "true/false", "question": "I play piano.", "answer": True},
+    ],
+}
+
+
+def test_local_records_pass_through() -> None:
+    adapt = get_adapter("mmrc_hf")
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        assert adapt(rec) == rec
+
+
+def test_hub_like_names_are_mapped() -> None:
+    out = get_adapter("mmrc_hf")(HUB_LIKE)
+    assert out["id"] == "17" and out["category"] == "music"
+    assert out["turns"] == [
+        {"user": "I play guitar.", "images": ["images/17/1.jpg"], "assistant": "Nice!"},
+        {"user": "I switched to piano.", "images": [], "assistant": "Great."},
+    ]
+    iu, ar, tf = out["questions"]
+    assert iu == {"ability": "IU", "format": "choice", "question": "What do I play now?", "answer": "B",
+                  "options": {"A": "guitar", "B": "piano"}, "updates": 1}
+    assert ar["ability"] == "AR" and ar["format"] == "open" and ar["refuse"] is True
+    assert tf["format"] == "tf" and tf["answer"] == "true"
+
+
+@pytest.mark.parametrize(("drop", "field"), [("qa_pairs", "questions"), ("conversations", "turns"), ("conversation_id", "id")])
+def test_missing_field_is_named(drop: str, field: str) -> None:
+    rec = {k: v for k, v in HUB_LIKE.items() if k != drop}
+    with pytest.raises(DataError) as err:
+        get_adapter("mmrc_hf")(rec)
+    assert err.value.field == field and "provisional" in err.value.message and "looked for" in err.value.message
+
+
+def test_missing_question_field_and_unknown_ability() -> None:
+    rec = {**HUB_LIKE, "qa_pairs": [{"type": "IE", "question": "What do I play?"}]}
+    with pytest.raises(DataError) as err:
+        get_adapter("mmrc_hf")(rec)
+    assert err.value.field == "questions.0.answer" and err.value.doc_id == "17"
+    rec = {**HUB_LIKE, "qa_pairs": [{"type": "humour", "question": "?", "answer": "!"}]}
+    with pytest.raises(DataError, match="unknown ability 'humour'"):
+        get_adapter("mmrc_hf")(rec)
+
+
+def test_embedded_images_are_refused() -> None:
+    rec = {**HUB_LIKE, "conversations": [{"role": "user", "content": "hi", "images": [{"bytes": b"..."}]}]}
+    with pytest.raises(DataError, match="embedded images"):
+        get_adapter("mmrc_hf")(rec)
+
+
+def test_adapter_plugs_into_loading(tmp_path: Path) -> None:
+    folder = tmp_path / "mmrc"
+    (folder / "images" / "17").mkdir(parents=True)
+    PILImage.new("RGB", (4, 4), "red").save(folder / "images" / "17" / "1.jpg")
+    (folder / "hub.jsonl").write_text(json.dumps(HUB_LIKE) + "\n", encoding="utf-8")
+    config = TaskConfig.model_validate({
+        "task": "t", "protocol": "replay_probe",
+        "dataset": {"local": {"dir": "mmrc", "file": "hub.jsonl"}, "adapter": "mmrc_hf", "images_field": "turns[].images"},
+    })
+    (doc,) = load_documents(config, tmp_path)
+    assert doc.doc_id == "17" and [img.label for img in doc.images] == ["images/17/1.jpg"]
+    conv = conversation_of(doc)
+    assert [q.ability for q in conv.questions] == ["IU", "AR", "IU"] and conv.image_numbers() == [[0], []]
