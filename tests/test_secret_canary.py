@@ -37,10 +37,13 @@ def scan(paths: list[Path], canaries: list[str]) -> list[str]:
 
 
 def test_canary_keys_never_reach_outputs_caches_or_logs(tmp_path: Path) -> None:
-    model_key = f"sk-canary-{secrets.token_hex(16)}"
-    judge_key = f"sk-canary-{secrets.token_hex(16)}"
+    # the keys named by api_key_env do not have the sk- shape that redact() hides on sight:
+    # they are hidden only because the backend registered them
+    model_key = f"canary-model-{secrets.token_hex(16)}"
+    judge_key = f"canary-judge-{secrets.token_hex(16)}"
     std_key = f"sk-canary-{secrets.token_hex(16)}"
-    canaries = [model_key, judge_key, std_key]
+    url_password = f"canary{secrets.token_hex(16)}"
+    canaries = [model_key, judge_key, std_key, url_password]
     oracle = RealBenchOracle()
     failing_doc = "文具笔记"  # rank-e-002
     failing_judge = "Describe both images"
@@ -72,8 +75,8 @@ def test_canary_keys_never_reach_outputs_caches_or_logs(tmp_path: Path) -> None:
             assert run.process.returncode != 0
             assert "the API key was rejected" in run.stderr and "Incorrect API key provided: ***" in run.stderr
 
-        # 2. keys from variables named by api_key_env (names that do not look secret), failures whose
-        #    error bodies echo the keys, --verbose (debug logs of every library)
+        # 2. keys from variables named by api_key_env (names that do not look secret), a password in
+        #    the judge's base_url, failures whose error bodies echo the keys, --verbose (debug logs)
         server.api_key = None
         for n, verbose in enumerate(([], ["--verbose"])):
             out = tmp_path / f"run{n}"
@@ -81,7 +84,8 @@ def test_canary_keys_never_reach_outputs_caches_or_logs(tmp_path: Path) -> None:
             env = cli_env(server.base_url, api_key=std_key, EVAL_MODEL_CREDENTIAL=model_key, EVAL_JUDGE_CREDENTIAL=judge_key)
             run = run_cli(["--tasks", "realbench_ranking_easy,mmdu", "--limit", "3", "--data-dir", str(SAMPLE),
                            "--model", f"openai:{MODEL}", "--model-args", "api_key_env=EVAL_MODEL_CREDENTIAL,max_retries=1,retry_base_delay=0.01",
-                           "--judge", f"openai:{JUDGE}", "--judge-args", "api_key_env=EVAL_JUDGE_CREDENTIAL,max_retries=1,retry_base_delay=0.01",
+                           "--judge", f"openai:{JUDGE}", "--judge-args", "api_key_env=EVAL_JUDGE_CREDENTIAL,max_retries=1,retry_base_delay=0.01,"
+                           f"base_url={server.base_url.replace('http://', f'http://evaluser:{url_password}@')}",
                            "--output-path", str(out), "--cache-dir", str(cache), "--no-progress", *verbose], env, logs)
             assert run.process.returncode == 1, run.stderr
             if verbose:
