@@ -24,6 +24,7 @@ from mmtasks.results.files import SamplesWriter
 from mmtasks.results.results_json import build_results, write_results
 from mmtasks.scheduling.request import Target
 from mmtasks.scheduling.scheduler import Scheduler
+from mmtasks.scoring import rouge
 from mmtasks.scoring.aggregation import TaskResult, get_aggregator
 from mmtasks.task import Task
 
@@ -125,6 +126,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
             writer.write(sample)
 
     scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished)
+    if cache is not None:
+        rouge.remember_segments(cache.memo("segments"))
     try:
         for sample in scheduler.run(dialogues()):
             by_task[sample.task].append(sample)
@@ -133,6 +136,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         if writer is not None:
             writer.close()
         if cache is not None:
+            rouge.remember_segments(None)
             cache.close()
 
     stats = {"waves": scheduler.stats.waves, "sent": scheduler.stats.sent, "cached": scheduler.stats.cached,

@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import threading
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 REDACTED = "***"
 #: shorter values are not treated as secrets (redacting them would mangle ordinary text)
@@ -47,6 +47,20 @@ def register_env_secrets(environ: "os._Environ[str] | dict[str, str] | None" = N
     for name, value in (os.environ if environ is None else environ).items():
         if SECRET_ENV_NAME.search(name) and len(value) >= MIN_ENV_SECRET_LENGTH:
             register_secret(value)
+
+
+def register_url_secrets(url: str) -> None:
+    """Register the credentials a URL carries: its password and its query values
+    (``http://user:PASSWORD@host/v1``, ``...?api-key=KEY``), so that the URL can be logged and
+    recorded (results.json keeps the run's arguments) without them."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return
+    register_secret(password)
+    for _, value in parse_qsl(parts.query):
+        register_secret(value)
 
 
 #: token shapes hidden even when nobody registered them (main's redact did this too)

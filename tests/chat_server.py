@@ -28,6 +28,7 @@ import math
 import select
 import socket
 import socketserver
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -65,6 +66,11 @@ class _HTTPServer(ThreadingHTTPServer):
     def shutdown_request(self, request: Any) -> None:
         self.owner._track(request, False)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return  # a client that went away (killed, timed out) is not a server error
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

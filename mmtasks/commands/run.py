@@ -50,7 +50,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"results: {run.output_path / 'results.json'}")
     problems = outcome.problems
     if problems:
-        print_problems(problems)
+        print_problems(problems, allowed=run.allow_failures)
         if not run.allow_failures:
             return 1
     return 0

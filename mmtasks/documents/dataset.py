@@ -19,7 +19,7 @@ from PIL import UnidentifiedImageError
 from mmtasks.config.task_config import DatasetConfig, TaskConfig
 from mmtasks.conversation import Image
 from mmtasks.documents.jsonl import iter_jsonl
-from mmtasks.documents.paths import confined
+from mmtasks.documents.paths import confined, inside
 from mmtasks.errors import DataError
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -60,8 +60,8 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
                 hint=f"pass --data-dir DIR or set MMTASKS_DATA_DIR; expected DIR/{ds.local.dir}/{ds.local.file}. "
                 + DATA_HINTS.get(ds.local.dir, ""),
             )
-        folder = data_root / ds.local.dir
-        path = folder / ds.local.file
+        folder = data_root / inside(ds.local.dir, where="the data root", field="dataset.local.dir", file=task_file)
+        path = folder / inside(ds.local.file, where=f"the data folder {folder}", field="dataset.local.file", file=task_file)
         if not path.is_file():
             raise DataError(
                 f"data file not found for task {task.task!r}",

@@ -41,7 +41,7 @@ from mmtasks.models.openai_payload import (
 )
 from mmtasks.models.retry import is_retryable_status, retry_after_seconds, retry_delay
 from mmtasks.scheduling.request import Reply, Request
-from mmtasks.secrets import redact, register_env_secrets, register_secret, safe_url
+from mmtasks.secrets import redact, register_env_secrets, register_secret, register_url_secrets, safe_url
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ class OpenAIModel(ChatModel):
         self.args = parse_openai_args(spec.args)
         self.base_url = (self.args.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         register_env_secrets()
+        register_url_secrets(self.base_url)
         self._api_key = os.environ.get(self.args.api_key_env) or None
         register_secret(self._api_key)
         self.url = safe_url(self.base_url)
@@ -80,6 +81,13 @@ class OpenAIModel(ChatModel):
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.spec.name!r} at {self.url})"
+
+    @property
+    def identity(self) -> str:
+        """The spec's identity plus the endpoint (without credentials or query): one model name
+        served at two endpoints (two vLLM deployments, a proxy) may be two different models, and a
+        cached reply from one must not answer for the other."""
+        return json.dumps({"spec": json.loads(self.spec.identity()), "endpoint": self.url}, sort_keys=True)
 
     # -- lifecycle ---------------------------------------------------------
     def _started(self) -> asyncio.AbstractEventLoop:
