@@ -1,5 +1,6 @@
 # Two commands set everything up on a fresh machine (no GPU needed):
-#   make demo   - create .venv if missing, install, run RealBench on the bundled sample data, build the leaderboard
+#   make demo   - create .venv if missing, install, run RealBench, MMDU and MMRC on the bundled sample data
+#                 with the `random` baseline (and random chance-level judge), build the leaderboard
 #   make test   - create .venv if missing, install (plus the vLLM CPU venv and Chromium for the browser test), run all tests
 PYTHON ?= python3
 VENV := .venv
@@ -19,8 +20,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable --model random \
-		--data-dir data/sample --output-path runs/demo-random --no-cache
+	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable,mmdu,mmrc \
+		--model random --judge random --data-dir data/sample --output-path runs/demo-random --no-cache
 	$(PY) -m mmtasks --tasks realbench --model random --image-mode combined \
 		--data-dir data/sample --output-path runs/demo-random-combined --no-cache
 	$(PY) -m mmtasks leaderboard build runs/demo-random runs/demo-random-combined --out runs/leaderboard

@@ -42,9 +42,9 @@ def test_concurrent_calls_are_not_serialised(chat_server: ChatServer) -> None:
     for t in threads:
         t.join()
     assert statuses == [200] * 64
-    assert time.monotonic() - start < 4.0  # serialised: 32 s
+    assert time.monotonic() - start < 6.0  # serialised: 32 s
     # nearly all 64 overlap (a loaded 2-core machine may start the last threads late)
-    assert chat_server.calls == 64 and chat_server.max_in_flight >= 48 and chat_server.in_flight == 0
+    assert chat_server.calls == 64 and chat_server.max_in_flight >= 32 and chat_server.in_flight == 0
 
 
 def test_echo_reply_log_and_reset(chat_server: ChatServer) -> None:
