@@ -4,7 +4,8 @@ vLLM's CPU build pins torch and transformers versions that clash with the main
 venv, so it lives in .venv-vllm (scripts/setup_vllm_venv.sh) and the backend
 runs in a subprocess there: tests/vllm_driver.py builds ``vllm:MODEL_DIR``
 through mmtasks' model registry, sends two waves of requests and writes what
-came back to JSON. One engine start (about 20-40 s) serves every test here.
+came back to JSON, then runs a real task through the harness's Scheduler. One engine start
+(about 20-40 s) serves every test here.
 """
 
 from __future__ import annotations
@@ -121,3 +122,19 @@ def test_unknown_model_arg_and_missing_weights_are_one_line_model_errors(run: di
         assert "\n" not in run[key], key
     assert "no weights" in run["no_weights_error"]
     assert "not found" in run["missing_dir_error"]
+
+
+def test_a_task_runs_through_the_harness_scheduler(run: dict[str, Any]) -> None:
+    """Documents of a real task -> single-turn dialogues -> Scheduler -> vLLM: one wave of 4 requests,
+    each sent greedy with the task's max_new_tokens, replies scored."""
+    sched = run["scheduler"]
+    assert sched["waves"] == 1 and sched["sent"] == {"model": 4}
+    assert len(sched["samples"]) == 4
+    for sample in sched["samples"]:
+        assert not sample["failures"] and isinstance(sample["responses"][0], str) and sample["responses"][0]
+        assert sample["metrics"]["rouge_l"] is not None and 0 <= sample["metrics"]["rouge_l"] <= 100
+    assert len(sched["sent_requests"]) == 4
+    for sent in sched["sent_requests"]:
+        assert sent["sampling"]["temperature"] == 0.0 and sent["sampling"]["max_tokens"] == 6
+        assert sent["output_tokens"] <= 6
+    assert sched["results"]["rouge_l"] is not None

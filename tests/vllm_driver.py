@@ -91,6 +91,47 @@ def ask(model: Any, named: dict[str, Request]) -> dict[str, Any]:
     return out
 
 
+TEXT_TASK = """\
+task: vllm_text_task
+dataset:
+  local: {dir: realbench, file: extraction_easy.jsonl}
+  images_field: null
+prompt:
+  system: Answer briefly.
+  user: "Question: {{ doc.text }}"
+generation: {max_new_tokens: 6, temperature: 0.0}
+target: "field:answer"
+answer: {parser: realbench_text}
+metrics:
+  - {name: rouge_l, function: rouge_l_zh}
+"""
+
+
+def through_the_scheduler(model: Any, data_root: Path, n_docs: int) -> dict[str, Any]:
+    """A real task's documents -> single-turn dialogues -> the harness's Scheduler -> this model."""
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+    from mmtasks.scheduling.scheduler import Scheduler
+    from mmtasks.scoring.aggregation import get_aggregator
+    from mmtasks.task import Task
+
+    with tempfile.TemporaryDirectory() as tasks_dir:
+        (Path(tasks_dir) / "vllm_text_task.yaml").write_text(TEXT_TASK)
+        config, path = TaskRegistry.discover([tasks_dir]).load("vllm_text_task")
+        task = Task(config, path)
+        protocol = get_protocol(config.protocol)
+        scheduler = Scheduler(models={"model": model})
+        samples = list(scheduler.run(protocol(task, doc, DialogueContext()) for doc in task.documents(data_root, n_docs)))
+    result = get_aggregator(config.aggregator)(task, samples, 0)
+    return {
+        "waves": scheduler.stats.waves,
+        "sent": scheduler.stats.sent,
+        "samples": [{"doc_id": s.doc_id, "responses": s.responses, "metrics": s.metrics, "failures": s.failures} for s in samples],
+        "results": result.metrics,
+        "sent_requests": [asdict(r) for r in model.last_wave],
+    }
+
+
 def expect_model_error(spec: ModelSpec) -> str:
     try:
         load_model(spec, ModelContext())
@@ -130,6 +171,7 @@ def main() -> None:
         wave2 = ask(model, second_wave(stop))
         result["generate_seconds"] = round(time.monotonic() - start, 1)
         result.update(waves=[wave1, wave2], stop=stop)
+        result["scheduler"] = through_the_scheduler(model, Path(__file__).resolve().parents[1] / "data" / "sample", 4)
     finally:
         model.close()
     Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False))
