@@ -73,7 +73,7 @@ def breakdown_table(samples: Sequence["Sample"], metric_names: Sequence[str], va
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for name, by_label in groups.items():
         table: dict[str, dict[str, Any]] = {}
-        for label in sorted(by_label, key=_label_sort_key):
+        for label in sorted(by_label, key=label_sort_key):
             members = by_label[label]
             row: dict[str, Any] = {}
             for m in metric_names:
@@ -85,7 +85,8 @@ def breakdown_table(samples: Sequence["Sample"], metric_names: Sequence[str], va
     return out
 
 
-def _label_sort_key(label: str) -> tuple[int, float, str]:
+def label_sort_key(label: str) -> tuple[int, float, str]:
+    """Numeric labels and buckets ("1-6", "[4,6)") in numeric order, then the rest alphabetically."""
     head = label.strip("[(").split("-")[0].split(",")[0]
     try:
         return (0, float(head), label)

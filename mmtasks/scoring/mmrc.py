@@ -25,7 +25,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.scoring.aggregation import TaskResult, aggregator, mean, mean_and_stderr
+from mmtasks.scoring.aggregation import TaskResult, aggregator, label_sort_key, mean, mean_and_stderr
 
 if TYPE_CHECKING:
     from mmtasks.dialogues.sample import Sample
@@ -99,7 +99,7 @@ def _breakdowns(pairs: list[tuple["Sample", dict[str, Any]]]) -> dict[str, dict[
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for name, by_label in groups.items():
         table: dict[str, dict[str, Any]] = {}
-        for label in sorted(by_label, key=_label_key):
+        for label in sorted(by_label, key=label_sort_key):
             members = by_label[label]
             means = _means(collect(rec for _, rec in members))
             if name == "updates":
@@ -111,14 +111,6 @@ def _breakdowns(pairs: list[tuple["Sample", dict[str, Any]]]) -> dict[str, dict[
             table[label] = row
         out[name] = table
     return out
-
-
-def _label_key(label: str) -> tuple[int, float, str]:
-    head = label.strip("[(").split(",")[0].split("-")[0]
-    try:
-        return (0, float(head), label)
-    except ValueError:
-        return (1, 0.0, label)
 
 
 @aggregator("mmrc")
