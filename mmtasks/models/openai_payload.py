@@ -50,14 +50,16 @@ def chat_messages(messages: Sequence[Message], image_urls: Iterator[str], detail
 def generation_params(generation: GenerationConfig, max_tokens_param: str = "max_tokens") -> dict[str, Any]:
     """Map :class:`GenerationConfig` onto request fields.
 
-    ``do_sample`` None leaves temperature and top_p to the model's defaults;
-    False is greedy (temperature 0); True sends temperature and top_p as set.
+    Follows :meth:`GenerationConfig.sampling_mode`: ``default`` leaves temperature
+    and top_p to the server's defaults; ``greedy`` sends temperature 0; ``sample``
+    sends temperature and top_p as set.
     """
     params: dict[str, Any] = {max_tokens_param: generation.max_new_tokens}
-    if generation.do_sample is False:
+    mode = generation.sampling_mode()
+    if mode == "greedy":
         params["temperature"] = 0.0
-    elif generation.do_sample:
-        params["temperature"] = generation.temperature
+    elif mode == "sample":
+        params["temperature"] = generation.temperature if generation.temperature is not None else 1.0
         params["top_p"] = generation.top_p
     if generation.seed is not None:
         params["seed"] = generation.seed

@@ -1,0 +1,262 @@
+"""The ``vllm`` backend: vLLM's offline engine (``vllm.LLM``), a whole wave per call.
+
+``vllm:NAME`` loads NAME (a local folder or a Hugging Face id in the local
+cache) once. Each :meth:`VLLMModel.generate` call turns the wave's requests
+into OpenAI-style conversations (images as ``image_pil`` parts, decoded only
+for this wave) and sends them in one ``LLM.chat`` call with one
+``SamplingParams`` per request, so vLLM's own scheduler batches the whole wave
+whatever the mix of generation settings. If vLLM rejects the batch (a prompt
+longer than ``max_model_len``, too many images), the requests are retried one
+by one so that only the offending ones fail.
+
+Model args are vLLM's own (``EngineArgs`` fields and ``LLM`` parameters:
+``tensor_parallel_size``, ``max_model_len``, ``gpu_memory_utilization``,
+``dtype``, ``quantization``, ``enforce_eager``, ``trust_remote_code``,
+``mm_processor_kwargs`` as JSON, ...) plus ``chat_template_kwargs`` (passed to
+``LLM.chat``, e.g. ``{"enable_thinking": false}``). ``limit_mm_per_prompt``
+defaults to ``{"image": context.max_images_per_request}``; ``seed`` to the
+run's seed.
+
+vLLM starts worker processes: a script that builds this model must do so under
+``if __name__ == "__main__":``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import inspect
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from vllm import LLM, SamplingParams
+from vllm.engine.arg_utils import EngineArgs
+
+from mmtasks.errors import MmtasksError, ModelError
+from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
+from mmtasks.models.vllm_inputs import (
+    MODEL_DEFAULT_SAMPLING_FIELDS,
+    chat_messages,
+    image_limit,
+    sampling_kwargs,
+    split_model_args,
+)
+from mmtasks.scheduling.request import Reply, Request
+
+try:  # newer vLLM: request validation errors have their own base class
+    from vllm.exceptions import VLLMClientError as _VLLMClientError
+except ImportError:  # pragma: no cover - older vLLM raises ValueError only
+    _VLLMClientError = ValueError  # type: ignore[misc,assignment]
+
+log = logging.getLogger(__name__)
+
+#: errors vLLM raises for a request it will not run (too long, bad template, too many images)
+_REQUEST_ERRORS = (ValueError, TypeError, KeyError, jinja2.TemplateError, _VLLMClientError)
+#: what the recorded sampling settings show
+_RECORDED_FIELDS = ("max_tokens", *MODEL_DEFAULT_SAMPLING_FIELDS, "seed", "stop")
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+
+
+@dataclass(frozen=True)
+class SentRequest:
+    """What one request of the last wave was sent with and what came back (for logs and tests)."""
+
+    index: int
+    sampling: dict[str, Any]
+    #: prompt length in tokens, image placeholders expanded (None if vLLM refused the request)
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    finish_reason: str | None = None
+
+
+class VLLMModel(ChatModel):
+    """A chat model served in-process by vLLM."""
+
+    def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
+        super().__init__(spec, context)
+        if not spec.name:
+            raise ModelError("vllm needs a model: vllm:NAME (a local folder or a Hugging Face id)", field="--model")
+        engine_args, self._chat_args = split_model_args(spec.args, engine_arg_names())
+        _check_weights(spec.name, engine_args.get("revision"))
+        engine_args.setdefault("seed", self.context.seed)
+        auto_limit = "limit_mm_per_prompt" not in engine_args
+        if auto_limit:
+            engine_args["limit_mm_per_prompt"] = image_limit(self.context.max_images_per_request)
+        self._llm = _start_engine(spec.name, engine_args, retry_without_image_limit=auto_limit)
+        model_config = self._llm.llm_engine.model_config
+        #: whether the loaded model takes images (a text-only model gets no image limit)
+        self.multimodal: bool = bool(model_config.is_multimodal_model)
+        self._image_limit: int = _limit_of(engine_args.get("limit_mm_per_prompt")) if self.multimodal else 0
+        defaults = self._llm.get_default_sampling_params()
+        self._model_defaults = {f: getattr(defaults, f) for f in MODEL_DEFAULT_SAMPLING_FIELDS if hasattr(defaults, f)}
+        #: one record per request sent in the last generate() call
+        self.last_wave: list[SentRequest] = []
+
+    # -- the wave -----------------------------------------------------------
+
+    def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
+        self.last_wave = []
+        indices: list[int] = []
+        conversations: list[list[dict[str, Any]]] = []
+        params: list[SamplingParams] = []
+        for i, request in enumerate(requests):
+            try:
+                conversations.append(self._conversation(request))
+            except MmtasksError as exc:  # an unreadable image, or images this model cannot take
+                yield i, Reply.failure(str(exc))
+                continue
+            indices.append(i)
+            params.append(SamplingParams(**sampling_kwargs(request.generation, self._model_defaults)))
+        if not indices:
+            return
+        start = time.monotonic()
+        outputs = self._chat_isolating_failures(conversations, params)
+        del conversations  # the wave's pixels
+        latency = time.monotonic() - start
+        for i, p, out in zip(indices, params, outputs):
+            if isinstance(out, str):
+                self.last_wave.append(SentRequest(i, _recorded(p)))
+                yield i, Reply.failure(out)
+                continue
+            completion = out.outputs[0]
+            prompt_tokens = len(out.prompt_token_ids) if out.prompt_token_ids is not None else None
+            record = SentRequest(i, _recorded(p), prompt_tokens, len(completion.token_ids), completion.finish_reason)
+            self.last_wave.append(record)
+            if self.context.verbose:
+                log.debug("vllm request %d: %s", i, record)
+            yield i, Reply(text=completion.text, latency=latency)
+
+    def _conversation(self, request: Request) -> list[dict[str, Any]]:
+        """The request as OpenAI-style messages; raises MmtasksError for what cannot be sent."""
+        n_images = len(request.images)
+        if n_images and not self.multimodal:
+            raise ModelError(f"model {self.spec.name} is text-only but the request has {n_images} image(s)", doc_id=request.doc_id or None)
+        if n_images > self._image_limit and self.multimodal:
+            raise ModelError(
+                f"request has {n_images} images, more than limit_mm_per_prompt allows ({self._image_limit})",
+                doc_id=request.doc_id or None,
+                hint="raise the model arg limit_mm_per_prompt or the run's max images per request",
+            )
+        return chat_messages(request.messages, lambda image: image.load())
+
+    def _chat_isolating_failures(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams]) -> list[Any]:
+        """``LLM.chat`` on the whole batch; if vLLM rejects it, one request at a time.
+
+        Returns one ``RequestOutput`` per conversation, or an error message for
+        a request vLLM would not run.
+        """
+        try:
+            return list(self._chat(conversations, params))
+        except _REQUEST_ERRORS as exc:
+            if len(conversations) == 1:
+                return [f"vLLM rejected the request: {_first_line(exc)}"]
+            log.warning("vLLM rejected a batch of %d requests (%s); retrying one by one", len(conversations), _first_line(exc))
+        results: list[Any] = []
+        for conversation, p in zip(conversations, params):
+            try:
+                results.extend(self._chat([conversation], [p]))
+            except _REQUEST_ERRORS as exc:
+                results.append(f"vLLM rejected the request: {_first_line(exc)}")
+        return results
+
+    def _chat(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams]) -> Iterable[Any]:
+        return self._llm.chat(conversations, params, use_tqdm=False, **self._chat_args)
+
+    def close(self) -> None:
+        llm = getattr(self, "_llm", None)
+        if llm is None:
+            return
+        self._llm = None  # type: ignore[assignment]
+        del llm
+        gc.collect()
+        try:
+            import torch
+        except ImportError:  # pragma: no cover - vLLM always brings torch
+            return
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+# -- engine start -------------------------------------------------------------
+
+
+def engine_arg_names() -> set[str]:
+    """Every keyword ``vllm.LLM`` accepts: ``EngineArgs`` fields and ``LLM``'s own parameters."""
+    names = {f.name for f in dataclasses.fields(EngineArgs)}
+    params = inspect.signature(LLM.__init__).parameters.values()
+    names |= {p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and p.name != "self"}
+    return names
+
+
+def _start_engine(name: str, engine_args: dict[str, Any], retry_without_image_limit: bool) -> LLM:
+    """Build ``vllm.LLM``; an engine that cannot start is a one-line :class:`ModelError`.
+
+    Older vLLM (0.9 at least) refuses ``limit_mm_per_prompt`` for a text-only model; the
+    default limit is then dropped and the engine built again.
+    """
+    try:
+        try:
+            return LLM(model=name, **engine_args)
+        except ValueError as exc:
+            if not (retry_without_image_limit and "limit_mm_per_prompt" in str(exc)):
+                raise
+            args = {k: v for k, v in engine_args.items() if k != "limit_mm_per_prompt"}
+            return LLM(model=name, **args)
+    except (ValueError, TypeError, OSError, RuntimeError) as exc:
+        raise ModelError(
+            f"vLLM could not start {name}: {type(exc).__name__}: {_first_line(exc)}",
+            field="--model",
+            hint="the vLLM log above has the details",
+        ) from exc
+
+
+def _check_weights(name: str, revision: str | None) -> None:
+    """Fail early, in one line, for a model folder or cache entry that is not there."""
+    path = Path(name).expanduser()
+    if path.is_file() and path.suffix == ".gguf":
+        return
+    if path.is_dir():
+        if not (path / "config.json").is_file() and not (path / "params.json").is_file():
+            raise ModelError(f"model folder {path} has no config.json", field="--model")
+        if not any(p.name.endswith(_WEIGHT_SUFFIXES) for p in path.iterdir()):
+            raise ModelError(f"model folder {path} has no weights (*.safetensors, *.bin, *.pt)", field="--model")
+        return
+    if path.is_absolute() or name.startswith((".", "~")) or name.count("/") > 1:
+        raise ModelError(f"model folder {name} not found", field="--model")
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes") and not _in_hf_cache(name, revision):
+        raise ModelError(
+            f"model {name} is not in the Hugging Face cache and HF_HUB_OFFLINE is set",
+            field="--model",
+            hint="download it first or pass a local folder: vllm:/path/to/model",
+        )
+
+
+def _in_hf_cache(repo_id: str, revision: str | None) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - a vLLM dependency
+        return True
+    return isinstance(try_to_load_from_cache(repo_id, "config.json", revision=revision), str)
+
+
+def _limit_of(limit: Any) -> int:
+    """The image count allowed by a ``limit_mm_per_prompt`` value (an int or ``{"count": n}``)."""
+    value = (limit or {}).get("image", 1) if isinstance(limit, dict) else 1
+    if isinstance(value, dict):
+        value = value.get("count", 1)
+    return int(value)
+
+
+def _recorded(params: SamplingParams) -> dict[str, Any]:
+    return {f: getattr(params, f) for f in _RECORDED_FIELDS if hasattr(params, f)}
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,121 @@
+"""What the ``vllm`` backend sends: chat messages, sampling settings, engine args.
+
+Pure functions with no vLLM import, so they are testable anywhere;
+:mod:`mmtasks.models.vllm_backend` feeds their output to ``vllm.LLM``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mmtasks.conversation import Image, Message, Text
+from mmtasks.errors import ModelError
+from mmtasks.scheduling.request import GenerationConfig
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PILImage
+
+#: model args the backend uses itself at chat time (not vLLM engine args)
+CHAT_ARGS = frozenset({"chat_template_kwargs"})
+
+#: sampling fields a model's generation_config.json may set (vLLM's
+#: ``ModelConfig.get_diff_sampling_param``); kept when ``do_sample`` is None
+MODEL_DEFAULT_SAMPLING_FIELDS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "repetition_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+)
+
+
+def chat_messages(messages: tuple[Message, ...], load_image: Callable[[Image], "PILImage"]) -> list[dict[str, Any]]:
+    """Messages as OpenAI-style content parts, images as ``image_pil`` parts.
+
+    ``load_image`` makes the pixels (it may raise :class:`DataError`); it is
+    called here, per request, so pixels exist only while a wave is served.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        parts: list[dict[str, Any]] = []
+        for part in message.parts:
+            if isinstance(part, Text):
+                parts.append({"type": "text", "text": part.text})
+            else:
+                parts.append({"type": "image_pil", "image_pil": load_image(part)})
+        out.append({"role": message.role, "content": parts})
+    return out
+
+
+def sampling_kwargs(gen: GenerationConfig, model_defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``SamplingParams`` keyword arguments for one request.
+
+    The mode comes from :meth:`GenerationConfig.sampling_mode` (the rule every
+    backend follows):
+
+    - ``default``: the model's own sampling defaults (``model_defaults``, from
+      its generation_config.json) stay as they are.
+    - ``greedy``: temperature 0.
+    - ``sample``: ``temperature`` and ``top_p`` as set.
+
+    ``max_new_tokens``, ``seed`` and ``stop`` always apply.
+    """
+    kwargs: dict[str, Any] = {"n": 1, "max_tokens": gen.max_new_tokens}
+    mode = gen.sampling_mode()
+    if mode == "default":
+        kwargs.update({k: model_defaults[k] for k in MODEL_DEFAULT_SAMPLING_FIELDS if k in model_defaults})
+    elif mode == "sample":
+        kwargs.update(temperature=gen.temperature if gen.temperature is not None else 1.0, top_p=gen.top_p)
+    else:
+        kwargs["temperature"] = 0.0
+    if gen.seed is not None:
+        kwargs["seed"] = gen.seed
+    if gen.stop:
+        kwargs["stop"] = list(gen.stop)
+    return kwargs
+
+
+def image_limit(max_images_per_request: int) -> dict[str, int]:
+    """``limit_mm_per_prompt`` for a run whose requests carry at most that many images."""
+    return {"image": max(1, max_images_per_request)}
+
+
+def split_model_args(args: Mapping[str, Any], engine_arg_names: Collection[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split ``--model-args`` into vLLM engine kwargs and chat-time kwargs.
+
+    Every name must be an engine arg (``engine_arg_names``: vLLM's
+    ``EngineArgs`` fields and ``LLM`` parameters) or one of :data:`CHAT_ARGS`;
+    an unknown name is a :class:`ModelError` naming the close matches. A
+    string value that looks like JSON (``'{"max_pixels": 802816}'``) is parsed.
+    """
+    known = (set(engine_arg_names) - {"model"}) | CHAT_ARGS
+    unknown = sorted(k for k in args if k not in known)
+    if unknown:
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+            hints.append(f"{name!r} (did you mean {', '.join(close)}?)" if close else repr(name))
+        raise ModelError(
+            f"unknown vLLM model argument(s): {'; '.join(hints)}",
+            field="--model-args",
+            hint="any vLLM EngineArgs field is accepted; the model itself is named by vllm:NAME",
+        )
+    engine: dict[str, Any] = {}
+    chat: dict[str, Any] = {}
+    for key, value in args.items():
+        (chat if key in CHAT_ARGS else engine)[key] = _maybe_json(key, value)
+    return engine, chat
+
+
+def _maybe_json(key: str, value: Any) -> Any:
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"model argument {key!r} is not valid JSON: {exc.msg}", field="--model-args") from None
+    return value

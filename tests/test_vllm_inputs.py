@@ -1,0 +1,130 @@
+"""What the vllm backend sends, checked without vLLM: messages, sampling settings, model args."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from PIL import Image as PILImageModule
+
+from mmtasks.conversation import Image, Message, Text
+from mmtasks.errors import DataError, ModelError
+from mmtasks.models.vllm_inputs import chat_messages, image_limit, sampling_kwargs, split_model_args
+from mmtasks.scheduling.request import GenerationConfig
+
+ENGINE_ARGS = {"model", "max_model_len", "tensor_parallel_size", "dtype", "mm_processor_kwargs", "limit_mm_per_prompt", "seed"}
+MODEL_DEFAULTS = {"temperature": 0.6, "top_p": 0.95, "top_k": 20, "repetition_penalty": 1.05, "min_p": 0.0}
+
+
+def png(color: str) -> bytes:
+    buf = io.BytesIO()
+    PILImageModule.new("RGB", (4, 3), color).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def pil_loader(image: Image) -> PILImageModule.Image:
+    """Stands in for Image.load() (mmtasks.documents.images is the lead's)."""
+    if image.data is None:
+        raise DataError("image file not found", file=image.path, doc_id=image.doc_id, field="images")
+    return PILImageModule.open(io.BytesIO(image.data)).convert("RGB")
+
+
+def test_messages_keep_roles_order_and_interleaved_images() -> None:
+    red, blue = Image(data=png("red")), Image(data=png("blue"))
+    messages = (
+        Message.text("system", "be brief"),
+        Message("user", (Text("compare"), red, Text("with"), blue, Text("which is red?"))),
+        Message.text("assistant", "the first"),
+        Message("user", (Text("sure?"),)),
+    )
+    out = chat_messages(messages, pil_loader)
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "user"]
+    assert out[0]["content"] == [{"type": "text", "text": "be brief"}]
+    types = [p["type"] for p in out[1]["content"]]
+    assert types == ["text", "image_pil", "text", "image_pil", "text"]
+    first, second = out[1]["content"][1]["image_pil"], out[1]["content"][3]["image_pil"]
+    assert first.getpixel((0, 0)) == (255, 0, 0) and second.getpixel((0, 0)) == (0, 0, 255)
+    assert out[3]["content"] == [{"type": "text", "text": "sure?"}]
+
+
+def test_messages_load_images_only_when_converted() -> None:
+    loaded: list[Image] = []
+    image = Image(data=png("green"))
+
+    def loader(img: Image) -> PILImageModule.Image:
+        loaded.append(img)
+        return pil_loader(img)
+
+    chat_messages((Message.text("user", "no image here"),), loader)
+    assert loaded == []
+    chat_messages((Message("user", (image, Text("?"))),), loader)
+    assert loaded == [image]
+
+
+def test_messages_unreadable_image_raises_data_error() -> None:
+    from pathlib import Path
+
+    missing = Image(path=Path("/nonexistent/x.png"), doc_id="d7")
+    with pytest.raises(DataError, match="d7"):
+        chat_messages((Message("user", (missing,)),), pil_loader)
+
+
+def test_greedy_when_do_sample_false_whatever_the_temperature() -> None:
+    kw = sampling_kwargs(GenerationConfig(max_new_tokens=32, do_sample=False, temperature=0.9, top_p=0.5), MODEL_DEFAULTS)
+    assert kw == {"n": 1, "max_tokens": 32, "temperature": 0.0}
+
+
+def test_do_sample_none_keeps_the_model_defaults() -> None:
+    kw = sampling_kwargs(GenerationConfig(max_new_tokens=64, do_sample=None, temperature=0.0, seed=5), MODEL_DEFAULTS)
+    assert kw == {"n": 1, "max_tokens": 64, "seed": 5, **MODEL_DEFAULTS}
+
+
+def test_do_sample_true_uses_temperature_top_p_seed_and_stop() -> None:
+    gen = GenerationConfig(max_new_tokens=8, do_sample=True, temperature=0.7, top_p=0.9, seed=3, stop=("\n\n", "Q:"))
+    kw = sampling_kwargs(gen, MODEL_DEFAULTS)
+    assert kw == {"n": 1, "max_tokens": 8, "temperature": 0.7, "top_p": 0.9, "seed": 3, "stop": ["\n\n", "Q:"]}
+
+
+def test_image_limit_is_at_least_one() -> None:
+    assert image_limit(0) == {"image": 1}
+    assert image_limit(12) == {"image": 12}
+
+
+def test_model_args_split_and_json_values_parsed() -> None:
+    engine, chat = split_model_args(
+        {"max_model_len": 8192, "mm_processor_kwargs": '{"max_pixels": 802816}', "chat_template_kwargs": {"enable_thinking": False}},
+        ENGINE_ARGS,
+    )
+    assert engine == {"max_model_len": 8192, "mm_processor_kwargs": {"max_pixels": 802816}}
+    assert chat == {"chat_template_kwargs": {"enable_thinking": False}}
+
+
+def test_unknown_model_arg_names_close_matches() -> None:
+    with pytest.raises(ModelError) as err:
+        split_model_args({"max_model_length": 4096, "tensor_paralel_size": 2}, ENGINE_ARGS)
+    message = str(err.value)
+    assert "'max_model_length' (did you mean max_model_len" in message
+    assert "'tensor_paralel_size' (did you mean tensor_parallel_size" in message
+    assert "--model-args" in message
+
+
+def test_model_arg_model_is_refused() -> None:
+    with pytest.raises(ModelError, match="'model'"):
+        split_model_args({"model": "other"}, ENGINE_ARGS)
+
+
+def test_bad_json_model_arg() -> None:
+    with pytest.raises(ModelError, match="mm_processor_kwargs.*not valid JSON"):
+        split_model_args({"mm_processor_kwargs": "{max_pixels: 1}"}, ENGINE_ARGS)
+
+
+def test_without_vllm_installed_the_backend_is_a_clear_model_error() -> None:
+    import importlib.util
+
+    from mmtasks.models.base import ModelSpec, load_model
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed in this venv")
+    with pytest.raises(ModelError) as err:
+        load_model(ModelSpec(backend="vllm", name="/models/any"))
+    assert "not installed: vllm" in str(err.value) and "mmtasks[vllm]" in str(err.value)

@@ -1,0 +1,139 @@
+"""Drive the ``vllm`` backend through mmtasks' own code path; run by tests/test_vllm_backend.py.
+
+Runs in the vLLM venv (.venv-vllm, see scripts/setup_vllm_venv.sh) with the
+repo on PYTHONPATH:
+
+    .venv-vllm/bin/python tests/vllm_driver.py MODEL_DIR OUT.json [--model-args JSON]
+
+The model is built with :func:`mmtasks.models.base.load_model` from a
+``vllm:MODEL_DIR`` spec, exactly as the CLI builds it, and asked waves of
+:class:`Request` s the way the scheduler asks them (one ``generate`` call per
+wave). Everything the test checks is written to OUT.json: the replies, the
+sampling settings each request was sent with (``VLLMModel.last_wave``), and
+the one-line errors for bad model args and missing weights. The test makes
+its assertions on that file, so switching this driver to the CLI (a run
+writing samples/*.jsonl) only changes how OUT.json is produced.
+
+vLLM starts worker processes, hence the ``__main__`` guard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from mmtasks.conversation import Image, Message, Text
+from mmtasks.errors import ModelError
+from mmtasks.models.base import ModelContext, ModelSpec, load_model
+from mmtasks.scheduling.request import GenerationConfig, Reply, Request
+
+PROMPT = "which button is on the left of the screen?"
+
+
+def user(text: str) -> tuple[Message, ...]:
+    return (Message.text("user", text),)
+
+
+def greedy(max_new_tokens: int, **kw: Any) -> GenerationConfig:
+    return GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, **kw)
+
+
+def first_wave() -> dict[str, Request]:
+    """Several requests with different generation settings, sent as one wave."""
+    multi_turn = (
+        Message.text("system", "answer in one word."),
+        Message.text("user", "what is in the picture?"),
+        Message.text("assistant", "a cat."),
+        Message.text("user", "and on the right?"),
+    )
+    sampled = GenerationConfig(max_new_tokens=10, do_sample=True, temperature=1.0, top_p=0.8, seed=123)
+    return {
+        "greedy": Request(user(PROMPT), greedy(12)),
+        "greedy_again": Request(user(PROMPT), greedy(12)),
+        "greedy_short": Request(user(PROMPT), greedy(5)),
+        "model_default": Request(user(PROMPT), GenerationConfig(max_new_tokens=8, do_sample=None)),
+        "seeded": Request(user(PROMPT), sampled),
+        "seeded_again": Request(user(PROMPT), sampled),
+        "multi_turn": Request(multi_turn, greedy(6)),
+    }
+
+
+def second_wave(stop: str) -> dict[str, Request]:
+    """The next wave: a repeat, a stop string, and two requests vLLM must refuse alone."""
+    image = Image(data=b"not decoded: the model is text-only", doc_id="doc-img")
+    return {
+        "greedy_wave2": Request(user(PROMPT), greedy(12)),
+        "stopped": Request(user(PROMPT), greedy(12, stop=(stop,))),
+        "with_image": Request((Message("user", (image, Text(PROMPT))),), greedy(4), doc_id="doc-img"),
+        "too_long": Request(user("the cat is on the left " * 200), greedy(4)),
+    }
+
+
+def ask(model: Any, named: dict[str, Request]) -> dict[str, Any]:
+    names = list(named)
+    replies: dict[int, Reply] = dict(model.generate([named[n] for n in names]))
+    sent = {r.index: r for r in model.last_wave}
+    out = {}
+    for i, name in enumerate(names):
+        reply = replies[i]
+        record = sent.get(i)
+        out[name] = {
+            "text": reply.text,
+            "error": reply.error,
+            "max_new_tokens": named[name].generation.max_new_tokens,
+            "sent": asdict(record) if record else None,
+        }
+    return out
+
+
+def expect_model_error(spec: ModelSpec) -> str:
+    try:
+        load_model(spec, ModelContext())
+    except ModelError as exc:
+        return str(exc)
+    raise AssertionError(f"{spec.display} with args {spec.args} loaded but should have failed")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model_dir")
+    parser.add_argument("out")
+    parser.add_argument("--model-args", default="{}", help="JSON: extra vLLM engine args (CPU memory settings)")
+    args = parser.parse_args()
+    engine_args = json.loads(args.model_args)
+    result: dict[str, Any] = {}
+
+    # errors that must come before any engine starts
+    result["unknown_arg_error"] = expect_model_error(ModelSpec(backend="vllm", name=args.model_dir, args={"max_model_length": 256}))
+    with tempfile.TemporaryDirectory() as empty:
+        (Path(empty) / "config.json").write_text("{}")
+        result["no_weights_error"] = expect_model_error(ModelSpec(backend="vllm", name=empty, args=engine_args))
+    result["missing_dir_error"] = expect_model_error(ModelSpec(backend="vllm", name=args.model_dir + "-missing", args=engine_args))
+
+    start = time.monotonic()
+    spec = ModelSpec(backend="vllm", name=args.model_dir, args=engine_args)
+    model = load_model(spec, ModelContext(seed=0, max_images_per_request=3))
+    result["load_seconds"] = round(time.monotonic() - start, 1)
+    result["multimodal"] = model.multimodal
+    try:
+        start = time.monotonic()
+        wave1 = ask(model, first_wave())
+        greedy_text = wave1["greedy"]["text"] or ""
+        # a stop string taken from the middle of the greedy reply
+        mid = len(greedy_text) // 2
+        stop = greedy_text[mid : mid + 2]
+        wave2 = ask(model, second_wave(stop))
+        result["generate_seconds"] = round(time.monotonic() - start, 1)
+        result.update(waves=[wave1, wave2], stop=stop)
+    finally:
+        model.close()
+    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
