@@ -34,6 +34,7 @@ BOOTSTRAP_SEED = 1234
 @dataclass
 class RunOutcome:
     results: dict[str, Any]
+    #: per task, in document order: slim samples (scores, failures, breakdown labels; see Sample.slim)
     samples: dict[str, list[Sample]] = field(default_factory=dict)
 
     @property
@@ -99,6 +100,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking")
     total = sum(s.count for s in scans.values())
     progress = ProgressBar(total=total, enabled=run.progress)
+    # Only slim score records stay in memory; the full samples are streamed to disk.
     by_task: dict[str, list[Sample]] = {t.name: [] for t in tasks}
 
     def dialogues() -> Iterator[Dialogue]:
@@ -115,7 +117,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished)
     try:
         for sample in scheduler.run(dialogues()):
-            by_task[sample.task].append(sample)
+            by_task[sample.task].append(sample.slim())
     finally:
         progress.close()
         if writer is not None:
@@ -130,7 +132,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
         results[task.name] = get_aggregator(task.config.aggregator)(task, samples, BOOTSTRAP_SEED)
         if writer is not None:
-            writer.finish(task.name, samples)
+            writer.finish(task.name)
     config = run.public()
     config["model_spec"] = model_spec.model_dump()
     if judge_spec is not None:
