@@ -8,7 +8,8 @@ import os
 import tempfile
 from array import array
 from pathlib import Path
-from typing import IO, Any
+from collections.abc import Iterator, Sequence
+from typing import IO, Any, overload
 
 from mmtasks.dialogues.sample import Sample
 from mmtasks.secrets import redact
@@ -99,6 +100,47 @@ class SamplesWriter:
         for fh in self._files.values():
             fh.close()
         self._files.clear()
+
+
+class SamplesFile(Sequence[Sample]):
+    """A finished samples file as a sequence of slim samples (:meth:`Sample.slim`), read back
+    one line at a time on every pass: what aggregation needs, in document order, without
+    holding the run's samples in memory (only one offset per sample)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offsets: array[int] = array("q")
+        offset = 0
+        with path.open("rb") as fh:
+            for line in fh:
+                if line.strip():
+                    self._offsets.append(offset)
+                offset += len(line)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    @overload
+    def __getitem__(self, index: int) -> Sample: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Sample]: ...
+
+    def __getitem__(self, index: int | slice) -> Sample | list[Sample]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        with self.path.open("rb") as fh:
+            fh.seek(self._offsets[index])
+            return _slim(fh.readline())
+
+    def __iter__(self) -> Iterator[Sample]:
+        with self.path.open("rb") as fh:
+            for line in fh:
+                if line.strip():
+                    yield _slim(line)
+
+
+def _slim(line: bytes) -> Sample:
+    return Sample.from_json(json.loads(line)).slim()
 
 
 def _triples(flat: "array[int]") -> list[tuple[int, int, int]]:
