@@ -138,3 +138,19 @@ def test_samples_writer_finishes_a_partial_file_of_another_process(tmp_path: Pat
 
 def test_samples_writer_empty_task(tmp_path: Path) -> None:
     assert SamplesWriter(tmp_path).finish("none").read_text() == ""
+
+
+@pytest.mark.parametrize("n", [9, 1001, 2500])
+def test_bootstrap_does_not_depend_on_its_chunk_size(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """The resampling buffer bound (memory) changes nothing in the figures."""
+    import random
+
+    from mmtasks.scoring import bootstrap
+
+    rng = random.Random(n)
+    values = [rng.random() * 100 for _ in range(n)]
+    nums, dens = values, [float(rng.randint(1, 8)) for _ in range(n)]
+    expected = (bootstrap.bootstrap_stderr(values, seed=1234), bootstrap.bootstrap_ratio_stderr(nums, dens, seed=3))
+    for chunk in (n, 3 * n + 1, 10**7):
+        monkeypatch.setattr(bootstrap, "_CHUNK_VALUES", chunk)
+        assert (bootstrap.bootstrap_stderr(values, seed=1234), bootstrap.bootstrap_ratio_stderr(nums, dens, seed=3)) == expected
