@@ -154,3 +154,23 @@ def test_bootstrap_does_not_depend_on_its_chunk_size(monkeypatch: pytest.MonkeyP
     for chunk in (n, 3 * n + 1, 10**7):
         monkeypatch.setattr(bootstrap, "_CHUNK_VALUES", chunk)
         assert (bootstrap.bootstrap_stderr(values, seed=1234), bootstrap.bootstrap_ratio_stderr(nums, dens, seed=3)) == expected
+
+
+@pytest.mark.parametrize("source", ["{{ doc.x }}", "{{doc.x|length}}", "{{ doc.x | length }}", "{{ doc.missing }}",
+                                    "{{ doc.missing | length }}", "{{ doc.items }}", "{{ doc.x }} ", "{{ doc.x | upper }}"])
+@pytest.mark.parametrize("value", ["food", "", "<b>&", 3, 1.5, None, True, [1, 2], {"a": 1}])
+def test_doc_field_fast_path_renders_what_jinja_renders(monkeypatch: pytest.MonkeyPatch, source: str, value: object) -> None:
+    from mmtasks import templates
+    from mmtasks.errors import TemplateError
+
+    variables = {"doc": {"x": value}, "n_images": 2}
+
+    def outcome() -> str:
+        try:
+            return templates.render(source, variables, origin="t.yaml", doc_id="d", field="breakdowns.b")
+        except TemplateError as exc:
+            return f"TemplateError: {exc}"
+
+    fast = outcome()
+    monkeypatch.setattr(templates, "doc_field", lambda source: None)  # Jinja only
+    assert outcome() == fast
