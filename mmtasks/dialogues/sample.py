@@ -43,8 +43,8 @@ class Sample:
         """What aggregation needs, without the bulky record: the same sample minus the
         prompt, the replies, the parsed answer and target, and the judge's raw replies.
 
-        The runner keeps only slim samples in memory (the full ones are on disk), so a
-        run's memory does not grow with the text of its samples. Aggregators read
+        Aggregators get slim samples (read back from the samples file, or kept in memory
+        when a run writes none), so memory does not grow with the text of samples. They read
         ``metrics``, ``failures``, ``unparsed``, ``breakdown``, ``judge_failures`` and
         ``extra`` (per-turn / per-question records), which are kept.
         """

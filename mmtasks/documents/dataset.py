@@ -2,7 +2,7 @@
 
 Records are streamed (JSONL is read line by line) and turned into
 :class:`Document` objects whose images are lazy :class:`~mmtasks.conversation.Image`
-parts: only their existence is checked here, pixels are decoded by a backend.
+parts: only their existence and header are checked here, pixels are decoded by a backend.
 """
 
 from __future__ import annotations
