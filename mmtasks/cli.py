@@ -45,7 +45,7 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     p.add_argument("--cache-dir", type=Path, default=None, help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")
-    p.add_argument("--max-live", type=int, default=4096, help="most dialogues in flight at once")
+    p.add_argument("--max-live", type=int, default=1024, help="most dialogues in flight at once (bounds memory)")
     p.add_argument("--no-progress", action="store_true")
 
 

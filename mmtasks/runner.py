@@ -4,7 +4,7 @@ samples as they finish, aggregate, write results.json."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
 from mmtasks.progress import ProgressBar
-from mmtasks.results.files import SamplesWriter
+from mmtasks.results.files import SamplesFile, SamplesWriter
 from mmtasks.results.results_json import build_results, write_results
 from mmtasks.scheduling.request import Target
 from mmtasks.scheduling.scheduler import Scheduler
@@ -36,7 +36,9 @@ BOOTSTRAP_SEED = 1234
 @dataclass
 class RunOutcome:
     results: dict[str, Any]
-    samples: dict[str, list[Sample]] = field(default_factory=dict)
+    #: per task, in document order: slim samples (scores, failures, breakdown labels; see
+    #: Sample.slim), read back from the samples file when the run wrote one
+    samples: dict[str, Sequence[Sample]] = field(default_factory=dict)
     #: False on the other ranks of a data parallel run: rank 0 holds the results
     is_main: bool = True
 
@@ -113,6 +115,10 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking")
     total = sum(s.count for s in scans.values())
     progress = ProgressBar(total=ranks.shard_size(total), enabled=run.progress and ranks.is_main)
+    # Full samples are streamed to disk and aggregated from there; without an output
+    # folder only their slim score records are kept. A data parallel run keeps full
+    # samples in memory: rank 0 writes every rank's samples after the gather.
+    keep_full = ranks.active
     by_task: dict[str, list[Sample]] = {t.name: [] for t in tasks}
 
     def dialogues() -> Iterator[Dialogue]:
@@ -130,7 +136,10 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         rouge.remember_segments(cache.memo("segments"))
     try:
         for sample in scheduler.run(dialogues()):
-            by_task[sample.task].append(sample)
+            if keep_full:
+                by_task[sample.task].append(sample)
+            elif writer is None:
+                by_task[sample.task].append(sample.slim())
     finally:
         progress.close()
         if writer is not None:
@@ -146,13 +155,17 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         return RunOutcome(results={}, is_main=False)
     by_task, stats = gathered
     results: dict[str, TaskResult] = {}
+    scored: dict[str, Sequence[Sample]] = {}
     for task in tasks:
-        samples = sorted(by_task[task.name], key=lambda s: s.doc_index)
-        by_task[task.name] = samples
-        # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
-        results[task.name] = get_aggregator(task.config.aggregator)(task, samples, BOOTSTRAP_SEED)
-        if writer is not None:
+        if writer is not None and keep_full:
+            scored[task.name] = samples = sorted(by_task[task.name], key=lambda s: s.doc_index)
             writer.finish(task.name, samples)
+        elif writer is not None:
+            scored[task.name] = SamplesFile(writer.finish(task.name))
+        else:
+            scored[task.name] = sorted(by_task[task.name], key=lambda s: s.doc_index)
+        # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
+        results[task.name] = get_aggregator(task.config.aggregator)(task, scored[task.name], BOOTSTRAP_SEED)
     config = run.public()
     config["model_spec"] = model_spec.model_dump()
     if judge_spec is not None:
@@ -163,4 +176,4 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
                          run_config=config, stats=stats)
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
-    return RunOutcome(results=data, samples=by_task)
+    return RunOutcome(results=data, samples=scored)

@@ -41,8 +41,37 @@ def compile_template(source: str, origin: str = "<template>") -> jinja2.Template
         raise TemplateError(f"template syntax error: {exc.message} (template line {exc.lineno})", file=origin) from None
 
 
+_DOC_FIELD = re.compile(r"\{\{\s*doc\.([A-Za-z_]\w*)\s*(\|\s*length\s*)?\}\}")
+
+
+@lru_cache(maxsize=512)
+def doc_field(source: str) -> tuple[str, bool] | None:
+    """For ``{{ doc.NAME }}`` and ``{{ doc.NAME | length }}`` (breakdown values): the field
+    name and whether its length is asked; None for any other template."""
+    m = _DOC_FIELD.fullmatch(source)
+    if m is None or hasattr(dict, m.group(1)):  # doc.items & co. are dict methods for Jinja
+        return None
+    return m.group(1), m.group(2) is not None
+
+
+def _render_doc_field(name: str, length: bool, doc: dict[str, Any]) -> str:
+    """What Jinja renders for :func:`doc_field` templates, without building a Jinja context."""
+    if name not in doc:
+        raise jinja2.UndefinedError(f"'dict object' has no attribute '{name}'")
+    value = doc[name]
+    return str(len(value)) if length else str(value)
+
+
 def render(source: str, variables: dict[str, Any], *, origin: str = "<template>", doc_id: str | None = None, field: str | None = None) -> str:
     """Render ``source`` with ``variables``; undefined variables are errors naming the field."""
+    simple = doc_field(source)
+    if simple is not None and isinstance(variables.get("doc"), dict):
+        try:
+            return _render_doc_field(*simple, variables["doc"])
+        except jinja2.UndefinedError as exc:
+            raise TemplateError(f"undefined template variable: {exc.message}", file=origin, doc_id=doc_id, field=field) from None
+        except TypeError as exc:
+            raise TemplateError(f"template failed: {exc}", file=origin, doc_id=doc_id, field=field) from None
     template = compile_template(source, origin)
     try:
         return template.render(**variables)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+import threading
 import types
 from pathlib import Path
 
@@ -150,17 +151,23 @@ def test_stop_strings_cut_the_reply(tiny_llava_dir: Path, images: dict[str, Path
 
 
 def test_images_are_loaded_per_batch_only(tiny_llava_dir: Path, images: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    loaded: list[str] = []
+    """Pixels are decoded for the batch being generated and the next one, never the whole wave,
+    in worker threads, and each distinct image once."""
+    loaded: list[tuple[str | None, str]] = []
     original = Image.load
-    monkeypatch.setattr(Image, "load", lambda self: (loaded.append(self.doc_id), original(self))[1])
+    monkeypatch.setattr(Image, "load", lambda self: (loaded.append((self.doc_id, threading.current_thread().name)), original(self))[1])
     model = _model(tiny_llava_dir, batch_size=1)
-    requests = [Request((Message("user", (Image(path=images[n], doc_id=n), Text("what color"))),), GREEDY) for n in ("red", "green", "blue")]
+    names = ("red", "green", "blue", "red", "green")
+    requests = [Request((Message("user", (Image(path=images[n], doc_id=n), Text(f"what color {k}"))),), GREEDY) for k, n in enumerate(names)]
     stream = iter(model.generate(requests))
     assert loaded == []
     next(stream)
-    assert len(loaded) == 1  # only the first batch's image was decoded
+    assert 1 <= len(loaded) <= 2  # the first batch's image, perhaps already the next one's
     rest = list(stream)
-    assert len(rest) == 2 and sorted(loaded) == ["blue", "green", "red"]
+    assert len(rest) == 4
+    assert sorted(doc for doc, _ in loaded) == ["blue", "green", "red"]  # a repeated image is decoded once
+    assert all(thread.startswith("mmtasks-decode") for _, thread in loaded)
+    assert model.images.decoded == 3
 
 
 def test_missing_image_fails_only_its_request(tiny_llava_dir: Path, images: dict[str, Path], tmp_path: Path) -> None:

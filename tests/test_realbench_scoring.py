@@ -277,3 +277,32 @@ def test_mean_with_stderr() -> None:
     assert (mean, stderr, n) == (5.0, 0.0, 2)
     with pytest.raises(ValueError):
         mean_with_stderr([])
+
+
+def test_rouge_l_matches_rouge_chinese_on_random_texts() -> None:
+    """rouge_l_f1 (rouge-chinese asked for ROUGE-L only) gives the full ``Rouge().get_scores``
+    ROUGE-L F1 exactly (same floats), on texts with Chinese, Latin, digits, sentence ends, line
+    breaks and odd whitespace."""
+    import random
+
+    from rouge_chinese import Rouge
+
+    from mmtasks.scoring.rouge import rouge_l_f1, segment
+
+    rng = random.Random(7)
+    pieces = ["我", "爱", "北京", "天安门", "上午", "九点", "。", "！", "？", "?", "……", "......", "”", "，", " ", "  ",
+              "\n", "\t", "DAY", "1", "价格", "¥", "38", "元", "the", "answer", "is", ":", "A", "a"]
+    reference_rouge = Rouge()
+    compared = 0
+    for _ in range(400):
+        hyp = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
+        ref = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
+        if not hyp.strip() or not ref.strip():
+            continue
+        try:
+            expected = reference_rouge.get_scores(segment(hyp), segment(ref))[0]["rouge-l"]["f"]
+        except ValueError:
+            continue
+        assert rouge_l_f1(hyp, ref) == expected, (hyp, ref)
+        compared += 1
+    assert compared > 300

@@ -35,7 +35,7 @@ class RunConfig(BaseModel):
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
-    max_live: int = 4096
+    max_live: int = 1024
     """Most dialogues in flight at once (bounds memory; a wave holds at most this many requests per turn)."""
     progress: bool = True
     verbose: bool = False

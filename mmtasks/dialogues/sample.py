@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from mmtasks.scheduling.request import Reply, Request
@@ -35,7 +35,22 @@ class Sample:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The sample as a dict of its fields (shallow: values are shared, not copied;
+        :func:`mmtasks.results.files.dumps` serialises any dataclass nested in them)."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    def slim(self) -> "Sample":
+        """What aggregation needs, without the bulky record: the same sample minus the
+        prompt, the replies, the parsed answer and target, and the judge's raw replies.
+
+        Aggregators get slim samples (read back from the samples file, or kept in memory
+        when a run writes none), so memory does not grow with the text of samples. They read
+        ``metrics``, ``failures``, ``unparsed``, ``breakdown``, ``judge_failures`` and
+        ``extra`` (per-turn / per-question records), which are kept.
+        """
+        return Sample(task=self.task, doc_id=self.doc_id, doc_index=self.doc_index, metrics=self.metrics,
+                      failures=self.failures, unparsed=self.unparsed, breakdown=self.breakdown,
+                      judge_failures=self.judge_failures, extra=self.extra)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Sample":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from mmtasks.errors import ConfigError, DataError
@@ -42,3 +43,47 @@ def inside(relative: str, *, where: str, field: str, file: Path | str | None = N
     if ".." in PurePosixPath(relative.replace("\\", "/")).parts:
         raise ConfigError(f"path {relative!r} leaves {where} ('..' is not allowed)", file=file, field=field)
     return relative
+
+
+class ConfinedPaths:
+    """:func:`confined` for the many image paths of one data folder, without
+    resolving every component of every path: each directory is resolved once,
+    from its already resolved parent (a bounded cache), so a path costs one
+    ``lstat`` of its last component. Gives what :func:`confined` gives."""
+
+    def __init__(self, root: Path, cache_size: int = 4096) -> None:
+        self.root = root
+        self._root = os.path.realpath(root)
+        self._inside = self._root.rstrip(os.sep) + os.sep
+        self._dirs: OrderedDict[str, str] = OrderedDict()
+        self._cache_size = cache_size
+
+    def _real(self, base: str, name: str) -> str:
+        """The real path of ``name`` inside the real directory ``base``."""
+        if name in ("", "."):
+            return base
+        if name == "..":
+            return os.path.dirname(base)
+        path = os.path.join(base, name)
+        return os.path.realpath(path) if os.path.islink(path) else path
+
+    def _directory(self, relative: str) -> str:
+        if not relative:
+            return self._root
+        found = self._dirs.get(relative)
+        if found is None:
+            head, name = os.path.split(relative)
+            found = self._real(self._directory(head) if head != relative else self._root, name)
+            self._dirs[relative] = found
+            if len(self._dirs) > self._cache_size:
+                self._dirs.popitem(last=False)
+        return found
+
+    def __call__(self, relative: str, *, doc_id: str | None = None, field: str = "images", file: Path | None = None) -> Path:
+        if not isinstance(relative, str) or not relative or os.path.isabs(relative):
+            return confined(self.root, relative, doc_id=doc_id, field=field, file=file)  # raises the right error
+        parent, name = os.path.split(relative)
+        path = self._real(self._directory(parent), name)
+        if path != self._root and not path.startswith(self._inside):
+            raise DataError(f"path {relative!r} leaves the data root {self.root}", file=file, doc_id=doc_id, field=field)
+        return Path(path)

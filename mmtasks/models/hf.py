@@ -4,7 +4,9 @@
 and ``AutoModelForImageTextToText`` (``AutoModelForCausalLM`` for text-only
 models). Prompts are rendered by the model's own chat template; requests with
 the same generation settings are sorted by prompt length and generated in
-left-padded batches; images are decoded only for the batch being generated.
+left-padded batches. Images are decoded by an :class:`~mmtasks.documents.image_loader.ImageLoader`:
+in worker threads, for the batch being generated and the next one (not the
+whole wave), each distinct image once while it stays in its cache.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.conversation import Image, Message
+from mmtasks.documents.image_loader import ImageLoader
 from mmtasks.errors import ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.scheduling.request import GenerationConfig, Reply, Request
@@ -82,6 +85,8 @@ class HFModel(ChatModel):
         self.tokenizer.padding_side = "left"
         #: text-only checkpoints load a bare tokenizer as their "processor"
         self.multimodal = hasattr(self.processor, "image_processor")
+        #: decodes each distinct image once (while cached), ahead of the batch that needs it
+        self.images = ImageLoader()
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
         for req in requests:
@@ -100,9 +105,12 @@ class HFModel(ChatModel):
             pending = sorted(indices, key=lengths.__getitem__, reverse=True)
             while pending:
                 batch, pending = pending[: self.batch_size], pending[self.batch_size :]
+                # this batch's and the next one's images are decoded by worker threads while the model runs
+                self.images.prefetch(img for i in batch + pending[: self.batch_size] for img in requests[i].images)
                 yield from self._run_batch([(i, prompts[i], requests[i]) for i in batch], generation)
 
     def close(self) -> None:
+        self.images.close()
         self.model = None
         self.processor = None
         gc.collect()
@@ -140,7 +148,7 @@ class HFModel(ChatModel):
         ready: list[tuple[int, str, list[Any]]] = []
         for i, prompt, req in batch:
             try:
-                ready.append((i, prompt, [img.load() for img in req.images]))
+                ready.append((i, prompt, [self.images.load(img) for img in req.images]))
             except Exception as exc:  # DataError for missing/corrupt files, names the file
                 yield i, Reply.failure(str(exc))
         if ready:

@@ -96,7 +96,7 @@ class OpenAIModel(ChatModel):
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=loop.run_forever, name="mmtasks-openai", daemon=True)
                 thread.start()
-                self._pool = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="mmtasks-image")
+                self._pool = ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 1), thread_name_prefix="mmtasks-image")
                 asyncio.run_coroutine_threadsafe(self._open(), loop).result()
                 self._loop, self._thread = loop, thread
             return self._loop

@@ -41,7 +41,7 @@ class _Live:
 class Scheduler:
     models: dict[Target, ChatModel]
     cache: ResponseCache | None = None
-    max_live: int = 4096
+    max_live: int = 1024
     #: called once per finished dialogue (progress bars)
     on_finish: Callable[[Sample], None] | None = None
     stats: SchedulerStats = field(default_factory=SchedulerStats)

@@ -7,7 +7,8 @@ default, ``per_sample_mean``, averages each per-sample metric.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -63,26 +64,53 @@ def mean_and_stderr(values: Sequence[float], seed: int) -> tuple[float | None, f
     return sum(values) / len(values), bootstrap_stderr(list(values), seed=seed)
 
 
-def breakdown_table(samples: Sequence["Sample"], metric_names: Sequence[str], value: Callable[["Sample", str], float | None] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-    """breakdown name -> group label -> {metric: mean, n: count}."""
-    get = value or (lambda s, m: s.metrics.get(m))
-    groups: dict[str, dict[str, list["Sample"]]] = {}
-    for s in samples:
-        for name, label in s.breakdown.items():
-            groups.setdefault(name, {}).setdefault(label, []).append(s)
+class _Values:
+    """A group's per-metric values in sample order (8 bytes a value) and its member count."""
+
+    def __init__(self, metric_names: Sequence[str]) -> None:
+        self.n = 0
+        self.values = {m: array("d") for m in metric_names}
+
+    def add(self, sample: "Sample", get: Callable[["Sample", str], float | None]) -> None:
+        self.n += 1
+        for m, values in self.values.items():
+            v = get(sample, m)
+            if v is not None:
+                values.append(v)
+
+
+def _metric(sample: "Sample", name: str) -> float | None:
+    return sample.metrics.get(name)
+
+
+def _add_to_groups(groups: dict[str, dict[str, _Values]], sample: "Sample", metric_names: Sequence[str], get: Callable[["Sample", str], float | None]) -> None:
+    for name, label in sample.breakdown.items():
+        by_label = groups.setdefault(name, {})
+        group = by_label.get(label)
+        if group is None:
+            group = by_label[label] = _Values(metric_names)
+        group.add(sample, get)
+
+
+def _table(groups: dict[str, dict[str, _Values]], metric_names: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for name, by_label in groups.items():
         table: dict[str, dict[str, Any]] = {}
         for label in sorted(by_label, key=label_sort_key):
-            members = by_label[label]
-            row: dict[str, Any] = {}
-            for m in metric_names:
-                vals = [v for s in members if (v := get(s, m)) is not None]
-                row[m] = mean(vals)
-            row["n"] = len(members)
+            group = by_label[label]
+            row: dict[str, Any] = {m: mean(group.values[m]) for m in metric_names}
+            row["n"] = group.n
             table[label] = row
         out[name] = table
     return out
+
+
+def breakdown_table(samples: Iterable["Sample"], metric_names: Sequence[str], value: Callable[["Sample", str], float | None] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """breakdown name -> group label -> {metric: mean, n: count}, in one pass over ``samples``."""
+    groups: dict[str, dict[str, _Values]] = {}
+    for s in samples:
+        _add_to_groups(groups, s, metric_names, value or _metric)
+    return _table(groups, metric_names)
 
 
 def label_sort_key(label: str) -> tuple[int, float, str]:
@@ -96,20 +124,29 @@ def label_sort_key(label: str) -> tuple[int, float, str]:
 
 @aggregator("per_sample_mean")
 def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
-    result = TaskResult(n_samples=len(samples))
-    failures = sum(1 for s in samples if s.failures)
-    unparsed = sum(1 for s in samples if s.unparsed)
+    """Means of each metric with bootstrap stderr, counts of failures and unparsed answers, and
+    breakdowns, in one pass over ``samples`` (which may be read back from disk as they come)."""
+    names = [m.name for m in task.config.metrics]
+    overall = _Values(names)
+    groups: dict[str, dict[str, _Values]] = {}
+    failures = unparsed = 0
+    for s in samples:
+        overall.add(s, _metric)
+        _add_to_groups(groups, s, names, _metric)
+        failures += 1 if s.failures else 0
+        unparsed += 1 if s.unparsed else 0
+    result = TaskResult(n_samples=overall.n)
     for m in task.config.metrics:
-        values = [v for s in samples if (v := s.metrics.get(m.name)) is not None]
+        values = overall.values[m.name]
         avg, err = mean_and_stderr(values, seed)
         result.metrics[m.name] = avg
         result.metrics[f"{m.name}_stderr"] = err
         result.higher_is_better[m.name] = m.higher_is_better
         if failures:
             # failed requests counted as 0, beside the headline that excludes them
-            result.metrics[f"{m.name}_all"] = sum(values) / len(samples) if samples else None
+            result.metrics[f"{m.name}_all"] = sum(values) / overall.n if overall.n else None
     result.metrics["unparsed"] = unparsed
     result.metrics["failures"] = failures
     result.problems = {"request_failures": failures, "unparsed": unparsed}
-    result.breakdowns = breakdown_table(samples, [m.name for m in task.config.metrics])
+    result.breakdowns = _table(groups, names)
     return result

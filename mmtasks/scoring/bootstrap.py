@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 #: Bound on resampled values held at once (rows x n), to keep memory flat.
-_CHUNK_VALUES = 2_000_000
+_CHUNK_VALUES = 250_000
 
 
 class MeanStderr(NamedTuple):

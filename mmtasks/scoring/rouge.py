@@ -50,7 +50,7 @@ def _scorer() -> "Rouge":
     if _rouge is None:
         from rouge_chinese import Rouge
 
-        _rouge = Rouge()
+        _rouge = Rouge(metrics=["rouge-l"])  # ROUGE-L only: rouge-1/2 would be computed and thrown away
     return _rouge
 
 
