@@ -38,6 +38,7 @@ import jinja2
 from vllm import LLM, SamplingParams
 from vllm.engine.arg_utils import EngineArgs
 
+from mmtasks.documents.image_loader import ImageLoader
 from mmtasks.errors import MmtasksError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.vllm_inputs import (
@@ -97,11 +98,15 @@ class VLLMModel(ChatModel):
         self._model_defaults = {f: getattr(defaults, f) for f in MODEL_DEFAULT_SAMPLING_FIELDS if hasattr(defaults, f)}
         #: one record per request sent in the last generate() call
         self.last_wave: list[SentRequest] = []
+        #: decodes in worker threads, once per image per run (multi-turn histories repeat images)
+        self.images = ImageLoader()
 
     # -- the wave -----------------------------------------------------------
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
         self.last_wave = []
+        if self.multimodal:
+            self.images.prefetch(img for request in requests for img in request.images)
         indices: list[int] = []
         conversations: list[list[dict[str, Any]]] = []
         params: list[SamplingParams] = []
@@ -143,7 +148,7 @@ class VLLMModel(ChatModel):
                 doc_id=request.doc_id or None,
                 hint="raise the model arg limit_mm_per_prompt or the run's max images per request",
             )
-        return chat_messages(request.messages, lambda image: image.load())
+        return chat_messages(request.messages, self.images.load)
 
     def _chat_isolating_failures(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams]) -> list[Any]:
         """``LLM.chat`` on the whole batch; if vLLM rejects it, one request at a time.
@@ -169,6 +174,8 @@ class VLLMModel(ChatModel):
         return self._llm.chat(conversations, params, use_tqdm=False, **self._chat_args)
 
     def close(self) -> None:
+        if getattr(self, "images", None) is not None:
+            self.images.close()
         llm = getattr(self, "_llm", None)
         if llm is None:
             return
