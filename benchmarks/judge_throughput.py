@@ -20,22 +20,18 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import json
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.timing import timed_cli  # noqa: E402
 import mmtasks.commands.run  # noqa: E402,F401  (imported before timing)
 import mmtasks.models.openai_api  # noqa: E402,F401
 from benchmarks.loopback import ServerProcess  # noqa: E402
-from mmtasks.cli import main as mmtasks_main  # noqa: E402
 from tests.mmdu_data import write_mmdu  # noqa: E402
 
 WORK = REPO / "benchmarks" / "_work"
@@ -45,13 +41,7 @@ def run_once(data: Path, out: Path, base_url: str, concurrency: int) -> tuple[fl
     argv = ["--tasks", "mmdu", "--model", "random", "--judge", "openai:judge",
             "--judge-args", f"base_url={base_url},concurrency={concurrency}",
             "--no-cache", "--no-progress", "--data-dir", str(data), "--output-path", str(out)]
-    start = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = mmtasks_main(argv)
-    elapsed = time.perf_counter() - start
-    if code != 0:
-        raise SystemExit(f"mmtasks exited with {code}")
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    elapsed, results = timed_cli(argv, out)
     return elapsed, argv, results
 
 

@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
-import json
 import os
 import platform
 import sys
@@ -45,11 +43,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.timing import timed_cli  # noqa: E402
 import mmtasks.commands.run  # noqa: E402,F401  (imported before timing: both ways start warm)
 import mmtasks.models.hf  # noqa: E402,F401
 import mmtasks.models.openai_api  # noqa: E402,F401
 from benchmarks.loopback import ServerProcess  # noqa: E402
-from mmtasks.cli import main as mmtasks_main  # noqa: E402
 from mmtasks.config.task_registry import TaskRegistry  # noqa: E402
 from mmtasks.dialogues.protocols import DialogueContext, get_protocol  # noqa: E402
 from mmtasks.models.base import ModelContext, load_model, parse_model_spec  # noqa: E402
@@ -76,13 +74,8 @@ def scheduled(data: Path, tasks: Path, out: Path, model: str, model_args: str, b
             "--predict-only", "--no-cache", "--no-progress", "--data-dir", str(data), "--output-path", str(out)]
     if batch_size:
         argv += ["--batch-size", str(batch_size)]
-    start = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = mmtasks_main(argv)
-    elapsed = time.perf_counter() - start
-    if code != 0:
-        raise SystemExit(f"mmtasks exited with {code}")
-    waves = json.loads((out / "results.json").read_text(encoding="utf-8"))["run_stats"]["waves"]
+    elapsed, results = timed_cli(argv, out)
+    waves = results["run_stats"]["waves"]
     return elapsed, waves, argv
 
 

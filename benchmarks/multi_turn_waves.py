@@ -18,9 +18,6 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import json
 import os
 import sys
 import tempfile
@@ -30,9 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.timing import timed_cli  # noqa: E402
 import mmtasks.commands.run  # noqa: E402,F401  (imported before timing: both variants start warm)
 import mmtasks.models.openai_api  # noqa: E402,F401
-from mmtasks.cli import main as mmtasks_main  # noqa: E402
 from mmtasks.config.task_registry import TaskRegistry  # noqa: E402
 from mmtasks.dialogues.protocols import DialogueContext, get_protocol  # noqa: E402
 from mmtasks.models.base import load_model, parse_model_spec  # noqa: E402
@@ -46,13 +43,8 @@ MODEL = "bench"
 def scheduled(data: Path, out: Path, concurrency: int) -> tuple[float, int, list[str]]:
     argv = ["--tasks", "mmdu", "--model", f"openai:{MODEL}", "--model-args", f"concurrency={concurrency}",
             "--predict-only", "--no-cache", "--no-progress", "--data-dir", str(data), "--output-path", str(out)]
-    start = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = mmtasks_main(argv)
-    elapsed = time.perf_counter() - start
-    if code != 0:
-        raise SystemExit(f"mmtasks exited with {code}")
-    waves = json.loads((out / "results.json").read_text(encoding="utf-8"))["run_stats"]["waves"]
+    elapsed, results = timed_cli(argv, out)
+    waves = results["run_stats"]["waves"]
     return elapsed, waves, argv
 
 
