@@ -280,3 +280,30 @@ def test_close_frees_the_model(tiny_llava_dir: Path) -> None:
     model = _model(tiny_llava_dir)
     model.close()
     assert model.model is None and model.processor is None
+
+
+def test_cache_identity_pins_the_checkpoint_config_and_chat_template(tiny_llava_dir: Path, tmp_path: Path) -> None:
+    """Two loads of the same folder share cached replies; the same folder with another chat
+    template (or config) does not, though its path and args are the same."""
+    import json
+    import shutil
+
+    first, again = _model(tiny_llava_dir), _model(tiny_llava_dir)
+    assert first.identity == again.identity
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_llava_dir, copy)
+    before = _model(copy).identity
+    for name in ("chat_template.jinja", "chat_template.json"):
+        path = copy / name
+        if path.exists():
+            if name.endswith(".json"):
+                data = json.loads(path.read_text())
+                data["chat_template"] = "SYSTEM PREFIX " + data["chat_template"]
+                path.write_text(json.dumps(data))
+            else:
+                path.write_text("SYSTEM PREFIX " + path.read_text())
+            break
+    else:
+        pytest.fail(f"no chat template file in {sorted(p.name for p in copy.iterdir())}")
+    assert _model(copy).identity != before
+    assert json.loads(before)["spec"] == json.loads(_model(copy).identity)["spec"]

@@ -12,6 +12,8 @@ whole wave), each distinct image once while it stays in its cache.
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
 import logging
 import os
 import time
@@ -87,6 +89,14 @@ class HFModel(ChatModel):
         self.multimodal = hasattr(self.processor, "image_processor")
         #: decodes each distinct image once (while cached), ahead of the batch that needs it
         self.images = ImageLoader()
+        self._fingerprint = _fingerprint(self.processor, self.model)
+
+    @property
+    def identity(self) -> str:
+        """The spec's identity plus a fingerprint of the checkpoint's config and chat template:
+        a local folder whose weights config or template changed must not be answered from
+        replies cached for the old one."""
+        return json.dumps({"spec": json.loads(self.spec.identity()), "checkpoint": self._fingerprint}, sort_keys=True)
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
         for req in requests:
@@ -287,3 +297,11 @@ def _not_found(name: str, exc: OSError) -> ModelError:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _fingerprint(processor: Any, model: Any) -> str:
+    """SHA-256 over the model config and the chat template (what the weights path alone does not pin)."""
+    tokenizer = getattr(processor, "tokenizer", processor)
+    template = getattr(processor, "chat_template", None) or getattr(tokenizer, "chat_template", None) or ""
+    config = model.config.to_json_string(use_diff=False) if hasattr(model, "config") else ""
+    return hashlib.sha256(f"{config}\n{template}".encode()).hexdigest()[:16]
