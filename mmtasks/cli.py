@@ -4,7 +4,7 @@
 lists tasks and groups; ``mmtasks cache ...`` manages the response cache;
 ``mmtasks leaderboard ...`` builds the static leaderboard. A user error prints
 one line and exits 2 (traceback only with ``--verbose``); failures during the
-run exit 1 unless ``--allow-failures``; Ctrl-C exits 130 and the next run
+run exit 1 unless ``--allow-failures``; Ctrl-C exits 130, SIGTERM 143, and the next run
 resumes from the cache.
 """
 
@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from mmtasks import __version__
@@ -75,6 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM (a scheduler's preemption, ``kill``): stop like Ctrl-C, exit 143."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
@@ -84,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     verbose = bool(getattr(args, "verbose", False))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     register_env_secrets()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactingFilter())
     try:
@@ -117,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mmtasks: interrupted; run the same command again to resume from the cache", file=sys.stderr)
         return 130
+    except Terminated:
+        print("mmtasks: terminated (SIGTERM); run the same command again to resume from the cache", file=sys.stderr)
+        return 143
 
 
 if __name__ == "__main__":

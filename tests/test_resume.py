@@ -146,6 +146,19 @@ def test_ctrl_c_exits_130_with_a_resume_hint_and_resumes(reference: Reference, t
         resume_and_compare(tmp_path, server, gate, reference)
 
 
+def test_sigterm_exits_143_with_a_resume_hint_and_resumes(reference: Reference, tmp_path: Path) -> None:
+    """SIGTERM (a batch scheduler's preemption) stops like Ctrl-C: a message, exit 143, and the
+    same command resumes from the cache."""
+    gate = Gate(RealBenchOracle())
+    with ChatServer(reply=gate) as server:
+        code, stderr = interrupt_after(N_DOCS // 2, signal.SIGTERM, tmp_path, server, gate)
+        assert code == 143, stderr
+        assert "terminated (SIGTERM)" in stderr and "run the same command again to resume" in stderr
+        assert "Traceback" not in stderr
+        assert cache_entries(tmp_path / "cache") == N_DOCS // 2
+        resume_and_compare(tmp_path, server, gate, reference)
+
+
 def test_no_cache_sends_everything_again(reference: Reference, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--no-cache neither reads nor writes the cache; --cache-dir picks the folder; cache info/clear."""
     with ChatServer(reply=RealBenchOracle()) as server:
