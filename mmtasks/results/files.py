@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -15,19 +16,27 @@ from mmtasks.dialogues.sample import Sample
 from mmtasks.secrets import redact
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half of it."""
+@contextlib.contextmanager
+def atomic_open(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
+    """A file that appears at ``path`` whole when the block ends (fsynced, then renamed over the
+    old one), or not at all: readers never see half of it, and a failure keeps the old file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half of it."""
+    with atomic_open(path) as fh:
+        fh.write(text)
 
 
 def _plain(obj: Any) -> Any:
@@ -174,20 +183,11 @@ def _write_in_order(partial: Path, triples: list[tuple[int, int, int]], final: P
             os.fsync(fh.fileno())
         os.replace(partial, final)
         return
-    final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    try:
-        with os.fdopen(fd, "wb") as out, partial.open("rb") as src:
-            for _, offset, length in sorted(triples, key=lambda t: t[0]):  # stable: repeats keep their order
-                src.seek(offset)
-                line = src.read(length)
-                out.write(line if line.endswith(b"\n") else line + b"\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(final, "wb") as out, partial.open("rb") as src:
+        for _, offset, length in sorted(triples, key=lambda t: t[0]):  # stable: repeats keep their order
+            src.seek(offset)
+            line = src.read(length)
+            out.write(line if line.endswith(b"\n") else line + b"\n")
 
 
 def _ends_with_newline(path: Path) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -31,12 +31,8 @@ def bootstrap_stderr(values: Sequence[float], n_boot: int = 1000, seed: int = 0)
     n = data.size
     if n < 2 or n_boot < 2:
         return 0.0
-    rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_VALUES // n)
     means = np.empty(n_boot, dtype=np.float64)
-    for start in range(0, n_boot, rows):
-        stop = min(start + rows, n_boot)
-        idx = rng.integers(0, n, size=(stop - start, n))
+    for start, stop, idx in _resamples(n, n_boot, seed):
         means[start:stop] = data[idx].mean(axis=1)
     return float(means.std(ddof=1))
 
@@ -66,14 +62,21 @@ def bootstrap_ratio_stderr(numerators: Sequence[float], denominators: Sequence[f
     n = num.size
     if n < 2 or n_boot < 2:
         return 0.0
-    rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_VALUES // n)
     ratios = np.empty(n_boot, dtype=np.float64)
-    for start in range(0, n_boot, rows):
-        stop = min(start + rows, n_boot)
-        idx = rng.integers(0, n, size=(stop - start, n))
+    for start, stop, idx in _resamples(n, n_boot, seed):
         top, bottom = num[idx].sum(axis=1), den[idx].sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios[start:stop] = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
     usable = ratios[~np.isnan(ratios)]
     return float(usable.std(ddof=1)) if usable.size >= 2 else 0.0
+
+
+def _resamples(n: int, n_boot: int, seed: int) -> "Iterator[tuple[int, int, np.ndarray]]":
+    """Bootstrap index draws in chunks of at most ``_CHUNK_VALUES`` values (bounded memory):
+    ``(start, stop, indices)`` with ``indices`` of shape ``(stop - start, n)``; the same draws
+    whatever the chunk size, for a given seed."""
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK_VALUES // n)
+    for start in range(0, n_boot, rows):
+        stop = min(start + rows, n_boot)
+        yield start, stop, rng.integers(0, n, size=(stop - start, n))
