@@ -135,27 +135,19 @@ def test_sigkill_then_resume_equals_uninterrupted_run(point: int, reference: Ref
     assert not list((out / "samples").glob("*.partial")) and not list(out.glob(".*.tmp"))
 
 
-def test_ctrl_c_exits_130_with_a_resume_hint_and_resumes(reference: Reference, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("sig", "code", "message"), [
+    (signal.SIGINT, 130, "interrupted"),
+    (signal.SIGTERM, 143, "terminated (SIGTERM)"),  # a batch scheduler's preemption
+], ids=["ctrl-c", "sigterm"])
+def test_interrupt_exits_with_a_resume_hint_and_resumes(sig: signal.Signals, code: int, message: str,
+                                                        reference: Reference, tmp_path: Path) -> None:
     gate = Gate(RealBenchOracle())
     with ChatServer(reply=gate) as server:
-        code, stderr = interrupt_after(N_DOCS // 3, signal.SIGINT, tmp_path, server, gate)
-        assert code == 130, stderr
-        assert "interrupted" in stderr and "run the same command again to resume" in stderr
+        exit_code, stderr = interrupt_after(N_DOCS // 3, sig, tmp_path, server, gate)
+        assert exit_code == code, stderr
+        assert message in stderr and "run the same command again to resume" in stderr
         assert "Traceback" not in stderr
         assert cache_entries(tmp_path / "cache") == N_DOCS // 3
-        resume_and_compare(tmp_path, server, gate, reference)
-
-
-def test_sigterm_exits_143_with_a_resume_hint_and_resumes(reference: Reference, tmp_path: Path) -> None:
-    """SIGTERM (a batch scheduler's preemption) stops like Ctrl-C: a message, exit 143, and the
-    same command resumes from the cache."""
-    gate = Gate(RealBenchOracle())
-    with ChatServer(reply=gate) as server:
-        code, stderr = interrupt_after(N_DOCS // 2, signal.SIGTERM, tmp_path, server, gate)
-        assert code == 143, stderr
-        assert "terminated (SIGTERM)" in stderr and "run the same command again to resume" in stderr
-        assert "Traceback" not in stderr
-        assert cache_entries(tmp_path / "cache") == N_DOCS // 2
         resume_and_compare(tmp_path, server, gate, reference)
 
 
