@@ -107,10 +107,9 @@ class Task:
 
     def answer_space(self, doc: Document) -> dict[str, Any]:
         """The answer space for the random baseline, with templated values rendered."""
-        out = self.rendered_space(self.config.answer.space, doc, "answer.space")
-        if out.get("kind") == "text":
-            out.setdefault("source_text", " ".join(str(v) for v in doc.record.values() if isinstance(v, str))[:2000])
-        return out
+        # A text answer is drawn from ``source_text`` when the task names it (what the model is
+        # shown, e.g. the question), else from the prompt - never from the record, which holds the gold.
+        return self.rendered_space(self.config.answer.space, doc, "answer.space")
 
     def rendered_space(self, space: dict[str, Any], doc: Document, field_name: str, **extra: Any) -> dict[str, Any]:
         """An answer space (see ``AnswerConfig.space``) with its template strings rendered (JSON when they parse)."""

@@ -166,3 +166,13 @@ def test_hf_backend_end_to_end(tmp_path, tiny_llava_dir):
     assert all(isinstance(r["responses"][0], str) and r["responses"][0] for r in rows)
     assert all(len([p for p in r["prompt"][0]["content"] if p["type"] == "image"]) >= 2 for r in rows)
     assert res["config"]["model_spec"]["args"]["dtype"] == "float32"
+
+
+def test_random_text_answers_come_from_what_the_model_is_shown(tmp_path):
+    """The chance baseline draws text answers from the question, never from the record's gold answer."""
+    run(tmp_path, "t", "--model", "random", tasks="realbench_extraction_hard,realbench_reasoning_easy")
+    for task, file in (("realbench_extraction_hard", "extraction_hard.jsonl"), ("realbench_reasoning_easy", "reasoning_easy.jsonl")):
+        records = {r["id"]: r for r in map(json.loads, (SAMPLE / "realbench" / file).read_text().splitlines())}
+        for row in samples(tmp_path, "t", task):
+            reply = row["responses"][0]
+            assert reply in " ".join(records[row["doc_id"]]["text"].split()), (task, row["doc_id"], reply)
