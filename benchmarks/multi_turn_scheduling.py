@@ -43,13 +43,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.timing import timed_cli  # noqa: E402
+from benchmarks.timing import one_dialogue_at_a_time, timed_cli  # noqa: E402
 import mmtasks.commands.run  # noqa: E402,F401  (imported before timing: both ways start warm)
 import mmtasks.models.hf  # noqa: E402,F401
 import mmtasks.models.openai_api  # noqa: E402,F401
 from benchmarks.loopback import ServerProcess  # noqa: E402
 from mmtasks.config.task_registry import TaskRegistry  # noqa: E402
-from mmtasks.dialogues.protocols import DialogueContext, get_protocol  # noqa: E402
 from mmtasks.models.base import ModelContext, load_model, parse_model_spec  # noqa: E402
 from mmtasks.task import Task  # noqa: E402
 from tests.mmdu_data import write_mmdu  # noqa: E402
@@ -85,24 +84,10 @@ def one_at_a_time(data: Path, tasks: Path, model_spec: str, model_args: dict) ->
     task = Task(config, path)
     start = time.perf_counter()
     model = load_model(parse_model_spec(model_spec, model_args), ModelContext(batch_size=1))
-    proto = get_protocol(task.config.protocol)
-    ctx = DialogueContext(predict_only=True)
-    calls = 0
     try:
-        for doc in task.documents(data):
-            dialogue = proto(task, doc, ctx)
-            try:
-                requests = next(dialogue)
-                while True:
-                    replies = []
-                    for req in requests:
-                        replies.extend(model.generate_all([req]))
-                        calls += 1
-                    if any(not r.ok for r in replies):
-                        raise SystemExit(f"a request failed: {replies[0].error}")
-                    requests = dialogue.send(replies)
-            except StopIteration:
-                pass
+        calls, failed = one_dialogue_at_a_time(task, data, model)
+        if failed:
+            raise SystemExit(f"a request failed: {failed[0].error}")
     finally:
         model.close()
     return time.perf_counter() - start, calls

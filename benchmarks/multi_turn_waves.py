@@ -27,11 +27,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.timing import timed_cli  # noqa: E402
+from benchmarks.timing import one_dialogue_at_a_time, timed_cli  # noqa: E402
 import mmtasks.commands.run  # noqa: E402,F401  (imported before timing: both variants start warm)
 import mmtasks.models.openai_api  # noqa: E402,F401
 from mmtasks.config.task_registry import TaskRegistry  # noqa: E402
-from mmtasks.dialogues.protocols import DialogueContext, get_protocol  # noqa: E402
 from mmtasks.models.base import load_model, parse_model_spec  # noqa: E402
 from mmtasks.task import Task  # noqa: E402
 from tests.chat_server import ChatServer  # noqa: E402
@@ -52,23 +51,9 @@ def sequential(data: Path, concurrency: int) -> tuple[float, int]:
     config, path = TaskRegistry.discover().load("mmdu")
     task = Task(config, path)
     model = load_model(parse_model_spec(f"openai:{MODEL}", {"concurrency": concurrency}))
-    proto = get_protocol("multi_turn")
-    ctx = DialogueContext(predict_only=True)
-    calls = 0
     start = time.perf_counter()
     try:
-        for doc in task.documents(data):
-            dialogue = proto(task, doc, ctx)
-            try:
-                requests = next(dialogue)
-                while True:
-                    replies = []
-                    for req in requests:  # one request at a time
-                        replies.extend(model.generate_all([req]))
-                        calls += 1
-                    requests = dialogue.send(replies)
-            except StopIteration:
-                pass
+        calls, _ = one_dialogue_at_a_time(task, data, model)
     finally:
         model.close()
     return time.perf_counter() - start, calls

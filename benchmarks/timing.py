@@ -7,9 +7,15 @@ import io
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmtasks.cli import main as mmtasks_main
+from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+
+if TYPE_CHECKING:
+    from mmtasks.models.base import ChatModel
+    from mmtasks.scheduling.request import Reply
+    from mmtasks.task import Task
 
 
 def timed_cli(argv: list[str], out: Path) -> tuple[float, dict[str, Any]]:
@@ -21,3 +27,26 @@ def timed_cli(argv: list[str], out: Path) -> tuple[float, dict[str, Any]]:
     if code != 0:
         raise SystemExit(f"mmtasks exited with {code}")
     return elapsed, json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def one_dialogue_at_a_time(task: "Task", data: Path, model: "ChatModel") -> tuple[int, list["Reply"]]:
+    """What lmms-eval's multi-round path and VLMEvalKit do: the task's protocol driven one
+    dialogue after another, one request per model call (``--predict-only``: no judge).
+    Returns the number of calls and the failed replies."""
+    proto = get_protocol(task.config.protocol)
+    ctx = DialogueContext(predict_only=True)
+    calls, failed = 0, []
+    for doc in task.documents(data):
+        dialogue = proto(task, doc, ctx)
+        try:
+            requests = next(dialogue)
+            while True:
+                replies = []
+                for req in requests:
+                    replies.extend(model.generate_all([req]))
+                    calls += 1
+                failed.extend(r for r in replies if not r.ok)
+                requests = dialogue.send(replies)
+        except StopIteration:
+            pass
+    return calls, failed
