@@ -44,10 +44,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.loopback import ServerProcess  # noqa: E402
-from mmtasks.conversation import Image, Message, Text  # noqa: E402
+from mmtasks.core.conversation import Image, Message, Text  # noqa: E402
 from mmtasks.models.base import ModelContext, load_model, parse_model_spec  # noqa: E402
 from mmtasks.models.openai_api import OpenAIModel  # noqa: E402
-from mmtasks.scheduling.request import GenerationConfig, Request  # noqa: E402
+from mmtasks.core.request import GenerationConfig, Request  # noqa: E402
 
 WORK = REPO / "benchmarks" / "_work"
 SIZE = (1080, 3500)

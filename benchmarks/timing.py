@@ -14,7 +14,7 @@ from mmtasks.dialogues.protocols import DialogueContext, get_protocol
 
 if TYPE_CHECKING:
     from mmtasks.models.base import ChatModel
-    from mmtasks.scheduling.request import Reply
+    from mmtasks.core.request import Reply
     from mmtasks.task import Task
 
 

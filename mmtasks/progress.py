@@ -6,7 +6,7 @@ import sys
 
 from tqdm import tqdm
 
-from mmtasks.dialogues.sample import Sample
+from mmtasks.core.sample import Sample
 
 
 class ProgressBar:

@@ -14,7 +14,7 @@ from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
 from mmtasks.config.run_config import RunConfig
 from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.dialogues.protocols import DialogueContext, get_protocol
-from mmtasks.dialogues.sample import Dialogue, Sample
+from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.documents.dataset import scan_documents
 from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError
@@ -22,7 +22,7 @@ from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, 
 from mmtasks.progress import ProgressBar
 from mmtasks.results.files import SamplesFile, SamplesWriter
 from mmtasks.results.results_json import build_results, write_results
-from mmtasks.scheduling.request import Target
+from mmtasks.core.request import Target
 from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scoring import rouge
 from mmtasks.scoring.aggregation import TaskResult, get_aggregator

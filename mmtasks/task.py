@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mmtasks.config.task_config import TaskConfig
-from mmtasks.conversation import Image, Message, Text
+from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.transforms import apply_transforms
 from mmtasks.documents.dataset import Document, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError

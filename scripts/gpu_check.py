@@ -57,8 +57,8 @@ def write_images(work: Path) -> list[Path]:
 
 def image_requests(work: Path) -> dict[str, Any]:
     """Named requests with 0-3 images, interleaved and across turns; plus one over the limit."""
-    from mmtasks.conversation import Image, Message, Text
-    from mmtasks.scheduling.request import GenerationConfig, Request
+    from mmtasks.core.conversation import Image, Message, Text
+    from mmtasks.core.request import GenerationConfig, Request
 
     red, green, blue, yellow = (Image(path=p, doc_id=p.stem) for p in write_images(work))
     greedy = GenerationConfig(max_new_tokens=8, do_sample=False)
@@ -132,8 +132,8 @@ def check_build(work: Path) -> None:
 
 
 def check_vllm_text(work: Path) -> None:
-    from mmtasks.conversation import Message
-    from mmtasks.scheduling.request import GenerationConfig, Request
+    from mmtasks.core.conversation import Message
+    from mmtasks.core.request import GenerationConfig, Request
 
     model = load("vllm", work / "tiny-qwen2", VLLM_ARGS, 1)
     try:

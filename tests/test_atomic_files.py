@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mmtasks.dialogues.sample import Sample
+from mmtasks.core.sample import Sample
 from mmtasks.results.files import SamplesWriter, atomic_write_text
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image as PILImage
 
-from mmtasks.dialogues.sample import Sample
+from mmtasks.core.sample import Sample
 from mmtasks.documents.dataset import image_file_problem
 from mmtasks.documents.paths import ConfinedPaths, confined
 from mmtasks.errors import DataError

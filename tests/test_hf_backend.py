@@ -13,11 +13,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from mmtasks.conversation import Image, Message, Text  # noqa: E402
+from mmtasks.core.conversation import Image, Message, Text  # noqa: E402
 from mmtasks.errors import ModelError  # noqa: E402
 from mmtasks.models.base import ModelContext, ModelSpec, load_model  # noqa: E402
 from mmtasks.models.hf import HFModel  # noqa: E402
-from mmtasks.scheduling.request import GenerationConfig, Request  # noqa: E402
+from mmtasks.core.request import GenerationConfig, Request  # noqa: E402
 
 GREEDY = GenerationConfig(max_new_tokens=6, do_sample=False)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PIL import Image as PILImage
 
-from mmtasks.conversation import Image
+from mmtasks.core.conversation import Image
 from mmtasks.documents.image_loader import ImageLoader, image_key
 from mmtasks.errors import DataError
 

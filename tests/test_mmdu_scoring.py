@@ -13,9 +13,9 @@ import pytest
 from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.dialogues.judging import judge_request
 from mmtasks.dialogues.protocols import DialogueContext, get_protocol
-from mmtasks.dialogues.sample import Sample
+from mmtasks.core.sample import Sample
 from mmtasks.models.base import ChatModel, ModelSpec
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scoring.aggregation import TaskResult, get_aggregator
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr, bootstrap_stderr
@@ -24,7 +24,7 @@ from mmtasks.scoring.registry import get_parser
 from mmtasks.task import Task
 from tests.mmdu_data import judge_reply, scores, tag, write_mmdu
 
-PROMPT_FILE = Path(__file__).resolve().parents[1] / "tasks" / "mmdu" / "judge_prompt.txt"
+PROMPT_FILE = Path(__file__).resolve().parents[1] / "mmtasks" / "tasks" / "mmdu" / "judge_prompt.txt"
 #: sha256 of shared/specs/mmdu_judge_prompt.txt (the authors' meta_prompt, 6,037 bytes)
 PROMPT_SHA256 = "aa321957582d42830ae3bcd4211b13e04546f172b81d9319b0f625b826860ab8"
 

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from mmtasks.dialogues.judging import ask_judge
-from mmtasks.dialogues.sample import Sample
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.sample import Sample
+from mmtasks.core.request import Reply, Request
 from mmtasks.scoring.aggregation import get_aggregator
 from mmtasks.scoring.bootstrap import bootstrap_stderr
 from mmtasks.scoring.json_reply import last_json_object

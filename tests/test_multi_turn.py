@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from PIL import Image as PILImage
 
-from mmtasks.conversation import Image, Text
+from mmtasks.core.conversation import Image, Text
 from mmtasks.dialogues.multi_turn import read_turns
 from mmtasks.documents.dataset import Document
 from mmtasks.errors import DataError
@@ -27,7 +27,7 @@ from tests.chat_server import ChatServer, last_user_text
 from tests.mmdu_data import MARKER, image_colour, image_size, judge_reply, scores, tag, write_mmdu
 
 REPO = Path(__file__).resolve().parents[1]
-META_PROMPT = (REPO / "tasks" / "mmdu" / "judge_prompt.txt").read_bytes().decode("utf-8")
+META_PROMPT = (REPO / "mmtasks" / "tasks" / "mmdu" / "judge_prompt.txt").read_bytes().decode("utf-8")
 MODEL, JUDGE = "mm-model", "mm-judge"
 FAST = "retry_base_delay=0.01"
 
@@ -243,8 +243,8 @@ def test_judge_text_only(server: ChatServer, tmp_path: Path) -> None:
     include = tmp_path / "tasks"
     include.mkdir()
     (include / "mmdu_text.yaml").write_text(
-        f"include: {REPO / 'tasks' / 'mmdu' / 'mmdu.yaml'}\ntask: mmdu_text_judge\ngroup: []\n"
-        f"judge: {{images: none, prompt_file: {REPO / 'tasks' / 'mmdu' / 'judge_prompt.txt'}}}\n")
+        f"include: {REPO / 'mmtasks' / 'tasks' / 'mmdu' / 'mmdu.yaml'}\ntask: mmdu_text_judge\ngroup: []\n"
+        f"judge: {{images: none, prompt_file: {REPO / 'mmtasks' / 'tasks' / 'mmdu' / 'judge_prompt.txt'}}}\n")
     proc = run_cli(server, tmp_path, "--include-path", str(include), tasks="mmdu_text_judge")
     assert proc.returncode == 0, proc.stderr
     for body in judge_bodies(server):

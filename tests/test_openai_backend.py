@@ -14,11 +14,11 @@ import pytest
 from PIL import Image as PILImage
 
 from mmtasks import secrets
-from mmtasks.conversation import Image, Message, Text
+from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.errors import ConfigError, DataError, ModelError
 from mmtasks.models.base import ModelSpec
 from mmtasks.models.openai_api import OpenAIModel
-from mmtasks.scheduling.request import GenerationConfig, Reply, Request
+from mmtasks.core.request import GenerationConfig, Reply, Request
 from tests.chat_server import ChatServer
 
 KEY = "sk-test-0123456789abcdef"

@@ -15,9 +15,9 @@ from PIL import Image as PILImage
 from mmtasks.cli import main
 from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.dialogues.protocols import DialogueContext, get_protocol
-from mmtasks.dialogues.sample import Sample
+from mmtasks.core.sample import Sample
 from mmtasks.errors import ConfigError, DataError
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 from mmtasks.task import Task
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,10 +7,10 @@ import io
 import pytest
 from PIL import Image as PILImageModule
 
-from mmtasks.conversation import Image, Message, Text
+from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.errors import DataError, ModelError
 from mmtasks.models.vllm_inputs import chat_messages, image_limit, sampling_kwargs, split_model_args
-from mmtasks.scheduling.request import GenerationConfig
+from mmtasks.core.request import GenerationConfig
 
 ENGINE_ARGS = {"model", "max_model_len", "tensor_parallel_size", "dtype", "mm_processor_kwargs", "limit_mm_per_prompt", "seed"}
 MODEL_DEFAULTS = {"temperature": 0.6, "top_p": 0.95, "top_k": 20, "repetition_penalty": 1.05, "min_p": 0.0}

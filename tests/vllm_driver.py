@@ -27,10 +27,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mmtasks.conversation import Image, Message, Text
+from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.errors import ModelError
 from mmtasks.models.base import ModelContext, ModelSpec, load_model
-from mmtasks.scheduling.request import GenerationConfig, Reply, Request
+from mmtasks.core.request import GenerationConfig, Reply, Request
 
 PROMPT = "which button is on the left of the screen?"
 

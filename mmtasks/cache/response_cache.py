@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from mmtasks.scheduling.request import Request
+from mmtasks.core.request import Request
 
 #: bump when the key derivation or stored format changes
 CACHE_FORMAT = 1

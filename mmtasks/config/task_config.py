@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mmtasks.scheduling.request import GenerationConfig
+from mmtasks.core.request import GenerationConfig
 
 
 class _Strict(BaseModel):

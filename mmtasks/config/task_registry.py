@@ -12,14 +12,15 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 from mmtasks.config.task_config import TaskConfig
 from mmtasks.config.yaml_loader import load_with_includes, validate
 from mmtasks.errors import ConfigError
 
-#: the tasks shipped with mmtasks (repo checkout or installed alongside the package)
-BUILTIN_TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
+#: the tasks shipped with mmtasks, as package data (``mmtasks/tasks/``)
+BUILTIN_TASKS_DIR = Path(str(resources.files("mmtasks") / "tasks"))
 
 
 @dataclass

@@ -9,8 +9,8 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.conversation import Image, Message, Text
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.conversation import Image, Message, Text
+from mmtasks.core.request import Reply, Request
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document

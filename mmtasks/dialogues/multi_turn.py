@@ -38,12 +38,12 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.conversation import Image, Message, Text
+from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.judging import ask_judge, judge_request
 from mmtasks.dialogues.protocols import DialogueContext, protocol
-from mmtasks.dialogues.sample import Dialogue, Sample
+from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.errors import ConfigError, DataError
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mmtasks.conversation import Message
-from mmtasks.scheduling.request import GenerationConfig, Reply, Request
+from mmtasks.core.conversation import Message
+from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.scoring.json_reply import last_json_object
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from mmtasks.errors import ConfigError
 
 if TYPE_CHECKING:
-    from mmtasks.dialogues.sample import Dialogue
+    from mmtasks.core.sample import Dialogue
     from mmtasks.documents.dataset import Document
     from mmtasks.task import Task
 

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mmtasks.conversation import Message
+from mmtasks.core.conversation import Message
 from mmtasks.dialogues.judging import ask_judge, judge_request
 from mmtasks.dialogues.notetaking import NoteBook, NoteSettings, note_text
 from mmtasks.dialogues.protocols import DialogueContext, protocol
-from mmtasks.dialogues.sample import Dialogue, Sample
+from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.documents.mmrc_record import ABILITIES, Ability, Conversation, Question, conversation_of
 from mmtasks.errors import ConfigError, DataError
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 from mmtasks.scoring.mmrc import doc_metrics
 from mmtasks.scoring.mmrc_parsers import exact_match, verdict_parser
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mmtasks.dialogues.protocols import DialogueContext, protocol
-from mmtasks.dialogues.sample import Dialogue, Sample
-from mmtasks.scheduling.request import Request
+from mmtasks.core.sample import Dialogue, Sample
+from mmtasks.core.request import Request
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document

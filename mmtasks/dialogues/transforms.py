@@ -13,7 +13,7 @@ import random
 from dataclasses import replace
 
 from mmtasks.config.task_config import TransformConfig
-from mmtasks.conversation import Image
+from mmtasks.core.conversation import Image
 from mmtasks.documents.dataset import Document
 from mmtasks.errors import DataError
 

@@ -1,7 +1,7 @@
 """Reading a task's documents: local JSONL/JSON under the data root, or a Hugging Face dataset.
 
 Records are streamed (JSONL is read line by line) and turned into
-:class:`Document` objects whose images are lazy :class:`~mmtasks.conversation.Image`
+:class:`Document` objects whose images are lazy :class:`~mmtasks.core.conversation.Image`
 parts: only their existence and header are checked here, pixels are decoded by a backend.
 """
 
@@ -18,7 +18,7 @@ from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
 
 from mmtasks.config.task_config import DatasetConfig, TaskConfig
-from mmtasks.conversation import Image
+from mmtasks.core.conversation import Image
 from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.documents.paths import ConfinedPaths, inside
 from mmtasks.errors import DataError

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
-    from mmtasks.conversation import Image
+    from mmtasks.core.conversation import Image
 
 #: decoded bytes kept for reuse (about 90 decoded 1080x3500 RGB screenshots)
 DEFAULT_CACHE_BYTES = 1 << 30

@@ -13,7 +13,7 @@ from mmtasks.errors import DataError
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
-    from mmtasks.conversation import Image
+    from mmtasks.core.conversation import Image
 
 # Long screenshots (1080x3500) are normal in RealBench; only refuse absurd sizes.
 PILImageModule.MAX_IMAGE_PIXELS = 200_000_000

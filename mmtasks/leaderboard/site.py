@@ -9,24 +9,25 @@ from __future__ import annotations
 
 import json
 import shutil
+from importlib import resources
 from pathlib import Path
 
 from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.schema import Leaderboard
 
-#: the page's source files, kept at the repository root in ``leaderboard/``
+#: the page's source files, shipped as package data in ``mmtasks/leaderboard/site/``
 ASSETS = ("index.html", "app.js", "style.css")
 DATA_JSON = "leaderboard.json"
 DATA_JS = "leaderboard.js"
 
 
 def asset_dir() -> Path:
-    """Where the page's source lives (``<repo>/leaderboard``)."""
-    here = Path(__file__).resolve().parents[2] / "leaderboard"
+    """Where the page's source lives: package data read through :mod:`importlib.resources`."""
+    here = Path(str(resources.files("mmtasks.leaderboard") / "site"))
     if not all((here / name).is_file() for name in ASSETS):
         raise ConfigError(
             f"the leaderboard page's files ({', '.join(ASSETS)}) are not in {here}",
-            hint="run from a source checkout of mmtasks (pip install -e .)",
+            hint="the mmtasks installation is incomplete: reinstall it",
         )
     return here
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from mmtasks.errors import ConfigError, ModelError
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 
 #: backend name -> "module:ClassName"; filled by register_model and the built-ins below.
 _BACKENDS: dict[str, str] = {

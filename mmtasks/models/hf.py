@@ -23,11 +23,11 @@ from typing import Any, Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mmtasks.conversation import Image, Message
+from mmtasks.core.conversation import Image, Message
 from mmtasks.documents.image_loader import ImageLoader
 from mmtasks.errors import ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
-from mmtasks.scheduling.request import GenerationConfig, Reply, Request
+from mmtasks.core.request import GenerationConfig, Reply, Request
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from mmtasks.errors import DataError
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
-    from mmtasks.conversation import Image
+    from mmtasks.core.conversation import Image
 
 _MIME = {"JPEG": "image/jpeg", "PNG": "image/png"}
 _EXIF_ORIENTATION = 0x0112

@@ -40,7 +40,7 @@ from mmtasks.models.openai_payload import (
     BadResponse, chat_messages, completion_text, error_code, error_detail, finish_reason, generation_params, request_body,
 )
 from mmtasks.models.retry import is_retryable_status, retry_after_seconds, retry_delay
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 from mmtasks.secrets import redact, register_env_secrets, register_secret, register_url_secrets, safe_url
 
 log = logging.getLogger(__name__)

@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from mmtasks.conversation import Message, Text
-from mmtasks.scheduling.request import GenerationConfig
+from mmtasks.core.conversation import Message, Text
+from mmtasks.core.request import GenerationConfig
 
 
 class BadResponse(ValueError):

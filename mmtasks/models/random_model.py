@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mmtasks.models.base import ChatModel
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 
 
 class RandomModel(ChatModel):

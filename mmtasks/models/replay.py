@@ -16,7 +16,7 @@ from pathlib import Path
 from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.errors import DataError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 
 
 class ReplayModel(ChatModel):

@@ -48,7 +48,7 @@ from mmtasks.models.vllm_inputs import (
     sampling_kwargs,
     split_model_args,
 )
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 
 try:  # newer vLLM: request validation errors have their own base class
     from vllm.exceptions import VLLMClientError as _VLLMClientError

@@ -11,9 +11,9 @@ import json
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.conversation import Image, Message, Text
+from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.errors import ModelError
-from mmtasks.scheduling.request import GenerationConfig
+from mmtasks.core.request import GenerationConfig
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage

@@ -12,7 +12,7 @@ from pathlib import Path
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, overload
 
-from mmtasks.dialogues.sample import Sample
+from mmtasks.core.sample import Sample
 from mmtasks.secrets import redact
 
 

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from mmtasks.cache.response_cache import ResponseCache, request_key
-from mmtasks.dialogues.sample import Dialogue, Sample
+from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.models.base import ChatModel
-from mmtasks.scheduling.request import Reply, Request, Target
+from mmtasks.core.request import Reply, Request, Target
 
 
 @dataclass

@@ -16,7 +16,7 @@ from mmtasks.errors import ConfigError
 from mmtasks.scoring.bootstrap import bootstrap_stderr
 
 if TYPE_CHECKING:
-    from mmtasks.dialogues.sample import Sample
+    from mmtasks.core.sample import Sample
     from mmtasks.task import Task
 
 

@@ -29,7 +29,7 @@ from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
 from mmtasks.scoring.registry import parser
 
 if TYPE_CHECKING:
-    from mmtasks.dialogues.sample import Sample
+    from mmtasks.core.sample import Sample
     from mmtasks.task import Task
 
 #: the judge's dictionary keys -> metric names in results.json, in the paper's column order

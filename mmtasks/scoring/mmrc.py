@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from mmtasks.scoring.aggregation import TaskResult, aggregator, label_sort_key, mean, mean_and_stderr
 
 if TYPE_CHECKING:
-    from mmtasks.dialogues.sample import Sample
+    from mmtasks.core.sample import Sample
     from mmtasks.task import Task
 
 ABILITY_METRICS: dict[str, str] = {"IE": "ie", "CR": "cr", "IU": "iu", "IM": "im", "MR": "mr", "AR": "ar"}

@@ -6,7 +6,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mmtasks.scheduling.request import Reply, Request
+from mmtasks.core.request import Reply, Request
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mmtasks.conversation import Image, Message, Text
+from mmtasks.core.conversation import Image, Message, Text
 
 #: Who a request is for: the model under test, the judge, or a helper model
 #: such as the note taker. The scheduler routes by this.
