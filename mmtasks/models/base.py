@@ -204,6 +204,16 @@ class ChatModel(ABC):
     def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
         """Answer every request; yield ``(index into requests, reply)``."""
 
+    #: whether the backend serves one request at a time concurrently (:meth:`agenerate`): API
+    #: backends, for which the scheduler sends each dialogue's next request as soon as its reply
+    #: arrives (no wave barrier). Local backends keep batching whole waves through :meth:`generate`.
+    supports_async: ClassVar[bool] = False
+
+    async def agenerate(self, request: Request) -> Reply:
+        """Answer one request (backends with ``supports_async``); the backend bounds its own
+        concurrency, and is called from the scheduler's event loop. Failures are replies."""
+        raise NotImplementedError(f"{type(self).__name__} answers whole waves only (generate)")
+
     def check_ready(self) -> None:
         """Raise :class:`ModelError` if the model cannot be used (e.g. unreachable API)."""
 

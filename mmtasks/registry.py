@@ -1,0 +1,298 @@
+"""One registry type for every extension point, and the plugin loaders that fill it.
+
+A :class:`Registry` maps names (as task YAML and the CLI spell them) to objects:
+protocols, transforms, dataset adapters, answer parsers, metrics, aggregators,
+judge-verdict parsers, model backends, and extra task folders. Entries are
+registered three ways:
+
+- built in: ``registry.register("name")`` as a decorator in a module that the
+  registry imports the first time it is asked (``builtin_modules``), or a lazy
+  ``"module:attr"`` string (``registry.register_lazy``) imported only when that
+  name is used, so an optional dependency (torch, vllm) is needed only by the run
+  that uses it;
+- plugin files: Python files in a task folder, listed in the task's ``plugins:``
+  key (see :func:`load_plugin_file`), registering with the same decorators;
+- installed packages: entry points in the group ``mmtasks`` (see
+  :func:`load_entry_points`), whose modules register with the same decorators
+  (and may add task folders with ``task_folders.register``).
+
+An unknown name is a one-line :class:`~mmtasks.errors.ConfigError` with a "did you
+mean" hint. An import error inside a plugin or a lazy entry is shown as itself
+(its type and message, and the file), never turned into "unknown name".
+
+A name registered by a plugin file is visible only to tasks that list that file
+in ``plugins:`` (or include a base that does), so whether a task loads never
+depends on which other tasks were loaded before it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from mmtasks.errors import ConfigError
+
+T = TypeVar("T")
+
+#: the entry-point group installed packages use to extend mmtasks
+ENTRY_POINT_GROUP = "mmtasks"
+#: the package under which plugin files are imported (``mmtasks_plugins.<stem>_<hash>``)
+PLUGIN_PACKAGE = "mmtasks_plugins"
+
+
+@dataclass(frozen=True)
+class Entry(Generic[T]):
+    """A registered object, or a lazy ``"module:attr"`` reference to one."""
+
+    name: str
+    obj: T | None = None
+    lazy: str | None = None
+    #: the plugin file that registered it (None: built in or from an installed package)
+    origin: Path | None = None
+    #: what to ``pip install`` when a lazy entry's import fails for a missing package
+    extra: str | None = None
+
+
+class Registry(Generic[T]):
+    """Names -> objects of one kind of extension."""
+
+    def __init__(self, kind: str, *, field: str, builtin_modules: Iterable[str] = ()) -> None:
+        #: what an entry is, for messages ("parser", "metric", "protocol" ...)
+        self.kind = kind
+        #: the task YAML key (or CLI flag) that names entries, for messages
+        self.field = field
+        self._builtin_modules = tuple(builtin_modules)
+        self._builtins_loaded = False
+        self._entries: dict[str, Entry[T]] = {}
+
+    # -- registering ---------------------------------------------------------
+    def register(self, name: str, obj: T | None = None) -> Any:
+        """Register ``obj`` under ``name``; without ``obj``, a decorator that does."""
+        if obj is not None:
+            self._add(Entry(name=name, obj=obj, origin=_loading_plugin()))
+            return obj
+
+        def deco(fn: T) -> T:
+            self._add(Entry(name=name, obj=fn, origin=_loading_plugin()))
+            return fn
+
+        return deco
+
+    def register_lazy(self, name: str, target: str, *, extra: str | None = None) -> None:
+        """Register ``"module:attr"``, imported when ``name`` is first used."""
+        if ":" not in target:
+            raise ValueError(f"lazy {self.kind} entry {name!r}: expected 'module:attr', got {target!r}")
+        self._add(Entry(name=name, lazy=target, origin=_loading_plugin(), extra=extra))
+
+    def _add(self, entry: Entry[T]) -> None:
+        old = self._entries.get(entry.name)
+        if old is not None and not _same(old, entry):
+            where = f" (in {entry.origin})" if entry.origin else ""
+            before = f"{old.origin}" if old.origin else (old.lazy or _qualname(old.obj))
+            raise ConfigError(f"{self.kind} {entry.name!r} is registered twice{where}; it already names {before}",
+                              field=self.field, hint="give one of them another name")
+        self._entries[entry.name] = entry
+
+    # -- looking up ----------------------------------------------------------
+    def get(self, name: str, *, plugins: Collection[Path] = (), file: str | Path | None = None,
+            field: str | None = None) -> T:
+        """The object named ``name``, visible from a task that loaded ``plugins``.
+
+        ``file`` and ``field`` say where the name was written, for the error message.
+        """
+        entry = self._lookup(name)
+        field = field or self.field
+        if entry is None:
+            raise ConfigError(f"unknown {self.kind} {name!r}", file=file, field=field, hint=self._hint(name, plugins))
+        if entry.origin is not None and entry.origin not in {Path(p).resolve() for p in plugins}:
+            raise ConfigError(f"{self.kind} {name!r} is defined in the plugin file {entry.origin}, which this task does not load",
+                              file=file, field=field, hint=f"add {entry.origin.name!r} to the task's plugins:")
+        if entry.obj is None:
+            entry = self._resolve(entry, file=file, field=field)
+        return entry.obj  # type: ignore[return-value]
+
+    def names(self, plugins: Collection[Path] = ()) -> list[str]:
+        """Every name visible from a task that loaded ``plugins`` (built-ins and installed packages always)."""
+        self._load_builtins()
+        load_entry_points()
+        allowed = {Path(p).resolve() for p in plugins}
+        return sorted(n for n, e in self._entries.items() if e.origin is None or e.origin in allowed)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._lookup(name) is not None
+
+    def _lookup(self, name: str) -> Entry[T] | None:
+        self._load_builtins()
+        entry = self._entries.get(name)
+        if entry is None:
+            load_entry_points()
+            entry = self._entries.get(name)
+        return entry
+
+    def _load_builtins(self) -> None:
+        if self._builtins_loaded:
+            return
+        self._builtins_loaded = True
+        for module in self._builtin_modules:
+            importlib.import_module(module)  # a broken built-in module is a bug: let it show
+
+    def _resolve(self, entry: Entry[T], *, file: str | Path | None, field: str) -> Entry[T]:
+        assert entry.lazy is not None
+        module_name, _, attr = entry.lazy.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            hint = f"pip install '{entry.extra}'" if entry.extra else None
+            raise ConfigError(f"{self.kind} {entry.name!r} cannot be imported from {module_name}: {type(exc).__name__}: {exc}",
+                              file=file, field=field, hint=hint) from exc
+        try:
+            obj = getattr(module, attr)
+        except AttributeError:
+            raise ConfigError(f"{self.kind} {entry.name!r}: module {module_name} has no attribute {attr!r}",
+                              file=file, field=field) from None
+        resolved = Entry(name=entry.name, obj=obj, lazy=entry.lazy, origin=entry.origin, extra=entry.extra)
+        self._entries[entry.name] = resolved
+        return resolved
+
+    def _hint(self, name: str, plugins: Collection[Path]) -> str:
+        known = self.names(plugins)
+        close = list(dict.fromkeys(difflib.get_close_matches(name, known, n=3)))
+        if close:
+            return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+        return f"known: {', '.join(known)}" if known else f"no {self.kind} is registered"
+
+
+def _same(a: Entry[Any], b: Entry[Any]) -> bool:
+    """Whether two registrations are the same thing (a module imported twice, a lazy entry resolved)."""
+    if a.lazy is not None and a.lazy == b.lazy:
+        return True
+    if a.obj is not None and b.obj is not None:
+        return a.obj is b.obj or (_qualname(a.obj) == _qualname(b.obj) and a.origin == b.origin)
+    return False
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', type(obj).__name__)}"
+
+
+# --- plugin files -------------------------------------------------------------
+
+#: resolved path -> module, for plugin files already imported (each is imported once per process)
+_PLUGIN_MODULES: dict[Path, Any] = {}
+#: the plugin file being imported now (registrations made meanwhile belong to it)
+_LOADING: list[Path] = []
+
+
+def _loading_plugin() -> Path | None:
+    return _LOADING[-1] if _LOADING else None
+
+
+def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path | None = None) -> Path:
+    """Import a plugin file once; its decorators register its extensions. Returns its resolved path.
+
+    ``path`` must be a regular ``.py`` file inside one of ``roots`` (the task's folder
+    or an include path). Any error raised while importing it is shown as itself.
+    """
+    resolved = path.resolve()
+    field = "plugins"
+    if not any(resolved.is_relative_to(Path(r).resolve()) for r in roots):
+        raise ConfigError(f"plugin file {path} is outside the task's folder and the include paths", file=task_file, field=field)
+    if resolved.suffix != ".py" or not resolved.is_file():
+        raise ConfigError(f"plugin file {path} is not a Python file", file=task_file, field=field)
+    if resolved in _PLUGIN_MODULES:
+        return resolved
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
+    module_name = f"{PLUGIN_PACKAGE}.{_identifier(resolved.stem)}_{digest}"
+    spec = importlib.util.spec_from_file_location(module_name, resolved)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"cannot import plugin file {path}", file=task_file, field=field)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    _LOADING.append(resolved)
+    try:
+        spec.loader.exec_module(module)
+    except ConfigError:
+        del sys.modules[module_name]
+        raise
+    except Exception as exc:  # noqa: BLE001 - any error in user code is reported as itself, with its file
+        del sys.modules[module_name]
+        line = _error_line(exc, resolved)
+        raise ConfigError(f"plugin file failed to import: {type(exc).__name__}: {exc}", file=resolved, line=line,
+                          hint=f"loaded for {task_file}" if task_file else None) from exc
+    finally:
+        _LOADING.pop()
+    _PLUGIN_MODULES[resolved] = module
+    return resolved
+
+
+def _identifier(stem: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
+    return out if out and not out[0].isdigit() else f"p_{out}"
+
+
+def _error_line(exc: BaseException, file: Path) -> int | None:
+    if isinstance(exc, SyntaxError) and exc.lineno:
+        return exc.lineno
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename) == file:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+# --- installed packages -------------------------------------------------------
+
+_ENTRY_POINTS_LOADED: list[bool] = []
+
+
+def load_entry_points() -> None:
+    """Import every ``mmtasks`` entry point of the installed packages (once per process)."""
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED.append(True)
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken installed plugin is reported as itself
+            dist = getattr(ep.dist, "name", None) or "an installed package"
+            raise ConfigError(f"the mmtasks plugin {ep.name!r} of {dist} ({ep.value}) failed to import: {type(exc).__name__}: {exc}",
+                              hint="fix or uninstall that package") from exc
+
+
+# --- the registries -------------------------------------------------------------
+# Objects are typed loosely here (this module sits below the layers that define them);
+# each layer documents the shape its registry holds.
+
+#: protocol name -> the protocol (mmtasks.dialogues): turns a document into a dialogue
+protocols: Registry[Any] = Registry("protocol", field="protocol", builtin_modules=("mmtasks.dialogues.builtin",))
+#: transform name -> document transform (mmtasks.dialogues.transforms)
+transforms: Registry[Any] = Registry("transform", field="transforms", builtin_modules=("mmtasks.dialogues.transforms",))
+#: adapter name -> record adapter (source schema -> the local one)
+adapters: Registry[Any] = Registry("dataset adapter", field="dataset.adapter", builtin_modules=("mmtasks.documents.adapters",))
+#: parser name -> answer parser (reply text -> compared value, None: unparsed)
+parsers: Registry[Any] = Registry("parser", field="answer.parser", builtin_modules=("mmtasks.scoring.parsers",))
+#: metric name -> per-sample metric function
+metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.metrics",))
+#: aggregator name -> aggregator (samples -> a task's results)
+aggregators: Registry[Any] = Registry("aggregator", field="aggregator", builtin_modules=("mmtasks.scoring.aggregation",))
+#: verdict parser name -> judge-reply parser (reply text -> verdict fields, None: not a verdict)
+verdict_parsers: Registry[Any] = Registry("judge verdict parser", field="judge.parser", builtin_modules=("mmtasks.scoring.verdicts",))
+#: backend name -> ChatModel subclass (mmtasks.models), registered lazily
+backends: Registry[Any] = Registry("model backend", field="--model", builtin_modules=("mmtasks.models.builtin",))
+#: name -> a folder of task YAML contributed by an installed package
+task_folders: Registry[Path] = Registry("task folder", field="--include-path")
+
+ALL: dict[str, Registry[Any]] = {
+    "protocol": protocols, "transform": transforms, "adapter": adapters, "parser": parsers, "metric": metrics,
+    "aggregator": aggregators, "verdict_parser": verdict_parsers, "backend": backends, "task_folder": task_folders,
+}
