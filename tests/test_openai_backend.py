@@ -36,7 +36,6 @@ def make_model(chat_server: ChatServer) -> Iterator[Callable[..., OpenAIModel]]:
 
     def make(name: str = "test-model", **args: object) -> OpenAIModel:
         args.setdefault("base_url", chat_server.base_url)
-        args.setdefault("retry_base_delay", 0.01)
         model = OpenAIModel(ModelSpec(backend="openai", name=name, args=args))
         made.append(model)
         return model
@@ -129,7 +128,7 @@ def test_429_and_500_are_retried_until_success(chat_server: ChatServer, make_mod
 
 def test_retry_after_is_honoured(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
     chat_server.inject(429, retry_after=0.4)
-    [(_, reply)] = list(make_model(retry_base_delay=0.001).generate([ask("x")]))
+    [(_, reply)] = list(make_model().generate([ask("x")]))
     first, second = chat_server.calls_for("x")
     assert reply.ok and second.started - first.finished >= 0.39
 
@@ -290,3 +289,37 @@ def test_images_unfit_to_send_as_they_are_are_reencoded_like_decode_image(chat_s
     assert PILImage.open(io.BytesIO(d1)).mode == "RGB"
     assert (h2, p2.size) == ("data:image/jpeg;base64", (40, 10))  # pixels as stored, as decode_image gives them
     assert PILImage.open(io.BytesIO(d2)).getexif().get(0x0112) is None
+
+
+# -- agenerate: one request, from the caller's event loop ----------------------------
+
+def test_agenerate_bounds_concurrency_in_the_callers_loop(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
+    import asyncio
+
+    chat_server.latency = 0.2
+    model = make_model(concurrency=8)
+    assert model.supports_async
+
+    async def run(tag: str) -> list[Reply]:
+        replies = await asyncio.gather(*(model.agenerate(ask(f"{tag}{i}")) for i in range(24)))
+        await model.aclose()
+        return list(replies)
+
+    start = time.monotonic()
+    first = asyncio.run(run("a"))  # one loop ...
+    elapsed = time.monotonic() - start
+    second = asyncio.run(run("b"))  # ... then a new one: the client binds to the running loop
+    assert [r.text for r in first] == [f"reply to: a{i}" for i in range(24)]
+    assert [r.text for r in second] == [f"reply to: b{i}" for i in range(24)]
+    assert chat_server.max_in_flight == 8 and 0.55 <= elapsed < 1.5  # 3 rounds of 8
+    # and the wave API runs the same code on a loop of its own
+    assert [r.text for _, r in model.generate([ask("c")])] == ["reply to: c"]
+
+
+def test_agenerate_while_another_loop_is_closed_without_aclose(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
+    import asyncio
+
+    model = make_model()
+    assert asyncio.run(model.agenerate(ask("x"))).text == "reply to: x"  # its loop ends, connections left open
+    assert asyncio.run(model.agenerate(ask("y"))).text == "reply to: y"
+    model.close()  # the closed loop's client is skipped, not awaited on a dead loop

@@ -83,8 +83,8 @@ def test_canary_keys_never_reach_outputs_caches_or_logs(tmp_path: Path) -> None:
             outs.append(out)
             env = cli_env(server.base_url, api_key=std_key, EVAL_MODEL_CREDENTIAL=model_key, EVAL_JUDGE_CREDENTIAL=judge_key)
             run = run_cli(["--tasks", "realbench_ranking_easy,mmdu", "--limit", "3", "--data-dir", str(SAMPLE),
-                           "--model", f"openai:{MODEL}", "--model-args", "api_key_env=EVAL_MODEL_CREDENTIAL,max_retries=1,retry_base_delay=0.01",
-                           "--judge", f"openai:{JUDGE}", "--judge-args", "api_key_env=EVAL_JUDGE_CREDENTIAL,max_retries=1,retry_base_delay=0.01,"
+                           "--model", f"openai:{MODEL}", "--model-args", "api_key_env=EVAL_MODEL_CREDENTIAL,max_retries=1",
+                           "--judge", f"openai:{JUDGE}", "--judge-args", "api_key_env=EVAL_JUDGE_CREDENTIAL,max_retries=1,"
                            f"base_url={server.base_url.replace('http://', f'http://evaluser:{url_password}@')}",
                            "--output-path", str(out), "--cache-dir", str(cache), "--no-progress", *verbose], env, logs)
             assert run.process.returncode == 1, run.stderr
