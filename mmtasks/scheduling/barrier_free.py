@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import logging
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -44,6 +45,8 @@ from mmtasks.models.base import ChatModel
 
 if TYPE_CHECKING:
     from mmtasks.scheduling.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
 
 #: dialogues admitted between two yields to the event loop
 _ADMIT_STEP = 4
@@ -358,5 +361,13 @@ def _close(loop: asyncio.AbstractEventLoop, engine: _Engine) -> None:
         task.cancel()
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    # backends that keep per-loop connections (the openai backend) close this loop's now
+    for model in {id(r.model): r.model for r in engine.routes.values() if r.queue is None}.values():
+        aclose = getattr(model, "aclose", None)
+        if aclose is not None:
+            try:
+                loop.run_until_complete(aclose())
+            except Exception as exc:  # closing connections must not hide the run's outcome
+                log.debug("closing %r: %s", model, exc)
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
