@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("documents/",),
     ("scoring/", "dialogues/", "task.py", "plugin.py", "tasks/"),
     ("models/", "cache/", "scheduling/", "distributed.py"),
-    ("results/", "leaderboard/"),
+    ("results/", "leaderboard/", "agreement/"),
     ("runner.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py"),
 )
 
