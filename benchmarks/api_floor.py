@@ -41,6 +41,7 @@ sys.path.insert(0, str(REPO))
 import mmtasks.commands.run  # noqa: E402,F401  (imported before timing)
 import mmtasks.models.openai_api  # noqa: E402,F401
 from benchmarks.loopback import ServerProcess  # noqa: E402
+from benchmarks.sim_api import register as register_sim  # noqa: E402
 from benchmarks.synthetic_realbench import write_realbench  # noqa: E402
 from benchmarks.timing import median, run_process, timed_cli  # noqa: E402
 
@@ -55,6 +56,19 @@ def w1_data(docs: int, images: int, side: int) -> Path:
 def w1_argv(data: Path, out: Path, base_url: str, concurrency: int) -> list[str]:
     return ["--tasks", TASK, "--model", "openai:bench", "--model-args", f"base_url={base_url},concurrency={concurrency}",
             "--data-dir", str(data), "--output-path", str(out), "--no-cache", "--no-progress"]
+
+
+def simulated(data: Path, latency: float, concurrency: int) -> tuple[float, float]:
+    """The same run on the simulated API backend (``sim_api.py``: images encoded, JSON bodies built,
+    the latency waited, no HTTP): wall seconds and CPU ms per request of the harness itself."""
+    register_sim()
+    out = WORK / "w1-sim"
+    argv = ["--tasks", TASK, "--model", "sim:bench", "--model-args", f"latency={latency},concurrency={concurrency},reply=choice",
+            "--data-dir", str(data), "--output-path", str(out), "--no-cache", "--no-progress"]
+    cpu0 = time.process_time()
+    wall, results = timed_cli(argv, out)
+    sent = sum(results["run_stats"]["sent"].values())
+    return wall, (time.process_time() - cpu0) / sent * 1000
 
 
 def encoding_cost(data: Path) -> tuple[float, float, int]:
@@ -122,6 +136,8 @@ def main() -> int:
             print(f"  rep {k + 1}: run {wall:.2f} s ({cpu / sent * 1000:.2f} ms CPU/request, at most {stats.max_in_flight} in flight, "
                   f"32 in flight {stats.ramp.get(32, float('nan')):.3f} s after the first call); command {cwall:.2f} s, "
                   f"peak RSS {peak:.0f} MB, first call {first_call[-1]:.2f} s after start", flush=True)
+    sims = [simulated(data, args.latency, args.concurrency) for _ in range(args.repeat)]
+    sim_wall, sim_cpu = median([w for w, _ in sims]), median([c for _, c in sims])
     enc, old, n_images = encoding_cost(data)
     run_med = median(runs)
     print(f"run (imports done): median {run_med:.2f} s = {run_med / floor:.2f}x the floor; CPU {median(cpus):.2f} ms per request "
@@ -130,6 +146,8 @@ def main() -> int:
           f"peak RSS {median(rss):.0f} MB; first call {median(first_call):.2f} s after start")
     r32 = [r.get(32) for r in ramps if r.get(32) is not None]
     print(f"ramp: 32 in flight {median(r32) if r32 else float('nan'):.3f} s after the first call (median)")
+    print(f"simulated API backend (no HTTP client; images encoded and JSON bodies built): median {sim_wall:.2f} s = "
+          f"{sim_wall / floor:.2f}x the floor; harness CPU {sim_cpu:.2f} ms per request (image encoding included)")
     print(f"image encoding alone ({n_images} PNGs): {enc:.3f} ms CPU per image (header decision + base64); "
           f"the old Pillow decision alone: {old:.3f} ms per image")
     return 0

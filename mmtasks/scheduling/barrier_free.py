@@ -197,8 +197,8 @@ class _Engine:
         reply = future.result()
         if not reply.ok:
             self.stats.add(self.stats.failed, request.target)
-        elif key is not None and reply.text is not None and self.cache is not None:
-            self.cache.put(key, route.model.identity, reply.text)
+        elif key is not None and reply.text is not None and self.cache is not None and route.identity is not None:
+            self.cache.put(key, route.identity, reply.text)
 
     def deliver_future(self, flow: _Flow, i: int, future: "asyncio.Future[Reply]") -> None:
         if future.cancelled() or future.exception() is not None or self.error is not None:
