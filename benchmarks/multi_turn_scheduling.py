@@ -19,6 +19,9 @@ tagged ``[d<i>t<j>]``) is run with the ``multi_turn`` protocol,
   critical-path ideal: the slowest dialogue's sum of latencies (what no
   scheduler can beat), and the wave ideal: the sum over turns of each turn's
   slowest call. Goal: barrier-free within 1.3x of the critical path.
+- ``sim``: mmtasks on the simulated API backend of ``sim_api.py`` (images encoded,
+  bodies built, the latency waited, no HTTP client) at the same fixed latency,
+  against one at a time's floor (n x latency): the harness alone.
 - ``hf``: the tiny LLaVA of ``tests/tiny_models.py`` on the CPU, ``--batch-size 16``,
   mmtasks (waves: batches) against one at a time (batch of one).
 
@@ -198,6 +201,18 @@ def main() -> int:
     for backend in args.backends.split(","):
         if backend == "lognormal":
             argv = lognormal_rows(args, data, tasks)
+        elif backend == "sim":
+            # the simulated API backend (sim_api.py: no HTTP client) at the same fixed latency; one at a
+            # time is not run again: n x latency is its floor (the server row measures it)
+            register_sim()
+            runs = [scheduled(data, tasks, WORK / "mt-sim", "sim:bench", f"latency={args.latency},concurrency={args.concurrency}", None)
+                    for _ in range(args.repeat)]
+            t_sched, waves, argv = min(runs)[0], runs[0][1], runs[0][2]
+            t_med = median([r[0] for r in runs])
+            print(f"    sim {t_med:>10.2f} {waves:>6} {n * args.latency:>14.2f} {n:>6} {n * args.latency / t_med:>8.1f}x  "
+                  f"simulated API backend, latency {args.latency:g} s, concurrency {args.concurrency}; median of {args.repeat} "
+                  f"({', '.join(f'{r[0]:.2f}' for r in runs)}); one at a time = its floor n x latency; mmtasks floor "
+                  f"{waves * -(-args.dialogues // args.concurrency) * args.latency:.1f} s")
         elif backend == "server":
             with ServerProcess(latency=args.latency, models=("bench",)) as server:
                 margs = {"base_url": server.base_url, "concurrency": args.concurrency}

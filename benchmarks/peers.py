@@ -154,7 +154,7 @@ def main() -> int:
             for work in ("W1", "W2"):
                 commands[(work, "inspect")] = [
                     str(VENV / "bin" / "inspect"), "eval", f"{tasks_file}@{work.lower()}", "--model", "openai/bench",
-                    "--model-base-url", url, "--max-connections", str(args.concurrency), "--display", "none",
+                    "--model-base-url", url, "-M", "responses_api=false", "--max-connections", str(args.concurrency), "--display", "none",
                     "--log-dir", str(WORK / "peers-inspect-logs"), "--no-fail-on-error"]
         works = args.work.split(",")
         for _ in range(args.repeat):
@@ -164,6 +164,9 @@ def main() -> int:
                 server.reset()
                 wall, rss, _, _ = run_process(argv, env)
                 calls = server.stats().calls
+                expected = {"W1": 500, "W2": 32 * 6}[work]
+                if calls < expected:
+                    raise SystemExit(f"{work} {harness} made {calls} chat calls, not {expected}: {' '.join(argv)}")
                 walls, peaks = figures.setdefault((work, harness), ([], []))
                 walls.append(wall)
                 peaks.append(rss)
