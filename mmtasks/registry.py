@@ -180,6 +180,10 @@ class Registry(Generic[T]):
             module = importlib.import_module(module_name)
         except ImportError as exc:
             hint = f"pip install '{entry.extra}'" if entry.extra else None
+            missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+            if missing and not module_name.startswith(missing):  # a dependency of the module, not the module
+                raise ConfigError(f"{self.kind} {entry.name!r} needs a package that is not installed: {missing}",
+                                  file=file, field=field, hint=hint) from exc
             raise ConfigError(f"{self.kind} {entry.name!r} cannot be imported from {module_name}: {type(exc).__name__}: {exc}",
                               file=file, field=field, hint=hint) from exc
         try:
