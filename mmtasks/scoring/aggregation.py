@@ -30,6 +30,10 @@ class TaskResult:
     n_samples: int = 0
     #: counted problems: request failures, unparsed answers, judge failures
     problems: dict[str, int] = field(default_factory=dict)
+    #: counts of what was evaluated beyond documents (``turns``, ``questions``...): n-samples[task]
+    counts: dict[str, int] = field(default_factory=dict)
+    #: results.json's coverage[task] (mmtasks.results.schema.Coverage fields), when reported
+    coverage: dict[str, Any] | None = None
 
 
 Aggregator = Callable[["Task", Sequence["Sample"], int], TaskResult]
