@@ -53,7 +53,8 @@ def test_a_run_of_part_of_a_group_builds_a_leaderboard(tmp_path: Path, capsys: p
     assert group["missing_tasks"] == sorted(set(REALBENCH) - {"realbench_ranking_hard"})
     assert res["groups"]["realbench_ranking"]["missing_tasks"] == ["realbench_ranking_easy"]
     # counters are in problems (and n-samples), validated by the same model the reader uses
-    assert res["problems"] == {"realbench_ranking_hard": {"request_failures": 0, "unparsed": 0}}
+    problems = res["problems"]["realbench_ranking_hard"]
+    assert set(problems) >= {"request_failures", "unparsed"} and not any(problems.values())
     assert res["n-samples"]["realbench_ranking_hard"] == {"original": 9, "effective": 9}
     assert read_results(run_dir / "results.json").to_json() == res
 
@@ -71,7 +72,7 @@ def test_a_run_of_part_of_a_group_builds_a_leaderboard(tmp_path: Path, capsys: p
     assert "needs all of 8 columns" in row["values"]["average"]["missing"]
     assert row["values"]["ranking_easy"]["value"] is None
     assert "realbench_ranking_easy is in no run" in row["values"]["ranking_easy"]["missing"]
-    assert row["problems"] == {"realbench_ranking_hard": {"request_failures": 0, "unparsed": 0}}
+    assert row["problems"] == res["problems"]
     assert row["metrics"]["realbench_ranking_hard"] == {"acc": acc, "acc_stderr": cell["stderr"]}
     assert all(not b["entries"] or all(e["source"] == "paper" for e in b["entries"])
                for b in board["benchmarks"] if b["id"] != "realbench")
