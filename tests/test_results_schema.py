@@ -104,6 +104,12 @@ def test_rows_of_the_chance_level_judge_are_never_ranked(tmp_path: Path) -> None
     assert row.ranked and not row.chance_judge
 
 
+    predicted = cli_run(tmp_path / "predict", "--tasks", "mmdu", "--model", "random", "--judge", "random",
+                        "--predict-only", "--limit", "1")
+    assert predicted["results"]["mmdu"]["overall"] is None
+    assert not read_results(tmp_path / "predict" / "results.json").chance_judged("mmdu")  # no judge was called
+
+
 def test_chance_judgements_never_replace_a_real_judges(tmp_path: Path) -> None:
     raw = json.loads((FIXTURES / "qwen2vl7b-mmdu-mmrc-2025-11-27" / "results.json").read_text())
     raw["config"]["judge"] = "random"

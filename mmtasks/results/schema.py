@@ -201,6 +201,8 @@ class RunConfig(_Open):
     probe: str | None = None
     limit: int | float | None = None
     seed: int | None = None
+    predict_only: bool = False
+    """Only the model's answers were produced: nothing was scored, no judge was called."""
     model_spec: dict[str, Any] | None = None
     judge_spec: dict[str, Any] | None = None
     mmtasks_version: str | None = None
@@ -284,8 +286,9 @@ class ResultsFile(_Open):
         return record.metrics() if record is not None else {}
 
     def judged(self, task: str) -> bool:
-        """Whether ``task`` is scored by a judge model (its config has a ``judge``)."""
-        return bool((self.configs.get(task) or {}).get("judge"))
+        """Whether ``task`` was scored by a judge model (its config has a ``judge`` and the run
+        was not ``--predict-only``)."""
+        return not self.config.predict_only and bool((self.configs.get(task) or {}).get("judge"))
 
     def chance_judged(self, task: str) -> bool:
         """Whether ``task``'s scores come from the chance-level ``random`` judge."""
