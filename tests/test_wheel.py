@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "mmtasks"
 SAMPLE = REPO / "data" / "sample"
 TIMEOUT = 300
+PROBE_DIR = "zz_wheel_probe"
 
 
 def _package_data(folder: str) -> set[str]:
@@ -65,6 +66,14 @@ def build_wheel(tmp_path: Path) -> Path:
         if (REPO / name).is_file():
             shutil.copy2(REPO / name, src / name)
     shutil.copytree(PACKAGE, src / "mmtasks", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    # A benchmark folder of the kinds of files plugins bring, whatever the built-in ones hold
+    # today: nested Python and a prompt; and bytecode, which must stay out.
+    probe = src / "mmtasks" / "tasks" / PROBE_DIR
+    (probe / "scoring").mkdir(parents=True)
+    (probe / "scoring" / "plugin.py").write_text("VALUE = 1\n", encoding="utf-8")
+    (probe / "prompt.txt").write_text("Describe the image.\n", encoding="utf-8")
+    (probe / "scoring" / "__pycache__").mkdir()
+    (probe / "scoring" / "__pycache__" / "plugin.cpython-311.pyc").write_bytes(b"\0")
     dist = tmp_path / "dist"
     if importlib.util.find_spec("build") is not None:
         cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(src)]
@@ -104,6 +113,7 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     assert site_files | {"mmtasks/leaderboard/paper_results.yaml"} <= names
     assert "mmtasks/leaderboard/site/leaderboard.js" not in names  # built output is not source
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    assert {f"mmtasks/tasks/{PROBE_DIR}/scoring/plugin.py", f"mmtasks/tasks/{PROBE_DIR}/prompt.txt"} <= names
     assert not [n for n in names if n.startswith(("tests/", "data/", "scripts/", "benchmarks/"))]
 
     # --- a fresh environment outside the source tree -------------------------------------------
