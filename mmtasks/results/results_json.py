@@ -86,12 +86,8 @@ def build_results(
         git_hash=git_hash(),
         date=time.time(),
     )
-    if model.model_extra:
-        raise ValueError(f"results.json keys outside the schema: {sorted(model.model_extra)}")
     return model.to_json()
 
 
-def write_results(path: Path, data: dict[str, Any] | ResultsFile) -> None:
-    if isinstance(data, ResultsFile):
-        data = data.to_json()
+def write_results(path: Path, data: dict[str, Any]) -> None:
     atomic_write_text(path, json.dumps(json.loads(dumps(data)), indent=2, ensure_ascii=False) + "\n")

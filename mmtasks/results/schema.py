@@ -246,7 +246,7 @@ class ResultsFile(_Open):
     """The whole ``results.json``.
 
     Unknown top-level keys load (a newer writer's additions are kept); the writer
-    never produces any (:func:`mmtasks.results.results_json.build_results` checks).
+    (:func:`mmtasks.results.results_json.build_results`) fills the declared fields only.
     """
 
     results: dict[str, TaskMetrics]
