@@ -224,3 +224,23 @@ def test_results_schema_doc_covers_every_key() -> None:
     doc = (ROOT / "docs" / "leaderboard-schema.md").read_text().split("## Input: `results.json`")[1]
     keys = [field.alias or name for name, field in ResultsFile.model_fields.items()]
     assert not [k for k in keys if f"`{k}`" not in doc]
+
+
+def test_git_hash_is_the_checkouts_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed mmtasks that sits inside some other repository records no hash (not that repository's)."""
+    import subprocess
+
+    from mmtasks.results import results_json
+
+    other = tmp_path / "other-repo"
+    package = other / "venv" / "site-packages" / "mmtasks"
+    package.mkdir(parents=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(other)]
+    subprocess.run([*git, "init", "-q"], check=True, timeout=30)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True, timeout=30)
+    monkeypatch.setattr(results_json, "PACKAGE_DIR", package)
+    assert results_json.git_hash() is None
+    monkeypatch.setattr(results_json, "PACKAGE_DIR", other / "mmtasks")
+    (other / "mmtasks").mkdir()
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert results_json.git_hash() == head  # a checkout of mmtasks: its commit
