@@ -29,10 +29,16 @@ class TaskResult:
 
     metrics: dict[str, float | int | None] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, dict[str, float | int | None]]] = field(default_factory=dict)
+    #: results.json's coverage[task] when the aggregator reports it: unit, scored, total,
+    #: unscored by kind (validated by mmtasks.results.schema.Coverage when results.json is built)
+    coverage: dict[str, Any] | None = None
     higher_is_better: dict[str, bool] = field(default_factory=dict)
     n_samples: int = 0
     #: counted problems: request failures, unparsed answers, judge failures
     problems: dict[str, int] = field(default_factory=dict)
+    #: other counts an aggregator reports beside ``n_samples`` (judged turns, questions ...);
+    #: results.json shows them under ``n-samples``
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 AggregatorFn = Callable[["Task", Iterable["Sample"], int], TaskResult]
