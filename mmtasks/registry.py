@@ -382,12 +382,11 @@ transforms: Registry[Any] = Registry("transform", field="transforms", builtin_mo
 #: adapter name -> record adapter (source schema -> the local one)
 adapters: Registry[Any] = Registry("dataset adapter", field="dataset.adapter", builtin_modules=("mmtasks.documents.adapters",))
 #: parser name -> answer parser (reply text -> compared value, None: unparsed)
-parsers: Registry[Any] = Registry("parser", field="answer.parser", builtin_modules=("mmtasks.scoring.parsers",))
+parsers: Registry[Any] = Registry("parser", field="answer.parser", builtin_modules=("mmtasks.scoring.builtin",))
 #: metric name -> per-sample metric function
-metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.metrics",))
-#: aggregator name -> aggregator (samples -> a task's results)
-aggregators: Registry[Any] = Registry("aggregator", field="aggregator",
-                                     builtin_modules=("mmtasks.scoring.aggregation", "mmtasks.scoring.mmdu", "mmtasks.scoring.mmrc"))
+metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.builtin",))
+#: aggregator name -> AggregatorSpec (mmtasks.scoring.aggregation): samples -> a task's results, and the metrics it reports
+aggregators: Registry[Any] = Registry("aggregator", field="aggregator", builtin_modules=("mmtasks.scoring.builtin",))
 #: verdict parser name -> judge-reply parser (reply text -> verdict fields, None: not a verdict)
 verdict_parsers: Registry[Any] = Registry("judge verdict parser", field="judge.parser", builtin_modules=("mmtasks.scoring.verdicts",))
 #: backend name -> ChatModel subclass (mmtasks.models), registered lazily

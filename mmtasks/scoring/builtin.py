@@ -1,0 +1,7 @@
+"""The built-in scoring extensions: importing this module registers the built-in answer
+parsers, metrics, aggregators and judge-verdict parsers (the registries of
+:mod:`mmtasks.registry` import it the first time they are asked for a name)."""
+
+from __future__ import annotations
+
+from mmtasks.scoring import aggregation, metrics, mmdu, mmrc, parsers, verdicts  # noqa: F401  (register)
