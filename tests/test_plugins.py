@@ -244,6 +244,17 @@ def test_a_plugin_file_must_stay_inside_the_task_folder(capsys, server: ChatServ
     assert server.log == []
 
 
+def test_two_plugin_files_with_one_module_name_are_refused(tmp_path: Path) -> None:
+    from mmtasks.errors import ConfigError
+    from mmtasks.registry import load_plugin_file
+
+    first = write(tmp_path / "folder" / "my-plugin.py", "X = 1\n")
+    second = write(tmp_path / "folder" / "my_plugin.py", "X = 2\n")
+    load_plugin_file(first, roots=[tmp_path])
+    with pytest.raises(ConfigError, match=r"my_plugin.py has the module name of .*my-plugin.py"):
+        load_plugin_file(second, roots=[tmp_path])
+
+
 @pytest.mark.parametrize(("source", "line_no", "message"), [
     ("x = 1\ndef broken(:\n    pass\n", 2, "SyntaxError: invalid syntax"),
     ("import os\nimport mmtasks_no_such_module_xyz\n", 2, "ModuleNotFoundError: No module named 'mmtasks_no_such_module_xyz'"),
