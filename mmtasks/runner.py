@@ -25,7 +25,8 @@ from mmtasks.results.results_json import build_results, write_results
 from mmtasks.core.request import Target
 from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scoring import rouge
-from mmtasks.scoring.aggregation import TaskResult, get_aggregator
+from mmtasks.registry import aggregators
+from mmtasks.scoring.aggregation import TaskResult, aggregate
 from mmtasks.task import Task
 
 log = logging.getLogger("mmtasks")
@@ -165,7 +166,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         else:
             scored[task.name] = sorted(by_task[task.name], key=lambda s: s.doc_index)
         # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
-        results[task.name] = get_aggregator(task.config.aggregator)(task, scored[task.name], BOOTSTRAP_SEED)
+        spec = aggregators.get(task.config.aggregator, file=task.file)
+        results[task.name] = aggregate(task, spec, scored[task.name], BOOTSTRAP_SEED)
     config = run.public()
     config["model_spec"] = model_spec.model_dump()
     if judge_spec is not None:

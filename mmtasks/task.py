@@ -15,7 +15,10 @@ from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.transforms import apply_transforms
 from mmtasks.documents.dataset import Document, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
-from mmtasks.scoring.registry import Metric, Parser, get_metric, get_parser
+from mmtasks.registry import metrics as metric_registry
+from mmtasks.registry import verdict_parsers
+from mmtasks.scoring.metrics import Metric
+from mmtasks.scoring.parsers import BoundParser, bind
 from mmtasks.templates import render, split_on_images
 
 ImageMode = Literal["separate", "combined"]
@@ -28,20 +31,22 @@ class Task:
     image_mode: ImageMode = "separate"
     #: run-level protocol overrides (``--history reference``)
     protocol_overrides: dict[str, Any] = field(default_factory=dict)
-    parser: Parser = field(init=False)
+    #: the answer parser with its arguments: ``parser(text, doc.record) -> value | None``
+    parser: BoundParser = field(init=False)
     metric_fns: dict[str, Metric] = field(init=False)
-    #: the judge-reply parser (None: the task has no judge)
-    judge_parser: Parser | None = field(init=False, default=None)
+    #: the judge-verdict parser with its arguments: ``judge_parser(text, context) -> fields | None``
+    #: (None: the task has no judge)
+    judge_parser: BoundParser | None = field(init=False, default=None)
     #: the text of ``judge.prompt_file``, read byte-exact ("" when there is none)
     judge_prefix: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
         origin = str(self.file)
-        self.parser = get_parser(self.config.answer.parser, file=origin)
-        self.metric_fns = {m.name: get_metric(m.function, file=origin) for m in self.config.metrics if m.function}
+        self.parser = bind(self.config.answer.parser, self.config.answer.parser_args, file=origin, field="answer")
+        self.metric_fns = {m.name: metric_registry.get(m.function, file=origin, field="metrics") for m in self.config.metrics if m.function}
         judge = self.config.judge
         if judge is not None:
-            self.judge_parser = get_parser(judge.parser, file=origin)
+            self.judge_parser = bind(judge.parser, judge.parser_args, registry=verdict_parsers, file=origin, field="judge")
             if judge.prompt_file:
                 self.judge_prefix = read_prompt_file(self.file.parent / judge.prompt_file, task_file=self.file)
 

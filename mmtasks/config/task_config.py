@@ -67,8 +67,12 @@ class PromptConfig(_Strict):
 
 
 class AnswerConfig(_Strict):
-    parser: str = "realbench_text"
-    """Registered parser turning the raw reply into the compared value (None result = unparsed)."""
+    parser: str = "text"
+    """Registered parser turning the raw reply into the compared value (None result = unparsed):
+    ``text``, ``choice``, ``integer``, ``integer_set`` or a plugin's (see mmtasks/scoring/parsers.py)."""
+    parser_args: dict[str, Any] = Field(default_factory=dict)
+    """The parser's arguments (e.g. ``choice``: ``{options_field: options}``), validated at load
+    against the parser's own schema."""
     retries: int = 0
     """Re-ask up to this many times while the reply cannot be parsed (RealBench: "retry 5")."""
     space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
@@ -119,7 +123,14 @@ class JudgeConfig(_Strict):
     images: Literal["all", "none"] = "none"
     """``all``: attach every image of the document to each judge call; ``none``: text only."""
     parser: str
-    """Registered judge-reply parser."""
+    """Registered judge-verdict parser (reply -> verdict fields; see mmtasks/scoring/verdicts.py)."""
+    parser_args: dict[str, Any] = Field(default_factory=dict)
+    """The verdict parser's arguments, validated at load against its own schema."""
+    metrics: list[str] | None = None
+    """Verdict fields that become per-sample metrics of the same name (None: every numeric field)."""
+    report_factor: float = 1.0
+    """Verdict values are multiplied by this before they are reported (MMDU: 10, turning the
+    judge's 0-10 scores into 0-100)."""
     fields: list[str] = Field(default_factory=list)
     retries: int = 3
     default_model: str | None = None
