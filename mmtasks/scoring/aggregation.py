@@ -47,7 +47,8 @@ class TaskResult:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-Aggregator = Callable[["Task", Sequence["Sample"], int], TaskResult]
+#: ``(task, samples, seed) -> TaskResult``; samples may be a file read back one at a time
+AggregatorFn = Callable[["Task", Sequence["Sample"], int], TaskResult]
 
 #: the suffixes of a metric's variants that an aggregator may report beside it
 VARIANTS = ("stderr", "all", "micro", "macro")
@@ -60,15 +61,15 @@ class AggregatorSpec:
     """A registered aggregator: its function and the metrics it can emit for a task config."""
 
     name: str
-    fn: Aggregator
+    fn: AggregatorFn
     #: the metric names this aggregator emits for a task (the YAML ``metrics:`` must be among them)
     emits: Callable[["TaskConfig"], Collection[str]]
 
 
-def aggregator(name: str, *, emits: Callable[["TaskConfig"], Collection[str]]) -> Callable[[Aggregator], Aggregator]:
+def aggregator(name: str, *, emits: Callable[["TaskConfig"], Collection[str]]) -> Callable[[AggregatorFn], AggregatorFn]:
     """Register ``fn(task, samples, seed) -> TaskResult`` as the aggregator ``name``."""
 
-    def deco(fn: Aggregator) -> Aggregator:
+    def deco(fn: AggregatorFn) -> AggregatorFn:
         _aggregators.register(name, AggregatorSpec(name=name, fn=fn, emits=emits))
         return fn
 
