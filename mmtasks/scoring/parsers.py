@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.registry import Registry
@@ -183,6 +183,16 @@ class ChoiceArgs(ParserArgs):
     options_field: str = "options"
     """The record field holding the options: a mapping letter -> option (its keys are the
     letters), or a list (lettered A, B, C ... in order)."""
+    letters: list[str] | None = None
+    """Fixed option letters, for records that do not list their options (``options_field`` is
+    then not read)."""
+
+    @field_validator("letters")
+    @classmethod
+    def _single_letters(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and (not v or not all(len(k) == 1 and k.isalpha() for k in v)):
+            raise ValueError("letters must be a non-empty list of single letters")
+        return [k.upper() for k in v] if v is not None else None
 
 
 def option_letters(doc: Mapping[str, Any], field: str) -> list[str]:
@@ -218,7 +228,7 @@ def choose_letter(text: str, letters: Collection[str]) -> str | None:
 @parser("choice", args=ChoiceArgs)
 def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
     """The chosen option letter, among the document's own letters (any number of options)."""
-    return choose_letter(text, option_letters(doc, args.options_field))
+    return choose_letter(text, args.letters or option_letters(doc, args.options_field))
 
 
 # --- text ----------------------------------------------------------------
