@@ -66,13 +66,18 @@ class ParserSpec:
     name: str
     fn: Callable[..., Any]
     args: type[ParserArgs] | None = None
+    #: what a valid reply looks like, for the ``random`` baseline: ``space(context) -> answer
+    #: space`` (see ``answer.space``). A verdict parser gives one so that a task need not restate
+    #: its verdict's fields in ``judge.space``.
+    space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
 
 
-def parser(name: str, *, args: type[ParserArgs] | None = None, registry: Registry[Any] = _parsers) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def parser(name: str, *, args: type[ParserArgs] | None = None, registry: Registry[Any] = _parsers,
+           space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn(text, doc)`` (or ``fn(text, doc, args)`` with ``args``) as the parser ``name``."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        registry.register(name, ParserSpec(name=name, fn=fn, args=args))
+        registry.register(name, ParserSpec(name=name, fn=fn, args=args, space=space))
         return fn
 
     return deco

@@ -69,18 +69,20 @@ class Ability:
     """Its metric in results.json (``ie``)."""
     names: tuple[str, ...]
     """Other names a release may use for it (lower case), for the Hub adapter."""
-    verdict_fields: tuple[str, ...]
-    """The fields the judge's verdict must hold for a question of this ability."""
+    verdict: dict[str, Any]
+    """The fields the judge's verdict must hold for a question of this ability, with what the
+    ``random`` judge draws for each (``[low, high]``, a bound may name an earlier field;
+    ``bool``; ``image_subset``)."""
 
 
 #: The one list of MMRC's abilities, in the paper's column order.
 ABILITIES: dict[str, Ability] = {a.code: a for a in (
-    Ability("IE", "ie", ("information extraction",), ("score", "matched_items", "model_items")),
-    Ability("CR", "cr", ("cross-turn reasoning", "cross turn reasoning", "multi-turn reasoning"), ("score",)),
-    Ability("IU", "iu", ("information update",), ("score",)),
-    Ability("IM", "im", ("image management",), ("score", "named_images")),
-    Ability("MR", "mr", ("memory recall", "long-term memory recall"), ("score",)),
-    Ability("AR", "ar", ("answer refusal",), ("score", "refused")),
+    Ability("IE", "ie", ("information extraction",), {"score": [0, 5], "model_items": [0, 4], "matched_items": [0, "model_items"]}),
+    Ability("CR", "cr", ("cross-turn reasoning", "cross turn reasoning", "multi-turn reasoning"), {"score": [0, 5]}),
+    Ability("IU", "iu", ("information update",), {"score": [0, 5]}),
+    Ability("IM", "im", ("image management",), {"score": [0, 5], "named_images": "image_subset"}),
+    Ability("MR", "mr", ("memory recall", "long-term memory recall"), {"score": [0, 5]}),
+    Ability("AR", "ar", ("answer refusal",), {"score": [0, 5], "refused": "bool"}),
 )}
 ABILITY_METRICS: dict[str, str] = {code: a.metric for code, a in ABILITIES.items()}
 PRECISION_METRICS = ("ep", "imp", "rp")
@@ -442,12 +444,18 @@ def judge_verdict(text: str) -> dict[str, Any] | None:
 def verdict_for(text: str, ability: str) -> dict[str, Any] | None:
     """The verdict of a question of ``ability``: :func:`judge_verdict` plus the fields the ability requires."""
     fields = judge_verdict(text)
-    if fields is None or any(name not in fields for name in ABILITIES[ability].verdict_fields):
+    if fields is None or any(name not in fields for name in ABILITIES[ability].verdict):
         return None
     return fields
 
 
-@verdict_parser("mmrc_judge")
+def random_verdict_space(context: Mapping[str, Any]) -> dict[str, Any]:
+    """A valid verdict for the ``random`` judge: the fields of the question's ability (in name
+    order, the order the chance-level draws have always been made in)."""
+    return {"kind": "verdict", "format": "json", "fields": dict(sorted(ABILITIES[context["question"]["ability"]].verdict.items()))}
+
+
+@verdict_parser("mmrc_judge", space=random_verdict_space)
 def mmrc_judge(text: str, context: Mapping[str, Any]) -> dict[str, Any] | None:
     """The verdict parser of MMRC's judge: the fields required by the asked question's ability."""
     return verdict_for(text, context["question"]["ability"])
