@@ -17,7 +17,7 @@ from mmtasks.scoring.json_reply import last_json_object
 from tests.plugins import plugin
 
 mmrc, MMRC = plugin("mmrc")
-question_values, judge_verdict, parse_choice, parse_tf = mmrc.question_values, mmrc.judge_verdict, mmrc.parse_choice, mmrc.parse_tf
+question_values, judge_verdict, parse_choice, parse_tf = mmrc.scoring.question_values, mmrc.verdicts.judge_verdict, mmrc.answers.parse_choice, mmrc.answers.parse_tf
 AGGREGATE = registry.aggregators.get("mmrc", plugins=[MMRC]).fn
 
 
@@ -232,8 +232,8 @@ def test_the_random_judge_gives_every_ability_a_valid_verdict() -> None:
 
     spec = registry.verdict_parsers.get("mmrc_judge", plugins=[MMRC])
     rng = random.Random(0)
-    for ability in mmrc.ABILITIES:
+    for ability in mmrc.abilities.ABILITIES:
         space = spec.space({"question": {"ability": ability}})
-        assert set(space["fields"]) == set(mmrc.ABILITIES[ability].verdict)
+        assert set(space["fields"]) == set(mmrc.abilities.ABILITIES[ability].verdict)
         for _ in range(20):
             assert verdict_parser(ability)(random_verdict(rng, space, n_images=3)) is not None, ability
