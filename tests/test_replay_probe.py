@@ -105,6 +105,7 @@ def test_positions_number_the_model_requests_in_order(data_dir: Path) -> None:
     cr = sample.extra["questions"][1]
     assert cr["parsed"] is None and cr["metrics"] == {"exact_match": 0.0}   # "answer 5" names no option
     assert sample.unparsed == 1 and cr["reference"] == "B. Paris"
+    assert [(j["question"], j["group"]) for j in sample.judge] == [(0, "IE"), (1, "CR"), (2, "AR")]
 
 
 @pytest.mark.parametrize(("items", "shown"), [(["Li"], "Reference items: Li"),
