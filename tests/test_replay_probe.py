@@ -215,3 +215,17 @@ def test_replay_rescoring_sends_the_recorded_answers(tmp_path: Path) -> None:
 
     first = responses("a")
     assert first == responses("b") and all(None not in r for r in first.values())
+
+
+@pytest.mark.parametrize(("rec", "field"), [
+    ({"turns": [], "questions": [{"question": "?"}]}, "turns"),
+    ({"turns": [{"user": "hi"}], "questions": []}, "questions"),
+    ({"turns": [{"images": []}], "questions": [{"question": "?"}]}, "turns.0.user"),
+])
+def test_the_generic_record_is_checked_without_a_benchmark_adapter(rec: dict, field: str) -> None:
+    from mmtasks.dialogues.replay_probe import record_of
+    from mmtasks.documents.dataset import Document
+
+    with pytest.raises(DataError) as err:
+        record_of(Document(index=0, doc_id="g1", record=rec, images=(), source="g.jsonl"))
+    assert err.value.field == field and err.value.doc_id == "g1" and err.value.file == "g.jsonl"
