@@ -287,6 +287,7 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot import plugin file {path}", file=task_file, field=field)
     module = importlib.util.module_from_spec(spec)
+    # What built-in modules the plugin imports register stays built in (see _registering_plugin).
     sys.modules[module_name] = module
     _LOADING.append(resolved)
     try:

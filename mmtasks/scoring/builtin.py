@@ -4,4 +4,4 @@ parsers, metrics, aggregators and judge-verdict parsers (the registries of
 
 from __future__ import annotations
 
-from mmtasks.scoring import aggregation, metrics, mmdu, mmrc, parsers, verdicts  # noqa: F401  (register)
+from mmtasks.scoring import aggregation, metrics, parsers, verdicts  # noqa: F401  (register)
