@@ -27,11 +27,13 @@ depends on which other tasks were loaded before it.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import importlib
 import importlib.util
 import sys
+import types
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -44,7 +46,7 @@ T = TypeVar("T")
 
 #: the entry-point group installed packages use to extend mmtasks
 ENTRY_POINT_GROUP = "mmtasks"
-#: the package under which plugin files are imported (``mmtasks_plugins.<stem>_<hash>``)
+#: the package under which plugin files are imported (``mmtasks_plugins.d<folder hash>.<stem>``)
 PLUGIN_PACKAGE = "mmtasks_plugins"
 
 
@@ -91,6 +93,10 @@ class Registry(Generic[T]):
         if ":" not in target:
             raise ValueError(f"lazy {self.kind} entry {name!r}: expected 'module:attr', got {target!r}")
         self._add(Entry(name=name, lazy=target, origin=_loading_plugin(), extra=extra))
+
+    def _forget(self, origin: Path) -> None:
+        """Drop what the plugin file ``origin`` registered (its import failed)."""
+        self._entries = {n: e for n, e in self._entries.items() if e.origin != origin}
 
     def _add(self, entry: Entry[T]) -> None:
         old = self._entries.get(entry.name)
@@ -175,8 +181,18 @@ def _same(a: Entry[Any], b: Entry[Any]) -> bool:
     if a.lazy is not None and a.lazy == b.lazy:
         return True
     if a.obj is not None and b.obj is not None:
-        return a.obj is b.obj or (_qualname(a.obj) == _qualname(b.obj) and a.origin == b.origin)
+        return a.obj is b.obj or (a.origin == b.origin and _identity(a.obj) == _identity(b.obj))
     return False
+
+
+def _identity(obj: Any) -> Any:
+    """What a registered object is, across imports of its module: a function or class by its
+    qualified name; a spec dataclass (ProtocolSpec, AggregatorSpec) by its fields' identities."""
+    if hasattr(obj, "__qualname__"):
+        return _qualname(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return (_qualname(type(obj)), tuple(_identity(getattr(obj, f.name)) for f in dataclasses.fields(obj)))
+    return repr(obj)
 
 
 def _qualname(obj: Any) -> str:
@@ -209,8 +225,10 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
         raise ConfigError(f"plugin file {path} is not a Python file", file=task_file, field=field)
     if resolved in _PLUGIN_MODULES:
         return resolved
-    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
-    module_name = f"{PLUGIN_PACKAGE}.{_identifier(resolved.stem)}_{digest}"
+    module_name = f"{_folder_package(resolved.parent)}.{_identifier(resolved.stem)}"
+    if module_name in sys.modules:  # already imported by a sibling plugin file (``from .name import ...``)
+        _PLUGIN_MODULES[resolved] = sys.modules[module_name]
+        return resolved
     spec = importlib.util.spec_from_file_location(module_name, resolved)
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot import plugin file {path}", file=task_file, field=field)
@@ -220,12 +238,12 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
     try:
         spec.loader.exec_module(module)
     except ConfigError:
-        del sys.modules[module_name]
+        _unload(module_name, resolved)
         raise
     except Exception as exc:  # noqa: BLE001 - any error in user code is reported as itself, with its file
-        del sys.modules[module_name]
-        line = _error_line(exc, resolved)
-        raise ConfigError(f"plugin file failed to import: {type(exc).__name__}: {exc}", file=resolved, line=line,
+        _unload(module_name, resolved)
+        where, line = _error_line(exc, resolved)
+        raise ConfigError(f"plugin file failed to import: {type(exc).__name__}: {exc}", file=where, line=line,
                           hint=f"loaded for {task_file}" if task_file else None) from exc
     finally:
         _LOADING.pop()
@@ -233,21 +251,48 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
     return resolved
 
 
+def _folder_package(folder: Path) -> str:
+    """The package a folder's plugin files are imported into (created on first use), so that
+    they can import their siblings relatively: ``from .helpers import x``."""
+    if PLUGIN_PACKAGE not in sys.modules:
+        root = types.ModuleType(PLUGIN_PACKAGE, "plugin files of mmtasks task folders")
+        root.__path__ = []
+        sys.modules[PLUGIN_PACKAGE] = root
+    name = f"{PLUGIN_PACKAGE}.d{hashlib.sha256(str(folder).encode()).hexdigest()[:12]}"
+    if name not in sys.modules:
+        package = types.ModuleType(name, f"plugin files in {folder}")
+        package.__path__ = [str(folder)]
+        package.__package__ = name
+        sys.modules[name] = package
+    return name
+
+
+def _unload(module_name: str, origin: Path) -> None:
+    """Forget a plugin file whose import failed: its module and whatever it registered before failing."""
+    sys.modules.pop(module_name, None)
+    for reg in ALL.values():
+        reg._forget(origin)
+
+
 def _identifier(stem: str) -> str:
     out = "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
     return out if out and not out[0].isdigit() else f"p_{out}"
 
 
-def _error_line(exc: BaseException, file: Path) -> int | None:
-    if isinstance(exc, SyntaxError) and exc.lineno:
-        return exc.lineno
+def _error_line(exc: BaseException, file: Path) -> tuple[Path, int | None]:
+    """Where the error happened: the innermost frame in the plugin's folder (a sibling it
+    imports may be the broken one), or the plugin file itself."""
+    folder = file.parent
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve().is_relative_to(folder):
+        return Path(exc.filename).resolve(), exc.lineno
+    where, line = file, None
     tb = exc.__traceback__
-    line = None
     while tb is not None:
-        if Path(tb.tb_frame.f_code.co_filename) == file:
-            line = tb.tb_lineno
+        frame_file = Path(tb.tb_frame.f_code.co_filename)
+        if frame_file.is_absolute() and frame_file.resolve().is_relative_to(folder):
+            where, line = frame_file.resolve(), tb.tb_lineno
         tb = tb.tb_next
-    return line
+    return where, line
 
 
 # --- installed packages -------------------------------------------------------

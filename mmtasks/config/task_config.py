@@ -67,8 +67,12 @@ class PromptConfig(_Strict):
 
 
 class AnswerConfig(_Strict):
-    parser: str = "realbench_text"
-    """Registered parser turning the raw reply into the compared value (None result = unparsed)."""
+    parser: str = "text"
+    """Registered parser turning the raw reply into the compared value (None result = unparsed):
+    ``text``, ``choice``, ``integer``, ``integer_set`` or a plugin's (see mmtasks/scoring/parsers.py)."""
+    parser_args: dict[str, Any] = Field(default_factory=dict)
+    """The parser's arguments (e.g. ``choice``: ``{options_field: options}``), validated at load
+    against the parser's own schema."""
     retries: int = 0
     """Re-ask up to this many times while the reply cannot be parsed (RealBench: "retry 5")."""
     space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
@@ -98,7 +102,8 @@ class BreakdownConfig(_Strict):
 
 
 class TransformConfig(_Strict):
-    name: Literal["shuffle_options", "combine_images"]
+    name: str
+    """Registered transform (``shuffle_options``, ``combine_images`` or one from a plugin)."""
     seed: int = 1234
     options_field: str = "options"
     answer_field: str = "answer"
@@ -119,7 +124,14 @@ class JudgeConfig(_Strict):
     images: Literal["all", "none"] = "none"
     """``all``: attach every image of the document to each judge call; ``none``: text only."""
     parser: str
-    """Registered judge-reply parser."""
+    """Registered judge-verdict parser (reply -> verdict fields; see mmtasks/scoring/verdicts.py)."""
+    parser_args: dict[str, Any] = Field(default_factory=dict)
+    """The verdict parser's arguments, validated at load against its own schema."""
+    metrics: list[str] | None = None
+    """Verdict fields that become per-sample metrics of the same name (None: every numeric field)."""
+    report_factor: float = 1.0
+    """Verdict values are multiplied by this before they are reported (MMDU: 10, turning the
+    judge's 0-10 scores into 0-100)."""
     fields: list[str] = Field(default_factory=list)
     retries: int = 3
     default_model: str | None = None
@@ -145,7 +157,12 @@ class TaskConfig(_Strict):
     version: int = 1
     description: str = ""
     dataset: DatasetConfig
-    protocol: Literal["single_turn", "multi_turn", "replay_probe"] = "single_turn"
+    protocol: str = "single_turn"
+    """Registered protocol (``single_turn``, ``multi_turn``, ``replay_probe`` or one from a plugin)."""
+    plugins: list[str] = Field(default_factory=list)
+    """Python files (relative to the YAML file that lists them, inside the task's folder tree)
+    imported when the task loads; their ``@parser``/``@metric``/``@protocol``... registrations are
+    visible to this task only. Inherited through ``include``: a task loads its bases' plugins too."""
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     target: str = "{{ doc.answer }}"
@@ -158,7 +175,8 @@ class TaskConfig(_Strict):
     aggregator: str = "per_sample_mean"
     """Registered aggregator turning samples into the task's results (``per_sample_mean``, ``mmdu``, ``mmrc``)."""
     protocol_args: dict[str, Any] = Field(default_factory=dict)
-    """Protocol settings (``history: self|reference``, ``probe: independent|cumulative`` ...)."""
+    """Protocol settings (``history: self|reference``, ``probe: independent|cumulative`` ...), validated
+    when the task loads by the protocol's own args model (an unknown key is an error)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form: ``notes`` (choices where the paper is silent), ``paper``, ``license``."""
 

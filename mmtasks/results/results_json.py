@@ -57,7 +57,7 @@ def build_results(
         "problems": {name: r.problems for name, r in results.items()},
         "configs": {name: tasks[name].config.model_dump(mode="json") for name in results},
         "versions": {name: tasks[name].config.version for name in results},
-        "n-samples": {name: {"original": n_original.get(name, r.n_samples), "effective": r.n_samples} for name, r in results.items()},
+        "n-samples": {name: {"original": n_original.get(name, r.n_samples), "effective": r.n_samples, **r.counts} for name, r in results.items()},
         "higher_is_better": {name: r.higher_is_better for name, r in results.items()},
         "config": {**run_config, "mmtasks_version": __version__},
         "run_stats": stats,
