@@ -12,7 +12,7 @@ import pytest
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.scoring import metrics as m
 from mmtasks.scoring import parsers as p
-from mmtasks.scoring.bootstrap import bootstrap_stderr, mean_with_stderr
+from mmtasks.scoring.bootstrap import bootstrap_stderr
 from mmtasks import registry
 from mmtasks.scoring.rouge import segment
 from mmtasks.scoring.text_normalize import strip_answer_prefix
@@ -266,17 +266,6 @@ def test_bootstrap_is_deterministic() -> None:
 def test_bootstrap_rejects_non_finite() -> None:
     with pytest.raises(ValueError, match="finite"):
         bootstrap_stderr([1.0, float("nan")])
-
-
-def test_mean_with_stderr() -> None:
-    result = mean_with_stderr([0.0, 100.0, 100.0, 100.0])
-    assert result.mean == 75.0
-    assert result.n == 4
-    assert result.stderr == bootstrap_stderr([0.0, 100.0, 100.0, 100.0])
-    mean, stderr, n = mean_with_stderr([5.0, 5.0])
-    assert (mean, stderr, n) == (5.0, 0.0, 2)
-    with pytest.raises(ValueError):
-        mean_with_stderr([])
 
 
 def test_rouge_l_matches_rouge_chinese_on_random_texts() -> None:

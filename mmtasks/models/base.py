@@ -176,8 +176,6 @@ class ChatModel(ABC):
     reply can be cached the moment it exists.
     """
 
-    #: whether requests may carry images
-    supports_images: ClassVar[bool] = True
     #: whether replies are worth caching (not for instant baselines such as ``random``)
     cacheable: ClassVar[bool] = True
 
