@@ -375,7 +375,7 @@ adapters: Registry[Any] = Registry("dataset adapter", field="dataset.adapter", b
 #: parser name -> answer parser (reply text -> compared value, None: unparsed)
 parsers: Registry[Any] = Registry("parser", field="answer.parser", builtin_modules=("mmtasks.scoring.parsers",))
 #: metric name -> per-sample metric function
-metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.metrics",))
+metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.metrics", "mmtasks.scoring.text_metrics"))
 #: aggregator name -> aggregator (samples -> a task's results)
 aggregators: Registry[Any] = Registry("aggregator", field="aggregator", builtin_modules=("mmtasks.scoring.aggregation",))
 #: verdict parser name -> judge-reply parser (reply text -> verdict fields, None: not a verdict)
