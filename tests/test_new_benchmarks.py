@@ -181,6 +181,48 @@ def test_muirbench_random_baseline_answers_with_the_documents_letters(tmp_path: 
 
 # --- LLaVA-Bench (In-the-Wild) -------------------------------------------------------
 
+PLUGIN = PACKAGE_TASKS / "llava_bench_wild" / "llava_scoring.py"
+
+
+@pytest.fixture(scope="module")
+def llava_plugin():
+    """The plugin file as the task loads it (its names are visible to callers that name it)."""
+    from mmtasks import registry
+
+    path = registry.load_plugin_file(PLUGIN, roots=[PLUGIN.parent])
+    return registry, path
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ("8 6\nAssistant 1 is more detailed.", (8.0, 6.0)),
+    ("7.5 9", (7.5, 9.0)),
+    ("8, 9\nboth good", (8.0, 9.0)),       # LLaVA's split(' ') rejects this; we do not
+    ("  10 1  ", (10.0, 1.0)),
+    ("0 0", (0.0, 0.0)),
+    ("Scores: 8 6", None),                 # the first line must be the two numbers only
+    ("8\n6", None),
+    ("8 6 7", None),
+    ("11 5", None),                        # outside 0-10
+    ("nan 5", None),
+    ("", None),
+    ("The first answer is better.\n8 6", None),
+])
+def test_llava_verdict_parser(llava_plugin, reply: str, expected: tuple[float, float] | None) -> None:
+    registry, path = llava_plugin
+    spec = registry.verdict_parsers.get("llava_score_pair", plugins=[path])
+    parse = getattr(spec, "fn", spec)
+    fields = parse(reply, {})
+    assert (None if fields is None else (fields["reference_score"], fields["model_score"])) == expected
+
+
+def test_llava_relative_score_rounds_like_summarize_gpt_review(llava_plugin) -> None:
+    registry, path = llava_plugin
+    relative = registry.aggregators.get("llava_relative", plugins=[path]).fn.__globals__["relative"]
+    # means 6.6666.. -> 6.667 and 7.5 -> 7.5 first, then 6.667 / 7.5 * 100 = 88.8933 -> 88.9
+    assert relative([6, 7, 7], [8, 7, 7.5]) == 88.9
+    assert relative([], []) is None
+    assert relative([5], [0]) is None
+
 #: question_id -> the judge's first line (Assistant 1 = reference, Assistant 2 = model)
 JUDGE_LINES = {1: "8 6", 2: "9 9", 3: "10 5", 4: "7 7", 5: "8, 4", 6: "6 3"}
 RULE = ("We would like to request your feedback on the performance of two AI assistants in response to the "
@@ -311,6 +353,23 @@ def test_llava_random_model_and_random_judge(tmp_path: Path) -> None:
     reference = [s["metrics"]["reference_score"] for s in samples]
     assert all(1 <= v <= 10 for v in model + reference)
     assert res["relative_score"] == round(round(sum(model) / 6, 3) / round(sum(reference) / 6, 3) * 100, 1)
+
+
+def test_llava_from_the_hub_layout(tmp_path: Path) -> None:
+    """The Hub schema holds ``image`` as one embedded image; the same YAML reads it (path
+    pointed at the Hub-style sample folder instead of lmms-lab/llava-bench-in-the-wild)."""
+    tasks = tmp_path / "tasks"
+    hub = json.dumps(str(SAMPLE / "llava_bench_wild" / "hf"))
+    task = copy_task_folder("llava_bench_wild", tasks, replace={"path: lmms-lab/llava-bench-in-the-wild": f"path: {hub}"})
+    out = tmp_path / "out"
+    proc = run_mmtasks(["--tasks", task, "--include-path", str(tasks), "--model", "random", "--judge", "random",
+                        "--output-path", str(out), "--no-cache"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    samples = samples_of(out, task)
+    assert sorted(int(s["doc_id"]) for s in samples) == [1, 2, 3, 4, 5, 6]
+    for s in samples:
+        assert [p["type"] for p in s["prompt"][-1]["content"]] == ["image", "text"]
+    assert results_of(out)["results"][task]["relative_score"] is not None
 
 
 # --- the sample data ----------------------------------------------------------------
