@@ -274,6 +274,9 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot import plugin file {path}", file=task_file, field=field)
     module = importlib.util.module_from_spec(spec)
+    # Built-in modules the plugin imports register as built-ins, not as the plugin's own names.
+    for reg in ALL.values():
+        reg._load_builtins()
     sys.modules[module_name] = module
     _LOADING.append(resolved)
     try:

@@ -58,7 +58,7 @@ def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
         # Building the Task resolves every name it uses and checks its settings: before any model loads.
         config, path = registry.load(name)
         tasks.append(Task(config, path, image_mode=run.image_mode, protocol_overrides=overrides,
-                          roots=(registry.root(name),)))
+                          roots=(registry.root(name), *registry.dirs)))
     groups = {g: members for g, members in registry.groups.items() if any(t in names for t in members)}
     return tasks, groups
 

@@ -310,16 +310,8 @@ def _question(q: Any, i: int, doc_id: str | None) -> dict[str, Any]:
     return out
 
 
-@adapters.register("mmrc_hf")
-def mmrc_hf(rec: dict[str, Any]) -> dict[str, Any]:
-    """A Hub record in the local format, checked like a local one (PROVISIONAL: the release's
-    schema is unverified).
-
-    The release's schema has not been seen. This adapter accepts the field names such a
-    release most likely uses (the ``*_KEYS`` tuples above; the local names come first, so
-    local records pass through unchanged) and raises a :class:`DataError` naming the missing
-    field otherwise. Images must be paths (relative to the data dir) or ``{"path": ...}``
-    dicts; embedded pixels are not supported."""
+def hub_to_local(rec: dict[str, Any]) -> dict[str, Any]:
+    """A Hub record mapped to the local field names (not yet checked)."""
     doc_id = _pick(rec, ID_KEYS, "id", None)
     doc_id = str(doc_id)
     questions = _pick(rec, QUESTIONS_KEYS, "questions", doc_id)
@@ -330,7 +322,25 @@ def mmrc_hf(rec: dict[str, Any]) -> dict[str, Any]:
     category = _pick(rec, CATEGORY_KEYS, "category", doc_id, required=False)
     if category is not None:
         out["category"] = str(category)
-    return mmrc_record(out)
+    return out
+
+
+@adapters.register("mmrc_hf")
+def mmrc_hf(rec: dict[str, Any]) -> dict[str, Any]:
+    """A Hub record in the local format, checked and normalised like a local one (PROVISIONAL:
+    the release's schema is unverified).
+
+    The release's schema has not been seen. :func:`hub_to_local` accepts the field names such
+    a release most likely uses (the ``*_KEYS`` tuples above; the local names come first, so
+    local records pass through unchanged) and raises a :class:`DataError` naming the missing
+    field otherwise. Images must be paths (relative to the data dir) or ``{"path": ...}``
+    dicts; embedded pixels are not supported. Use it with::
+
+        dataset:
+          hf: {path: WUUE/MMRC_Real_World_Conversation, split: test}
+          adapter: mmrc_hf
+    """
+    return mmrc_record(hub_to_local(rec))
 
 
 # --- answers: exact match of choice and true/false questions ---------------------------
