@@ -37,6 +37,9 @@ class TaskResult:
     #: ``_all``, ``_micro``, ``_macro``) only; never a counter
     metrics: dict[str, float | int | None] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, dict[str, float | int | None]]] = field(default_factory=dict)
+    #: results.json's coverage[task] when the aggregator reports it: unit, scored, total,
+    #: unscored by kind (validated by mmtasks.results.schema.Coverage when results.json is built)
+    coverage: dict[str, Any] | None = None
     higher_is_better: dict[str, bool] = field(default_factory=dict)
     n_samples: int = 0
     #: counted problems (see :func:`count_problems`): request failures, unparsed answers, judge
