@@ -142,3 +142,18 @@ def test_load_time_checks_of_judged_tasks(tmp_path: Path, chat_server: ChatServe
         err = capsys.readouterr().err
         assert code == 2 and field in err and message in err, err
     assert chat_server.calls == 0  # checked before any request
+
+
+def test_results_hold_the_declared_metrics_only(tmp_path: Path) -> None:
+    """mmrc_ar declares ar, rp and exact_match: those are reported (no null metrics of the other
+    abilities), counters go to problems and n-samples."""
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample"
+    out = tmp_path / "out"
+    assert main(["--tasks", "mmrc_ar", "--model", "random", "--judge", "random", "--data-dir", str(sample),
+                 "--output-path", str(out), "--no-cache", "--no-progress"]) == 0
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    reported = res["results"]["mmrc_ar"]
+    assert set(reported) == {"alias", "ar", "ar_stderr", "rp", "rp_stderr", "exact_match", "exact_match_stderr"}
+    assert reported["ar"] is not None and reported["rp"] is not None  # (the sample's AR questions are all open: no exact match)
+    assert res["problems"]["mmrc_ar"] == {"request_failures": 0, "unparsed": 0, "judge_failures": 0}
+    assert res["n-samples"]["mmrc_ar"]["n_questions"] == res["n-samples"]["mmrc_ar"]["scored_questions"] > 0

@@ -258,3 +258,13 @@ def test_ratio_bootstrap_matches_mean_bootstrap_for_unit_denominators() -> None:
     assert bootstrap_ratio_stderr([5.0], [1.0]) == 0.0
     with pytest.raises(ValueError):
         bootstrap_ratio_stderr([1.0, 2.0], [1.0])
+
+
+def test_the_random_judge_scores_every_dimension() -> None:
+    import random
+
+    from mmtasks.models.random_model import random_verdict
+
+    spec = registry.verdict_parsers.get("mmdu_judge", plugins=[MMDU])
+    verdict = parse_mmdu_judge(random_verdict(random.Random(0), spec.space({}), n_images=1))
+    assert verdict is not None and set(verdict) == set(METRICS) and all(1 <= v <= 10 for v in verdict.values())

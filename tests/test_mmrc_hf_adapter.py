@@ -40,7 +40,7 @@ HUB_LIKE = {
 def test_local_records_pass_through() -> None:
     for line in SAMPLE.read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
-        assert mmrc.hub_to_local(rec) == rec
+        assert mmrc.record.hub_to_local(rec) == rec
         # the adapter also checks the record and fills in the defaults, as the local adapter does
         adapted = registry.adapters.get("mmrc_hf", plugins=[MMRC])(rec)
         assert adapted == registry.adapters.get("mmrc", plugins=[MMRC])(rec)
@@ -48,7 +48,7 @@ def test_local_records_pass_through() -> None:
 
 
 def test_hub_like_names_are_mapped() -> None:
-    out = mmrc.hub_to_local(HUB_LIKE)
+    out = mmrc.record.hub_to_local(HUB_LIKE)
     assert out["id"] == "17" and out["category"] == "music"
     assert out["turns"] == [
         {"user": "I play guitar.", "images": ["images/17/1.jpg"], "assistant": "Nice!"},
@@ -96,5 +96,5 @@ def test_adapter_plugs_into_loading(tmp_path: Path) -> None:
     })
     (doc,) = load_documents(config, tmp_path, adapter=registry.adapters.get("mmrc_hf", plugins=[MMRC]))
     assert doc.doc_id == "17" and [img.label for img in doc.images] == ["images/17/1.jpg"]
-    conv = mmrc.conversation_of(doc.record)
+    conv = mmrc.record.conversation_of(doc.record)
     assert [q.ability for q in conv.questions] == ["IU", "AR", "IU"] and conv.image_numbers() == [[0], []]

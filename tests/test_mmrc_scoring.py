@@ -17,7 +17,7 @@ from mmtasks.scoring.json_reply import last_json_object
 from tests.plugins import plugin
 
 mmrc, MMRC = plugin("mmrc")
-question_values, judge_verdict, parse_choice, parse_tf = mmrc.question_values, mmrc.judge_verdict, mmrc.parse_choice, mmrc.parse_tf
+question_values, judge_verdict, parse_choice, parse_tf = mmrc.scoring.question_values, mmrc.verdicts.judge_verdict, mmrc.answers.parse_choice, mmrc.answers.parse_tf
 AGGREGATE = registry.aggregators.get("mmrc", plugins=[MMRC]).fn
 
 
@@ -221,3 +221,19 @@ def test_paper_overall_is_the_mean_of_the_six() -> None:
     m = AGGREGATE(None, [_sample(0, rows, "[4,6)")], 0).metrics  # type: ignore[arg-type]
     assert round(m["overall"], 2) == 4.08
 
+
+
+def test_the_random_judge_gives_every_ability_a_valid_verdict() -> None:
+    """The verdict parser says what its verdicts look like (no ``judge.space`` restating the
+    abilities' fields in the YAML), and a chance-level verdict drawn from it always parses."""
+    import random
+
+    from mmtasks.models.random_model import random_verdict
+
+    spec = registry.verdict_parsers.get("mmrc_judge", plugins=[MMRC])
+    rng = random.Random(0)
+    for ability in mmrc.abilities.ABILITIES:
+        space = spec.space({"question": {"ability": ability}})
+        assert set(space["fields"]) == set(mmrc.abilities.ABILITIES[ability].verdict)
+        for _ in range(20):
+            assert verdict_parser(ability)(random_verdict(rng, space, n_images=3)) is not None, ability

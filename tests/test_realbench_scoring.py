@@ -142,6 +142,7 @@ def test_choice_takes_the_letters_of_the_documents_options() -> None:
     assert CHOICE("(e)", six) == "E"
     assert CHOICE("G", six) is None                          # not an option of this document
     assert CHOICE("F", ABCD) is None                         # ... nor of a four-option one
+    assert p.bind("choice", {"letters": ["a", "b"]})("B, surely", {"id": "m5"}) == "B"   # fixed letters, no options read
     two = {"id": "m2", "choices": {"X": "yes", "Y": "no"}}
     assert p.bind("choice", {"options_field": "choices"})("I pick Y", two) == "Y"
     with pytest.raises(DataError) as err:
@@ -167,6 +168,8 @@ def test_parser_args_are_checked_when_bound() -> None:
     with pytest.raises(ConfigError) as err:
         p.bind("integer_set", {"max_range": "many"}, file="t.yaml")
     assert err.value.field == "answer.parser_args.max_range"
+    with pytest.raises(ConfigError, match="single letters"):
+        p.bind("choice", {"letters": ["AB"]})
     with pytest.raises(ConfigError, match="takes no arguments"):
         p.bind("text", {"x": 1})
     with pytest.raises(ConfigError, match="did you mean 'choice'"):

@@ -179,7 +179,8 @@ def test_bad_records_name_the_field(data_dir: Path, change: dict, field: str) ->
     write(data_dir, record(**change))
     with pytest.raises(DataError) as err:
         drive(task(), data_dir, responder(), JUDGED)
-    assert err.value.field == field
+    assert err.value.field == field and err.value.doc_id == "c1"
+    assert err.value.file is not None and err.value.file.endswith("mmrc.jsonl") and err.value.line == 1
 
 
 def test_config_errors_at_load() -> None:

@@ -83,7 +83,11 @@ def judge_request(task: "Task", doc: "Document", *, position: int, **variables: 
     if judge.system:
         messages.append(Message.text("system", judge.system))
     messages.append(Message("user", tuple(parts)))
-    space = task.rendered_space(judge.space, doc, "judge.space", **variables)
+    if "space" not in judge.model_fields_set and task.judge_parser is not None and task.judge_parser.spec.space is not None:
+        # the verdict parser knows its verdict's fields (the task need not restate them)
+        space = task.rendered_space(task.judge_parser.spec.space(task.variables(doc, **variables)), doc, "judge.parser")
+    else:
+        space = task.rendered_space(judge.space, doc, "judge.space", **variables)
     return Request(messages=tuple(messages), generation=judge.generation, target="judge",
                    task=task.name, doc_id=doc.doc_id, position=position, meta={"answer_space": space})
 

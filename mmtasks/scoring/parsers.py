@@ -26,9 +26,10 @@ instance as a third argument::
     @parser("choice", args=ChoiceArgs)
     def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None: ...
 
-A parser without ``args`` is called as ``fn(text, doc)``; a plain function
-registered with ``mmtasks.registry.parsers.register(name)`` (as a plugin file
-may do) is one of those. Judge-verdict parsers (``judge.parser``, see
+A parser without ``args`` is called as ``fn(text, doc)``, or as ``fn(text)``
+when it takes a single argument (a parser that needs no document); a plain
+function registered with ``mmtasks.registry.parsers.register(name)`` is one of
+those. Judge-verdict parsers (``judge.parser``, see
 :mod:`mmtasks.scoring.verdicts`) have the same shape, with the judge prompt's
 variables in place of ``doc``.
 
@@ -39,13 +40,14 @@ numbers or letters also fold fullwidth forms (``３``, ``，``, ``Ｂ``) to ASCI
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.registry import Registry
@@ -66,13 +68,20 @@ class ParserSpec:
     name: str
     fn: Callable[..., Any]
     args: type[ParserArgs] | None = None
+    #: what a valid reply looks like, for the ``random`` baseline: ``space(context) -> answer
+    #: space`` (see ``answer.space``). A verdict parser gives one so that a task need not restate
+    #: its verdict's fields in ``judge.space``.
+    space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    #: whether ``fn`` takes the document (a parser without arguments may be ``fn(text)``)
+    takes_doc: bool = True
 
 
-def parser(name: str, *, args: type[ParserArgs] | None = None, registry: Registry[Any] = _parsers) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def parser(name: str, *, args: type[ParserArgs] | None = None, registry: Registry[Any] = _parsers,
+           space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn(text, doc)`` (or ``fn(text, doc, args)`` with ``args``) as the parser ``name``."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        registry.register(name, ParserSpec(name=name, fn=fn, args=args))
+        registry.register(name, ParserSpec(name=name, fn=fn, args=args, space=space, takes_doc=args is not None or _positional(fn) >= 2))
         return fn
 
     return deco
@@ -90,9 +99,9 @@ class BoundParser:
         return self.spec.name
 
     def __call__(self, text: str, doc: Mapping[str, Any]) -> Any:
-        if self.spec.args is None:
-            return self.spec.fn(text, doc)
-        return self.spec.fn(text, doc, self.args)
+        if self.spec.args is not None:
+            return self.spec.fn(text, doc, self.args)
+        return self.spec.fn(text, doc) if self.spec.takes_doc else self.spec.fn(text)
 
 
 def as_spec(name: str, obj: Any) -> ParserSpec:
@@ -100,7 +109,7 @@ def as_spec(name: str, obj: Any) -> ParserSpec:
     if isinstance(obj, ParserSpec):
         return obj
     if callable(obj):
-        return ParserSpec(name=name, fn=obj)
+        return ParserSpec(name=name, fn=obj, takes_doc=_positional(obj) >= 2)
     raise TypeError(f"parser {name!r} is registered as {type(obj).__name__}, not a function")
 
 
@@ -123,6 +132,17 @@ def bind(name: str, parser_args: Mapping[str, Any] | None, *, registry: Registry
         loc = ".".join(str(p) for p in (f"{field}.parser_args", *err["loc"]))
         msg = f"unknown key for parser {name!r}" if err["type"] == "extra_forbidden" else err["msg"]
         raise ConfigError(msg, file=file, field=loc) from None
+
+
+def _positional(fn: Callable[..., Any]) -> int:
+    """How many positional arguments ``fn`` accepts (a large number for ``*args``)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 99
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 def _doc_error(doc: Mapping[str, Any], field: str, message: str) -> DataError:
@@ -183,6 +203,16 @@ class ChoiceArgs(ParserArgs):
     options_field: str = "options"
     """The record field holding the options: a mapping letter -> option (its keys are the
     letters), or a list (lettered A, B, C ... in order)."""
+    letters: list[str] | None = None
+    """Fixed option letters, for records that do not list their options (``options_field`` is
+    then not read)."""
+
+    @field_validator("letters")
+    @classmethod
+    def _single_letters(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and (not v or not all(len(k) == 1 and k.isalpha() for k in v)):
+            raise ValueError("letters must be a non-empty list of single letters")
+        return [k.upper() for k in v] if v is not None else None
 
 
 def option_letters(doc: Mapping[str, Any], field: str) -> list[str]:
@@ -218,7 +248,7 @@ def choose_letter(text: str, letters: Collection[str]) -> str | None:
 @parser("choice", args=ChoiceArgs)
 def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
     """The chosen option letter, among the document's own letters (any number of options)."""
-    return choose_letter(text, option_letters(doc, args.options_field))
+    return choose_letter(text, args.letters or option_letters(doc, args.options_field))
 
 
 # --- text ----------------------------------------------------------------

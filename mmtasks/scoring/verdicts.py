@@ -36,9 +36,14 @@ from mmtasks.scoring.json_reply import last_json_object
 from mmtasks.scoring.parsers import ParserArgs, parser
 
 
-def verdict_parser(name: str, *, args: type[ParserArgs] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``fn(text, context)`` (or ``fn(text, context, args)``) as the verdict parser ``name``."""
-    return parser(name, args=args, registry=verdict_parsers)
+def verdict_parser(name: str, *, args: type[ParserArgs] | None = None,
+                   space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn(text, context)`` (or ``fn(text, context, args)``) as the verdict parser ``name``.
+
+    ``space(context)``, when given, says what a valid verdict looks like for the ``random``
+    judge (``{kind: verdict, format: json|python, fields: {name: [low, high] | bool |
+    image_subset}}``); a task's own ``judge.space`` takes precedence."""
+    return parser(name, args=args, registry=verdict_parsers, space=space)
 
 
 def is_number(value: Any) -> bool:

@@ -72,7 +72,12 @@ def parse_mmdu_judge(reply: str) -> dict[str, float] | None:
     return scores
 
 
-@verdict_parser("mmdu_judge")
+def random_verdict_space(context: Any) -> dict[str, Any]:
+    """A valid verdict for the ``random`` judge: every dimension scored 1-10, as a Python dict."""
+    return {"kind": "verdict", "format": "python", "fields": {key: [1, 10] for key in DIMENSIONS}}
+
+
+@verdict_parser("mmdu_judge", space=random_verdict_space)
 def mmdu_judge(text: str, context: Any) -> dict[str, float] | None:
     """The verdict parser ``mmdu_judge`` (the same for every turn)."""
     return parse_mmdu_judge(text)
