@@ -52,8 +52,9 @@ def build_leaderboard(
     include_paths: Sequence[str | Path] = (),
     now: float | None = None,
 ) -> Leaderboard:
-    """One tab per section; ``sections`` default to those of every task folder the task
-    registry knows (built-in, installed packages', ``include_paths``)."""
+    """One tab per section that has a row (a run of one of its tasks, or a paper row);
+    ``sections`` default to those of every task folder the task registry knows (built-in,
+    installed packages', ``include_paths``)."""
     if sections is None:
         sections = discover_sections(include_paths)
     benchmarks = []
@@ -65,6 +66,8 @@ def build_leaderboard(
         if table is not None:
             entries += paper_entries(bench)
         entries += [e for e in measured if not e.ranked]
+        if not entries:
+            continue  # nothing to show: no run of its tasks, no paper rows
         benchmarks.append(
             Benchmark(
                 id=bench.id,
@@ -72,7 +75,7 @@ def build_leaderboard(
                 description=bench.description,
                 headline=bench.headline,
                 columns=[column.model_copy() for column in bench.columns],
-                charts=[_chart_with_buckets(chart.chart(), entries) for chart in bench.charts],
+                charts=[_chart_with_buckets(chart.chart(), entries, chart.bucket_order) for chart in bench.charts],
                 citation=table.cite() if table is not None else None,
                 entries=entries,
             )
@@ -238,13 +241,16 @@ def _run_refs(task_runs: dict[str, Run]) -> list[RunRef]:
 # --- charts -------------------------------------------------------------------------------
 
 
-def _chart_with_buckets(chart: Chart, entries: Sequence[Entry]) -> Chart:
+def _chart_with_buckets(chart: Chart, entries: Sequence[Entry], first: Sequence[str] = ()) -> Chart:
+    """The chart with the buckets found in the entries: those of ``first`` in its order, then
+    the others in natural order."""
     tasks = {option.task for option in chart.options}
     buckets: set[str] = set()
     for entry in entries:
         for task in tasks:
             buckets.update(entry.breakdowns.get(task, {}).get(chart.dimension, {}))
-    return chart.model_copy(update={"buckets": sorted(buckets, key=natural_key)})
+    ordered = [b for b in first if b in buckets] + sorted(buckets.difference(first), key=natural_key)
+    return chart.model_copy(update={"buckets": ordered})
 
 
 def natural_key(label: str) -> tuple[float, str]:

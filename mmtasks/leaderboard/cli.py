@@ -79,6 +79,11 @@ def _build(args: argparse.Namespace) -> int:
     for name, tasks in unused_tasks(runs, sections).items():
         print(f"note: run {name}: tasks not on the leaderboard: {', '.join(tasks)}", file=sys.stderr)
     board = build_leaderboard(runs, include_paper=not args.no_paper, sections=sections)
+    if not board.benchmarks:
+        raise MmtasksError("nothing to show: no run holds a task of a benchmark on the leaderboard"
+                           + (", and --no-paper set" if args.no_paper else ", and no benchmark has paper rows"),
+                           hint="see the notes above for the runs' tasks; a benchmark folder's leaderboard.yaml "
+                           "names the tasks of its tab")
     write_site(board, args.out)
     summary = ", ".join(
         f"{bench.title} {sum(e.source == 'run' for e in bench.entries)} run / "

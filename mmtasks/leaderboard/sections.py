@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.config.task_registry import LEADERBOARD_FILE, TaskRegistry
 from mmtasks.config.yaml_loader import read_yaml, validate
@@ -51,9 +51,11 @@ class ChartSpec(_Strict):
     y_label: str
     style: Literal["line", "bars"] = "line"
     options: list[ChartOption] = Field(min_length=1)
+    bucket_order: list[str] = Field(default_factory=list)
+    """Buckets to show first, in this order (e.g. the paper's); the others follow in natural order."""
 
     def chart(self) -> Chart:
-        return Chart(**self.model_dump())
+        return Chart(**self.model_dump(exclude={"bucket_order"}))
 
 
 class PaperRow(_Strict):
@@ -115,10 +117,28 @@ def load_section(path: Path, *, known_tasks: Collection[str] | None = None) -> S
 
     With ``known_tasks``, every task a column or a chart names must be one of them.
     """
-    section = validate(Section, read_yaml(path), file=path)
+    data = read_yaml(path)
+    _unknown_keys_first(data, path)
+    section = validate(Section, data, file=path)
     _check(section, path, known_tasks)
     section._file = path
     return section
+
+
+def _unknown_keys_first(data: dict, path: Path) -> None:
+    """A misspelt key is reported as unknown (with the key it was meant to be), not as the
+    required key it leaves missing."""
+    try:
+        Section.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        extra = [e for e in errors if e["type"] == "extra_forbidden"]
+        if not extra:
+            return  # validate() reports the first error
+        loc = extra[0]["loc"]
+        missing = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
+        raise ConfigError("unknown key", file=path, field=".".join(str(p) for p in loc),
+                          hint=_hint(str(loc[-1]), missing)) from None
 
 
 def _check(section: Section, path: Path, known_tasks: Collection[str] | None) -> None:
