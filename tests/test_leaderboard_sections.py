@@ -335,3 +335,40 @@ def test_the_schema_doc_covers_every_key_of_leaderboard_yaml() -> None:
     keys = [f"{m.__name__}.{name}" for m in (Section, ChartSpec, PaperTable, PaperRow) for name in m.model_fields
             if f"`{name}`" not in doc]
     assert not keys, f"document these in docs/leaderboard-schema.md: {keys}"
+
+
+# --- the page: a tab without paper rows or radar, long bucket names ----------------------------
+
+
+def test_the_page_shows_a_new_benchmarks_tab(tmp_path: Path) -> None:
+    """A MUIRBench run on the page (file://): its tab, no stray text where a citation or a
+    radar would be, and its task names as tilted bucket labels."""
+    from tests.test_leaderboard import CHROMIUM, CHROMIUM_ARGS
+
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.fail(f"the browser test needs Chromium at {CHROMIUM}: apt-get install -y chromium")
+    run_dir, site = tmp_path / "R", tmp_path / "S"
+    res = cli_run(run_dir, "--tasks", "muirbench", "--model", "random")
+    assert main(["leaderboard", "build", str(run_dir), "--out", str(site)]) == 0
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            problems: list[str] = []
+            page.on("pageerror", lambda err: problems.append(str(err)))
+            page.goto((site / "index.html").as_uri() + "#muirbench")
+            page.wait_for_selector("#board-muirbench tbody tr")
+            assert page.locator("#tab-muirbench").get_attribute("aria-selected") == "true"
+            value = page.locator('#board-muirbench td[data-key="acc"] .value').text_content()
+            assert value == f"{res['results']['muirbench']['acc']:.2f}"
+            panel_text = page.locator("#panel").evaluate(
+                "p => Array.from(p.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join('')")
+            assert panel_text == ""  # no "null" where the citation and the radar would be
+            assert page.locator("#panel .radar-card").count() == 0
+            ticks = page.locator("#chart-muirbench-by_task text.tick[transform]")
+            assert ticks.count() == len(res["breakdowns"]["muirbench"]["task"])  # tilted: the names are long
+            assert page.locator("#chart-muirbench-by_options text.tick[transform]").count() == 0
+            assert not problems
+        finally:
+            browser.close()
