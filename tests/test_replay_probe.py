@@ -105,6 +105,7 @@ def test_positions_number_the_model_requests_in_order(data_dir: Path) -> None:
     cr = sample.extra["questions"][1]
     assert cr["parsed"] is None and cr["metrics"] == {"exact_match": 0.0}   # "answer 5" names no option
     assert sample.unparsed == 1 and cr["reference"] == "B. Paris"
+    assert [(j["question"], j["group"]) for j in sample.judge] == [(0, "IE"), (1, "CR"), (2, "AR")]
 
 
 @pytest.mark.parametrize(("items", "shown"), [(["Li"], "Reference items: Li"),
@@ -214,3 +215,17 @@ def test_replay_rescoring_sends_the_recorded_answers(tmp_path: Path) -> None:
 
     first = responses("a")
     assert first == responses("b") and all(None not in r for r in first.values())
+
+
+@pytest.mark.parametrize(("rec", "field"), [
+    ({"turns": [], "questions": [{"question": "?"}]}, "turns"),
+    ({"turns": [{"user": "hi"}], "questions": []}, "questions"),
+    ({"turns": [{"images": []}], "questions": [{"question": "?"}]}, "turns.0.user"),
+])
+def test_the_generic_record_is_checked_without_a_benchmark_adapter(rec: dict, field: str) -> None:
+    from mmtasks.dialogues.replay_probe import record_of
+    from mmtasks.documents.dataset import Document
+
+    with pytest.raises(DataError) as err:
+        record_of(Document(index=0, doc_id="g1", record=rec, images=(), source="g.jsonl"))
+    assert err.value.field == field and err.value.doc_id == "g1" and err.value.file == "g.jsonl"

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.core.conversation import Message
 from mmtasks.core.request import Reply, Request
@@ -78,6 +78,9 @@ class ReplayProbeArgs(BaseModel):
     sample's target). Variable: ``question``."""
     answer_field: str = "answer"
     """The question field the metric functions compare the parsed answer with."""
+    group_field: str | None = None
+    """A question field that groups questions (MMRC: ``ability``): each judge entry of the sample
+    carries its value as ``group``, so that ``mmtasks judge agreement`` reports per group."""
     probe_space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
     """What a valid answer looks like, for the ``random`` baseline (see ``answer.space``);
     string values are templates with the variable ``question``."""
@@ -295,7 +298,8 @@ def replay_probe(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogu
         verdicts = yield from run.judge(answered)
         for (k, _, _), v in zip(answered, verdicts):
             records[k].update(verdict=v.fields, judge_failed=not v.ok, judge_error=v.error)
-            sample.judge.append({"question": k, **v.to_json()})
+            group = run.questions[k].get(run.args.group_field) if run.args.group_field else None
+            sample.judge.append({"question": k, **({"group": group} if group is not None else {}), **v.to_json()})
         sample.judge_failures = sum(1 for v in verdicts if not v.ok)
     sample.metrics = _means(records, [r["verdict"] for r in records if r["verdict"] is not None], task)
     sample.extra = {
