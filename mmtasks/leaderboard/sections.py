@@ -44,7 +44,7 @@ class _Strict(BaseModel):
 class ChartSpec(_Strict):
     """A breakdown chart as written in ``leaderboard.yaml`` (the builder adds its buckets)."""
 
-    id: str
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     title: str
     dimension: str
     x_label: str
