@@ -2,9 +2,9 @@
 ``openai`` SDK (``openai.AsyncOpenAI``).
 
 One request: :meth:`OpenAIModel.agenerate`, called from any asyncio event loop. The backend
-keeps, per running loop, an SDK client over one ``httpx.AsyncClient`` whose pool holds
-``concurrency`` connections, and a semaphore letting ``concurrency`` requests in flight:
-each request in flight has a connection of its own. A wave: :meth:`OpenAIModel.generate`
+keeps, per running loop, ``concurrency`` slots, each an SDK client over an
+``httpx.AsyncClient`` holding one connection: a request takes a free slot (or waits for
+one), so at most ``concurrency`` are in flight and each has a connection of its own. A wave: :meth:`OpenAIModel.generate`
 runs the same code on a loop of its own (a background thread) and yields each reply the
 moment it arrives. Images are encoded in a thread pool, once per run (the encoder caches by
 content hash).
@@ -78,17 +78,19 @@ _RETRIED_STATUSES = frozenset({408, 409, 429})
 
 @dataclass
 class _LoopState:
-    """What belongs to one event loop: the SDK client and its connections, and the semaphores."""
+    """What belongs to one event loop: one SDK client per concurrency slot (each over an
+    ``httpx.AsyncClient`` holding one connection), and a semaphore bounding the requests
+    being prepared. A slot per connection, not one pool of ``concurrency`` connections:
+    httpcore's pool spends time growing with the square of its connections on every request,
+    which dominated at 64-way concurrency (benchmarks/judge_throughput.py)."""
 
-    client: openai.AsyncOpenAI
-    http: httpx.AsyncClient
-    #: requests in flight (each has a connection of its own)
-    slots: asyncio.Semaphore
+    slots: asyncio.Queue[openai.AsyncOpenAI]
+    clients: list[openai.AsyncOpenAI]
     #: requests being prepared or in flight: bounds the bodies (with base64 images) held at once
     prepared: asyncio.Semaphore
 
     async def aclose(self) -> None:
-        await self.http.aclose()
+        await asyncio.gather(*(c.close() for c in self.clients), return_exceptions=True)
 
 
 class OpenAIModel(ChatModel):
@@ -143,24 +145,30 @@ class OpenAIModel(ChatModel):
 
     def _new_state(self) -> _LoopState:
         a = self.args
-        limits = httpx.Limits(max_connections=a.concurrency, max_keepalive_connections=a.concurrency, keepalive_expiry=30)
-        inner = httpx.AsyncHTTPTransport(limits=limits, proxy=environment_proxy(self.base_url))
-        transport = GuardedTransport(inner, deadline=effective_deadline(a), max_bytes=a.max_response_bytes, check=check_chat_completion)
         timeout = httpx.Timeout(a.timeout, connect=min(a.timeout, 30.0))
-        # trust_env=False: the proxy from the environment is in the transport (mounted proxies would bypass it)
-        http = httpx.AsyncClient(transport=transport, timeout=timeout, trust_env=False, follow_redirects=True)
-        client = openai.AsyncOpenAI(
-            # without a key the SDK would read $OPENAI_API_KEY itself; servers without auth ignore "EMPTY"
-            api_key=self._api_key or "EMPTY",
-            base_url=self.base_url,
-            default_query=self.default_query or None,
-            default_headers=self.args.default_headers or None,
-            max_retries=a.max_retries,
-            timeout=timeout,
-            http_client=http,
-        )
-        return _LoopState(client=client, http=http, slots=asyncio.Semaphore(a.concurrency),
-                          prepared=asyncio.Semaphore(2 * a.concurrency))
+        ssl_context = httpx.create_ssl_context()
+        proxy = environment_proxy(self.base_url)
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1, keepalive_expiry=30)
+        slots: asyncio.Queue[openai.AsyncOpenAI] = asyncio.Queue()
+        clients = []
+        for _ in range(a.concurrency):
+            inner = httpx.AsyncHTTPTransport(verify=ssl_context, limits=limits, proxy=proxy)
+            transport = GuardedTransport(inner, deadline=effective_deadline(a), max_bytes=a.max_response_bytes, check=check_chat_completion)
+            # trust_env=False: the environment's proxy is in the transport (mounted proxies would bypass it)
+            http = httpx.AsyncClient(transport=transport, timeout=timeout, trust_env=False, follow_redirects=True)
+            client = openai.AsyncOpenAI(
+                # without a key the SDK would read $OPENAI_API_KEY itself; servers without auth ignore "EMPTY"
+                api_key=self._api_key or "EMPTY",
+                base_url=self.base_url,
+                default_query=self.default_query or None,
+                default_headers=self.args.default_headers or None,
+                max_retries=a.max_retries,
+                timeout=timeout,
+                http_client=http,
+            )
+            clients.append(client)
+            slots.put_nowait(client)
+        return _LoopState(slots=slots, clients=clients, prepared=asyncio.Semaphore(2 * a.concurrency))
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -211,8 +219,11 @@ class OpenAIModel(ChatModel):
         state = self._state()
         async with state.prepared:
             kwargs = await self._params(request)
-            async with state.slots:
-                return await self._complete(state.client, kwargs)
+            client = await state.slots.get()
+            try:
+                return await self._complete(client, kwargs)
+            finally:
+                state.slots.put_nowait(client)
 
     async def _params(self, request: Request) -> dict[str, Any]:
         images = request.images
@@ -269,16 +280,17 @@ class OpenAIModel(ChatModel):
         return Reply(text=None, error=error, latency=time.monotonic() - started)
 
     def _raise_if_fatal(self, status: int, raw: bytes, models: Sequence[str] = ()) -> None:
-        """Raise :class:`ModelError` for statuses that doom every request."""
+        """Raise :class:`ModelError` for statuses that doom every request (without the SDK's
+        exception as its context: a traceback under --verbose would print the server's echo)."""
         where = f"{self.spec.display} at {self.url}"
         detail = error_detail(raw)
         if status in (401, 403):
-            raise ModelError(redact(f"{where}: the API key was rejected (HTTP {status}: {detail})"), field="--model", hint=self._key_hint())
+            raise ModelError(redact(f"{where}: the API key was rejected (HTTP {status}: {detail})"), field="--model", hint=self._key_hint()) from None
         if status == 404:
             known = f"; the server lists: {', '.join(models[:10])}" if models else ""
-            raise ModelError(redact(f"{where}: not found (HTTP 404: {detail}){known}"), field="--model", hint="check the model name and base_url")
+            raise ModelError(redact(f"{where}: not found (HTTP 404: {detail}){known}"), field="--model", hint="check the model name and base_url") from None
         if status == 429 and error_code(raw) == "insufficient_quota":
-            raise ModelError(redact(f"{where}: quota exhausted (HTTP 429: {detail})"), field="--model")
+            raise ModelError(redact(f"{where}: quota exhausted (HTTP 429: {detail})"), field="--model") from None
 
     def _key_hint(self) -> str:
         if self._api_key is None:
@@ -336,7 +348,15 @@ class OpenAIModel(ChatModel):
         self._run(self._check_ready())
 
     async def _check_ready(self) -> None:
-        probe = self._state().client.with_options(max_retries=2, timeout=min(self.args.timeout, 30.0))
+        state = self._state()
+        client = await state.slots.get()
+        try:
+            await self._check_with(client)
+        finally:
+            state.slots.put_nowait(client)
+
+    async def _check_with(self, client: openai.AsyncOpenAI) -> None:
+        probe = client.with_options(max_retries=2, timeout=min(self.args.timeout, 30.0))
         models: list[str] = []
         try:
             listing = await self._probe(probe.models.with_raw_response.list())
