@@ -56,7 +56,7 @@ from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
 from mmtasks.models.openai_args import DEFAULT_BASE_URL, effective_deadline, parse_openai_args
 from mmtasks.models.openai_payload import (
     CONTEXT_OVERFLOW, BadResponse, chat_messages, check_chat_completion, completion_text, error_code, error_detail,
-    finish_reason, generation_params, is_context_overflow,
+    finish_reason, generation_params, is_context_overflow, request_body,
 )
 from mmtasks.models.openai_transport import (
     ATTEMPTS, AttemptCounter, DeadlineExceeded, GuardedTransport, MalformedResponse, ResponseTooLarge, environment_proxy,
@@ -72,6 +72,7 @@ _sdk_log = logging.getLogger("openai")
 if not os.environ.get("OPENAI_LOG") and _sdk_log.level == logging.NOTSET:
     _sdk_log.setLevel(logging.INFO)
 
+_JSON: dict[str, Any] = {"headers": {"Content-Type": "application/json"}}
 #: statuses the SDK retries (its _should_retry), so their failures say how many attempts were made
 _RETRIED_STATUSES = frozenset({408, 409, 429})
 
@@ -218,48 +219,47 @@ class OpenAIModel(ChatModel):
         unknown model, no quota) raises :class:`ModelError`."""
         state = self._state()
         async with state.prepared:
-            kwargs = await self._params(request)
+            body = await self._body(request)
             client = await state.slots.get()
             try:
-                return await self._complete(client, kwargs)
+                return await self._complete(client, body)
             finally:
                 state.slots.put_nowait(client)
 
-    async def _params(self, request: Request) -> dict[str, Any]:
+    async def _body(self, request: Request) -> bytes:
+        loop = asyncio.get_running_loop()
         images = request.images
         urls: list[str] = []
         if images:
-            loop = asyncio.get_running_loop()
             pool = self._executor()
             urls = list(await asyncio.gather(*(loop.run_in_executor(pool, self.encoder.data_url, img) for img in images)))
-        kwargs: dict[str, Any] = {
-            "model": self.spec.name,
-            "messages": chat_messages(request.messages, iter(urls), self.args.image_detail),
-            **generation_params(request.generation, self.args.max_tokens_param),
-        }
-        if self.args.extra_body:
-            kwargs["extra_body"] = dict(self.args.extra_body)
-        return kwargs
+        messages = chat_messages(request.messages, iter(urls), self.args.image_detail)
+        params = generation_params(request.generation, self.args.max_tokens_param)
+        if not images:
+            return request_body(self.spec.name, messages, params, self.args.extra_body)
+        return await loop.run_in_executor(self._executor(), request_body, self.spec.name, messages, params, self.args.extra_body)
 
-    async def _complete(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any]) -> Reply:
+    async def _complete(self, client: openai.AsyncOpenAI, body: bytes) -> Reply:
         started = time.monotonic()
         counter = AttemptCounter()
         token = ATTEMPTS.set(counter)
         try:
-            raw = await client.chat.completions.with_raw_response.create(**kwargs)
+            # the SDK's request loop (retries, Retry-After, typed errors) on a body built here: its
+            # typed create() would walk every message (base64 images included) field by field
+            response = await client.post("/chat/completions", cast_to=httpx.Response, content=body, options=_JSON)
         except openai.APIStatusError as exc:
             return self._failed(self._status_failure(exc), counter.attempts, started)
         except openai.APIConnectionError as exc:  # APITimeoutError included
             return self._failed((_transport_reason(exc, self.args.timeout), True), counter.attempts, started)
         finally:
             ATTEMPTS.reset(token)
-        body = raw.content
+        raw = response.content
         try:
-            text = completion_text(body)
+            text = completion_text(raw)
         except BadResponse as exc:  # the transport checks every answer: only if that check was bypassed
             return self._failed((f"invalid response: {exc}", True), counter.attempts, started)
         if text is None:
-            return self._failed((f"the reply has no content (finish_reason={finish_reason(body)})", False), counter.attempts, started)
+            return self._failed((f"the reply has no content (finish_reason={finish_reason(raw)})", False), counter.attempts, started)
         return Reply(text=text, latency=time.monotonic() - started)
 
     def _status_failure(self, exc: openai.APIStatusError) -> tuple[str, bool]:
