@@ -426,7 +426,7 @@ def _refuse_userinfo(url: str, from_env: bool) -> None:
     if user is None and password is None:
         return
     where = "$OPENAI_BASE_URL" if from_env else "base_url"
-    raise ConfigError(f"{where} carries credentials before the host (user:password@ or token@); they are not sent",
+    raise ConfigError(f"{where} carries credentials before the host (user:password@ or token@): refused, they would be sent in place of the API key",
                       field="OPENAI_BASE_URL" if from_env else "--model-args",
                       hint="remove them; put the key in an environment variable and name it with api_key_env=NAME")
 
