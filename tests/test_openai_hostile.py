@@ -157,3 +157,17 @@ def test_base_url_query_becomes_default_query(chat_server: ChatServer, make_mode
     assert chat and all(c.query == "api-version=2024-06-01" for c in chat)
     assert {k.lower(): v for k, v in chat[0].headers.items()}.get("x-trace") == "t1"
     assert model.url == chat_server.base_url and "api-version" not in model.identity
+
+
+def test_environment_proxy_is_kept_under_the_guarded_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the backend's client has an explicit transport (trust_env=False), so it reads the proxy itself
+    from mmtasks.models.openai_transport import environment_proxy
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert environment_proxy("https://api.example.com/v1") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,internal.corp")
+    assert environment_proxy("https://api.example.com/v1") == "http://proxy.corp:3128"
+    assert environment_proxy("http://api.example.com/v1") is None
+    assert environment_proxy("https://gpu.internal.corp:8000/v1") is None
