@@ -230,7 +230,7 @@ def test_concurrent_wave_is_bounded_and_parallel(chat_server: ChatServer, make_m
     elapsed = time.monotonic() - start
     assert [replies[i].text for i in range(64)] == [f"reply to: q{i}" for i in range(64)]
     assert chat_server.max_in_flight == 32
-    assert 0.4 <= elapsed < 1.0
+    assert 0.4 <= elapsed < 1.5  # two rounds of 0.2 s (64 one after another: 12.8 s)
 
 
 def test_replies_are_yielded_as_they_arrive(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
@@ -311,7 +311,7 @@ def test_agenerate_bounds_concurrency_in_the_callers_loop(chat_server: ChatServe
     second = asyncio.run(run("b"))  # ... then a new one: the client binds to the running loop
     assert [r.text for r in first] == [f"reply to: a{i}" for i in range(24)]
     assert [r.text for r in second] == [f"reply to: b{i}" for i in range(24)]
-    assert chat_server.max_in_flight == 8 and 0.55 <= elapsed < 1.5  # 3 rounds of 8
+    assert chat_server.max_in_flight == 8 and 0.55 <= elapsed < 3.0  # 3 rounds of 8 (and the clients made)
     # and the wave API runs the same code on a loop of its own
     assert [r.text for _, r in model.generate([ask("c")])] == ["reply to: c"]
 

@@ -84,7 +84,7 @@ def test_trickling_server_is_cut_at_the_deadline(chat_server: ChatServer, make_m
     reply = one(model)
     elapsed = time.monotonic() - start
     assert reply.error is not None and reply.error.startswith("failed after 2 attempts: no complete answer within the 0.6s deadline")
-    assert 1.2 <= elapsed < 3.5  # two attempts of 0.6 s and the SDK's backoff between them
+    assert 1.2 <= elapsed < 5.0  # two attempts of 0.6 s and the SDK's backoff between them
     assert chat_server.hostile_bytes_sent < 20
 
 
@@ -92,7 +92,7 @@ def test_default_deadline_is_twice_the_timeout(chat_server: ChatServer, make_mod
     chat_server.inject("trickle", times=1)
     start = time.monotonic()
     reply = one(make_model(timeout=0.4, max_retries=0))
-    assert "within the 0.8s deadline" in reply.error and time.monotonic() - start < 2.0
+    assert "within the 0.8s deadline" in reply.error and time.monotonic() - start < 3.0
 
 
 @pytest.mark.parametrize("kind", ["huge", "huge_chunked", "gzip_bomb"])
