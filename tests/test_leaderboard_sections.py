@@ -242,8 +242,9 @@ def test_muirbench_and_llava_bench_runs_land_on_their_own_tabs(tmp_path: Path, c
     [muir] = tabs["muirbench"]["entries"]
     assert (muir["model"], muir["ranked"], muir["chance_judge"]) == ("random", True, False)
     acc = res["results"]["muirbench"]["acc"]
+    coverage = res.get("coverage", {}).get("muirbench", {}).get("percent")
     assert muir["values"]["acc"] == {"value": acc, "stderr": res["results"]["muirbench"]["acc_stderr"],
-                                     "n": 9, "missing": None, "coverage": None}
+                                     "n": 9, "missing": None, "coverage": coverage}
     charts = {c["id"]: c for c in tabs["muirbench"]["charts"]}
     assert charts["by_task"]["buckets"] == sorted(res["breakdowns"]["muirbench"]["task"])
     assert charts["by_image_relation"]["buckets"] == sorted(res["breakdowns"]["muirbench"]["image_relation"])
