@@ -277,17 +277,12 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
         return resolved
     module_name = f"{_folder_package(resolved.parent)}.{_identifier(resolved.stem)}"
     if module_name in sys.modules:  # already imported by a sibling plugin file (``from .name import ...``)
-        module = sys.modules[module_name]
-        if Path(getattr(module, "__file__", "") or "").resolve() != resolved:
-            raise ConfigError(f"plugin file {path} has the module name of {module.__file__} (rename one of them)",
-                              file=task_file, field=field)
-        _PLUGIN_MODULES[resolved] = module
+        _PLUGIN_MODULES[resolved] = sys.modules[module_name]
         return resolved
     spec = importlib.util.spec_from_file_location(module_name, resolved)
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot import plugin file {path}", file=task_file, field=field)
     module = importlib.util.module_from_spec(spec)
-    # What built-in modules the plugin imports register stays built in (see _registering_plugin).
     sys.modules[module_name] = module
     _LOADING.append(resolved)
     try:
