@@ -152,7 +152,12 @@ class Task:
 
 
 def read_prompt_file(path: Path, *, task_file: Path) -> str:
-    """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped."""
+    """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped.
+    It must be a regular file inside the task file's folder (links followed), never anywhere else."""
+    folder = task_file.parent.resolve()
+    if not path.resolve().is_relative_to(folder) or (path.exists() and not path.resolve().is_file()):
+        raise ConfigError(f"the judge prompt file {path} is not a file inside the task's folder {folder}",
+                          file=task_file, field="judge.prompt_file")
     try:
         return path.read_bytes().decode("utf-8")
     except OSError as exc:

@@ -48,7 +48,7 @@ class TaskRegistry:
                 if path.name.startswith("_"):
                     continue
                 try:
-                    data = load_with_includes(path)
+                    data = load_with_includes(path, roots=self.dirs)
                 except ConfigError as exc:
                     self._errors[path] = exc.render()
                     continue
@@ -77,7 +77,7 @@ class TaskRegistry:
 
     def load(self, name: str) -> tuple[TaskConfig, Path]:
         path = self._files[name]
-        return validate(TaskConfig, load_with_includes(path), file=path), path
+        return validate(TaskConfig, load_with_includes(path, roots=self.dirs), file=path), path
 
     def resolve(self, names: Iterable[str]) -> list[str]:
         """Expand groups, keep order, drop duplicates; unknown names get a "did you mean"."""

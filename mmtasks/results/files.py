@@ -56,6 +56,13 @@ def create_exclusive(path: Path, binary: bool = True) -> IO[Any]:
     return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
 
 
+def _check_file_name(task: str) -> str:
+    """Task names are checked at load (``TaskConfig``); never let one name a file elsewhere."""
+    if not task or task.startswith(".") or any(c in task for c in "/\\\x00"):
+        raise OutputError(f"task name {task!r} cannot name a samples file")
+    return task
+
+
 def _unlink_quietly(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
@@ -210,6 +217,7 @@ class SamplesWriter:
         self._ends: dict[str, int] = {}
 
     def _partial(self, task: str) -> Path:
+        _check_file_name(task)
         return self.directory / f"{task}.jsonl.partial"
 
     def write(self, sample: Sample) -> None:
@@ -242,7 +250,7 @@ class SamplesWriter:
         if fh is not None:
             fh.close()
         partial = self._partial(task)
-        final = self.directory / f"{task}.jsonl"
+        final = self.directory / f"{_check_file_name(task)}.jsonl"
         spans = self._spans.pop(task, None)
         self._ends.pop(task, None)
         if samples is not None:
