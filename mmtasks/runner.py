@@ -57,7 +57,7 @@ def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
     tasks = []
     for name in names:
         config, path = registry.load(name)
-        tasks.append(Task(config, path, image_mode=run.image_mode, protocol_overrides=overrides))
+        tasks.append(Task(config, path, image_mode=run.image_mode, protocol_overrides=overrides, roots=tuple(registry.dirs)))
     groups = {g: members for g, members in registry.groups.items() if any(t in names for t in members)}
     return tasks, groups
 

@@ -34,6 +34,8 @@ class Task:
     judge_parser: Parser | None = field(init=False, default=None)
     #: the text of ``judge.prompt_file``, read byte-exact ("" when there is none)
     judge_prefix: str = field(init=False, default="")
+    #: the task folders searched (built-in tasks, ``--include-path``): files a task reads stay inside them
+    roots: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         origin = str(self.file)
@@ -43,7 +45,7 @@ class Task:
         if judge is not None:
             self.judge_parser = get_parser(judge.parser, file=origin)
             if judge.prompt_file:
-                self.judge_prefix = read_prompt_file(self.file.parent / judge.prompt_file, task_file=self.file)
+                self.judge_prefix = read_prompt_file(self.file.parent / judge.prompt_file, task_file=self.file, roots=self.roots)
 
     @property
     def name(self) -> str:
@@ -151,12 +153,13 @@ class Task:
         return out
 
 
-def read_prompt_file(path: Path, *, task_file: Path) -> str:
+def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = ()) -> str:
     """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped.
-    It must be a regular file inside the task file's folder (links followed), never anywhere else."""
-    folder = task_file.parent.resolve()
-    if not path.resolve().is_relative_to(folder) or (path.exists() and not path.resolve().is_file()):
-        raise ConfigError(f"the judge prompt file {path} is not a file inside the task's folder {folder}",
+    It must be a regular file (links followed) inside the task file's folder or ``roots``, never anywhere else."""
+    folders = [r.resolve() for r in (task_file.parent, *roots)]
+    real = path.resolve()
+    if not any(real.is_relative_to(f) for f in folders) or (real.exists() and not real.is_file()):
+        raise ConfigError(f"the judge prompt file {path} is not a file inside the task's folder or the task folders",
                           file=task_file, field="judge.prompt_file")
     try:
         return path.read_bytes().decode("utf-8")

@@ -91,7 +91,7 @@ def test_judge_prompt_file_outside_the_task_folder_is_refused(capsys, tmp_path, 
     code, err = run_task(capsys, tmp_path, data, _judged(prompt_file), extra=("--judge", "random"))
     assert code == 2
     line = error_line(err)
-    assert "field 'judge.prompt_file'" in line and "not a file inside the task's folder" in line
+    assert "field 'judge.prompt_file'" in line and "not a file inside the task's folder or the task folders" in line
     assert "PRIVATE" not in err
 
 
@@ -100,7 +100,7 @@ def test_judge_prompt_file_symlinked_to_outside_is_refused(capsys, tmp_path, dat
     (tmp_path / "work" / "tasks").mkdir(parents=True)
     (tmp_path / "work" / "tasks" / "judge.txt").symlink_to(tmp_path / "secret.txt")
     code, err = run_task(capsys, tmp_path, data, _judged("judge.txt"), extra=("--judge", "random"))
-    assert code == 2 and "not a file inside the task's folder" in error_line(err)
+    assert code == 2 and "not a file inside the task's folder or the task folders" in error_line(err)
 
 
 # -- YAML ---------------------------------------------------------------------
