@@ -21,7 +21,7 @@ from mmtasks import __version__
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import RedactingFilter, redact, register_env_secrets
 
-SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models")
+SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models", "judge")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--cache-dir", type=Path, default=None)
     cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
     _add_common(cache)
+    from mmtasks.commands.judge import add_judge_parser
+
+    _add_common(add_judge_parser(sub))
     lb = sub.add_parser("leaderboard", help="build the static leaderboard or plots from run folders", add_help=False)
     lb.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
@@ -116,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
             from mmtasks.commands.cache import cache_command
 
             return cache_command(args)
+        if args.command == "judge":
+            from mmtasks.commands.judge import judge_command
+
+            return judge_command(args)
         if args.command == "leaderboard":
             from mmtasks.leaderboard.cli import main as leaderboard_main
 

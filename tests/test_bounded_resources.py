@@ -19,10 +19,10 @@ import pytest
 from mmtasks.cache.response_cache import CacheError, ResponseCache
 from mmtasks.cli import main
 from mmtasks.core.conversation import Image
-from mmtasks.documents import images as images_module
+from mmtasks.core import pixels as images_module
 from mmtasks.documents.dataset import image_file_problem
 from mmtasks.documents.image_loader import ImageLoader
-from mmtasks.documents.images import MAX_IMAGE_PIXELS, decode_image
+from mmtasks.core.pixels import MAX_IMAGE_PIXELS, decode_image
 from mmtasks.errors import DataError, TemplateError
 from mmtasks.models.image_encoding import ImageEncoder
 from mmtasks.templates import render, split_on_images
@@ -128,7 +128,7 @@ COMBINE_SCRIPT = """
 import resource, sys
 from pathlib import Path
 from mmtasks.core.conversation import Image
-from mmtasks.documents.images import decode_image
+from mmtasks.core.pixels import decode_image
 paths = [Path(p) for p in sys.argv[1:]]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 grid = decode_image(Image(parts=tuple(Image(path=p) for p in paths)))

@@ -82,7 +82,7 @@ def test_include_through_a_symlink_to_outside_is_refused(capsys, tmp_path, data)
 
 
 def _judged(prompt_file: str) -> str:
-    return f"task: probe\ninclude: {RANKING}\njudge: {{prompt_file: '{prompt_file}', parser: mmdu_judge}}\n"
+    return f"task: probe\ngroup: []\ninclude: {MMDU}\njudge: {{prompt_file: '{prompt_file}'}}\n"
 
 
 @pytest.mark.parametrize("prompt_file", ["/etc/passwd", "../../secret.txt", "../tasks/../../secret.txt"])

@@ -1,5 +1,6 @@
 """Decoding images (the one place pixels are made), the pixel budget every backend applies,
-and the combined-image transform.
+and the combined-image grid. It sits with the core types (PIL only) so that
+:meth:`Image.load` needs nothing above them.
 
 :data:`MAX_IMAGE_PIXELS` is the one pixel budget of mmtasks: the ``hf`` and ``vllm`` backends
 decode through :func:`decode_image`, and the API encoder (:mod:`mmtasks.models.image_encoding`)
@@ -75,12 +76,6 @@ def decode_image(image: "Image") -> "PILImage":
     with open_image(image) as img:
         img.load()
         return img.convert("RGB")
-
-
-def verify_image(image: "Image") -> None:
-    """Cheap header check (no full decode) used when documents are loaded with ``--check-images``."""
-    with open_image(image) as img:
-        img.verify()
 
 
 def _grid(sizes: Sequence[tuple[int, int]], columns: int | None, gap: int) -> tuple[int, int, int, int, int]:
