@@ -99,6 +99,8 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks) -> RunOutcome:
             stack.enter_context(claim_output_folder(
                 run.output_path, run_fingerprint(_identity(run, tasks, model_spec, judge_spec)),
                 {"model": model_spec.display, "tasks": ",".join(t.name for t in tasks)}, overwrite=run.overwrite))
+        if run.use_cache:
+            ResponseCache(run.cache_dir or default_cache_dir()).close()  # a corrupt or unwritable cache: one line, before any model
         stack.callback(_close_models, models)
         if judge_spec is not None:
             # The judge is checked before any model time is spent.

@@ -189,9 +189,9 @@ def test_corrupt_cache_is_one_line(capsys, tmp_path: Path) -> None:
     write_realbench(tmp_path / "data", "ranking_easy.jsonl", [ranking_record("r-1")])
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "responses.sqlite").write_bytes(b"this is not a database" * 100)
-    code = main(["--tasks", "realbench_ranking_easy", "--model", "random", "--data-dir", str(tmp_path / "data"),
+    code = main(["--tasks", "realbench_ranking_easy", "--model", "hf:/no/such/checkpoint", "--data-dir", str(tmp_path / "data"),
                  "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
-    line = error_line(capsys.readouterr().err)
+    line = error_line(capsys.readouterr().err)  # reported before the model is loaded
     assert code == 2 and "responses.sqlite" in line and "damaged" in line and "--no-cache" in line
 
 

@@ -228,8 +228,8 @@ class FullDisk:
         self.room = room
         self.real = files.create_exclusive
 
-    def __call__(self, path: Path, binary: bool = True) -> Any:
-        fh = self.real(path, binary)
+    def __call__(self, path: Path, binary: bool = True, **kwargs: Any) -> Any:
+        fh = self.real(path, binary, **kwargs)
         disk = self
 
         class Limited:

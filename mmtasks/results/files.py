@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import hashlib
 import json
@@ -49,11 +50,23 @@ def _write_failed(path: Path, exc: OSError, kept: str) -> OutputError:
                        hint="free space or fix the folder, then run the same command again to resume")
 
 
-def create_exclusive(path: Path, binary: bool = True) -> IO[Any]:
+def create_exclusive(path: Path, binary: bool = True, *, buffered: bool = True) -> IO[Any]:
     """A new file at ``path``, opened for writing: refused if anything (a file, a symlink) is
     already there (``O_EXCL``), never following a link (``O_NOFOLLOW``), mode from the umask."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
-    return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
+    if binary:
+        return os.fdopen(fd, "wb", **({} if buffered else {"buffering": 0}))
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def _write_all(fh: IO[bytes], data: bytes) -> None:
+    """Write every byte (an unbuffered file may take fewer than asked)."""
+    view = memoryview(data)
+    while view:
+        n = fh.write(view)
+        if n is None or n == 0:
+            raise OSError(errno.EIO, "write made no progress")
+        view = view[n:]
 
 
 def _check_file_name(task: str) -> str:
@@ -228,15 +241,14 @@ class SamplesWriter:
             # a symlink included) is replaced, never written through: its samples come back from the cache
             try:
                 _unlink_quietly(partial)
-                fh = self._files[sample.task] = create_exclusive(partial)
+                fh = self._files[sample.task] = create_exclusive(partial, buffered=False)
             except OSError as exc:
                 raise _write_failed(partial, exc, "the samples of the other tasks; every reply received is in the response cache") from None
             self._spans[sample.task] = array("q")
             self._ends[sample.task] = 0
         line = (dumps(sample.to_json()) + "\n").encode("utf-8")
         try:
-            fh.write(line)
-            fh.flush()
+            _write_all(fh, line)  # unbuffered: each line is on disk (in the page cache) when this returns
         except OSError as exc:
             n = len(self._spans[sample.task]) // 3
             raise _write_failed(partial, exc, f"{n} samples of {sample.task!r} written so far in {partial} and every reply received in the response cache") from None
@@ -269,7 +281,8 @@ class SamplesWriter:
 
     def close(self) -> None:
         for fh in self._files.values():
-            fh.close()
+            with contextlib.suppress(OSError):  # unbuffered: nothing is left to write; a failed write was reported
+                fh.close()
         self._files.clear()
 
 
