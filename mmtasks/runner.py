@@ -21,7 +21,7 @@ from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
 from mmtasks.progress import ProgressBar
-from mmtasks.results.files import SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
+from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
 from mmtasks.results.results_json import build_results, write_results
 from mmtasks.core.request import Target
 from mmtasks.scheduling.scheduler import Scheduler
@@ -96,6 +96,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks) -> RunOutcome:
     with contextlib.ExitStack() as stack:
         if run.output_path is not None and ranks.is_main:
             # The output folder is claimed before any model is loaded: in use or another run's is one line.
+            _check_not_replaying_into(run.output_path, [s for s in (model_spec, judge_spec) if s is not None])
             stack.enter_context(claim_output_folder(
                 run.output_path, run_fingerprint(_identity(run, tasks, model_spec, judge_spec)),
                 {"model": model_spec.display, "tasks": ",".join(t.name for t in tasks)}, overwrite=run.overwrite))
@@ -115,6 +116,14 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks) -> RunOutcome:
             else:
                 models["notetaker"] = models["model"]
         return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks)
+
+
+def _check_not_replaying_into(output: Path, specs: list[ModelSpec]) -> None:
+    """``replay:OUT`` into ``--output-path OUT`` would replace the samples it reads."""
+    for spec in specs:
+        if spec.backend == "replay" and Path(spec.name).expanduser().resolve().is_relative_to(output.resolve()):
+            raise OutputError(f"replay:{spec.name} reads the samples that this run would write", field="--output-path",
+                              hint="write the rescored run to another folder")
 
 
 def _close_models(models: dict[Target, ChatModel]) -> None:

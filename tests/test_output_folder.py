@@ -269,3 +269,12 @@ def test_full_disk_while_writing_results_keeps_the_previous_file(tmp_path, monke
         atomic_write_text(path, '{"new": true, "padding": "' + "x" * 100 + '"}\n')
     assert path.read_text() == '{"old": true}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # no temporary file left behind
+
+
+def test_replaying_a_folder_into_itself_is_refused(capsys, data, tmp_path) -> None:
+    out = tmp_path / "out"
+    assert run(capsys, data, tmp_path, out)[0] == 0
+    before = snapshot(out)
+    code, err = run(capsys, data, tmp_path, out, "--model", f"replay:{out}", "--overwrite")
+    assert code == 2 and "reads the samples that this run would write" in error_line(err)
+    assert snapshot(out) == before
