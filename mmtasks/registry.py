@@ -274,6 +274,9 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot import plugin file {path}", file=task_file, field=field)
     module = importlib.util.module_from_spec(spec)
+    # Built-in modules the plugin imports register as built-ins, not as the plugin's own names.
+    for reg in ALL.values():
+        reg._load_builtins()
     sys.modules[module_name] = module
     _LOADING.append(resolved)
     try:
@@ -377,8 +380,7 @@ parsers: Registry[Any] = Registry("parser", field="answer.parser", builtin_modul
 #: metric name -> per-sample metric function
 metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.metrics",))
 #: aggregator name -> aggregator (samples -> a task's results)
-aggregators: Registry[Any] = Registry("aggregator", field="aggregator",
-                                     builtin_modules=("mmtasks.scoring.aggregation", "mmtasks.scoring.mmdu", "mmtasks.scoring.mmrc"))
+aggregators: Registry[Any] = Registry("aggregator", field="aggregator", builtin_modules=("mmtasks.scoring.aggregation",))
 #: verdict parser name -> judge-reply parser (reply text -> verdict fields, None: not a verdict)
 verdict_parsers: Registry[Any] = Registry("judge verdict parser", field="judge.parser", builtin_modules=("mmtasks.scoring.verdicts",))
 #: backend name -> ChatModel subclass (mmtasks.models), registered lazily
