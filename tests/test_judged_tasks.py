@@ -124,6 +124,9 @@ def test_a_garbage_judge_is_counted_and_fails_the_run(tmp_path: Path, chat_serve
     assert res["problems"][task] == {"request_failures": 0, "unparsed": 0, "judge_failures": expected}
     assert sum(1 for c in chat_server.log if c.body and c.body["model"] == "judge-model") == 2 * expected
     assert res["results"][task]["score"] is None  # never scored as if it were a verdict
+    n_docs = 3 if task == "judged_qa" else 1
+    assert res["coverage"][task] == {"unit": "documents", "scored": 0, "total": n_docs, "percent": 0.0,
+                                     "unscored": {"judge_failure": n_docs}}
 
 
 def test_load_time_checks_of_judged_tasks(tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]) -> None:

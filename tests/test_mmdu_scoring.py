@@ -219,6 +219,7 @@ def test_official_aggregation_by_hand(tmp_path: Path) -> None:
     assert m["overall_all"] == pytest.approx(10 * 35 / 7)
     assert result.problems == {"request_failures": 1, "unparsed": 0, "judge_failures": 1}
     assert result.counts == {"judged_turns": 5}
+    assert result.coverage == {"unit": "turns", "scored": 5, "total": 7, "unscored": {"request_failure": 1, "judge_failure": 1}}
     assert not {"judge_failures", "request_failures", "judged_turns"} & set(m)  # counters are not metrics
     turn = result.breakdowns["turn"]
     assert list(turn) == ["1", "2", "3"] and all(set(row) == {*METRICS, "n"} for row in turn.values())
@@ -249,6 +250,7 @@ def test_predict_only_asks_no_judge_and_scores_nothing(tmp_path: Path) -> None:
     result = aggregate(task, task.aggregator, samples, 0)
     assert result.metrics["overall"] is None and result.metrics["overall_all"] is None
     assert result.problems == {"request_failures": 0, "unparsed": 0, "judge_failures": 0}
+    assert result.coverage is None  # no judge was asked: nothing to say about coverage
     assert [t["status"] for t in samples[0].extra["turns"]] == ["unjudged", "unjudged"]
 
 

@@ -189,6 +189,7 @@ def test_aggregate_by_hand(samples: list[Sample]) -> None:
     assert m["exact_match"] == pytest.approx(0.5)
     assert result.counts == {"n_questions": 15, "scored_questions": 13, "unanswered_questions": 1, "note_unparsed": 0}
     assert count_problems(samples) == {"request_failures": 1, "unparsed": 0, "judge_failures": 1}
+    assert result.coverage == {"unit": "questions", "scored": 13, "total": 15, "unscored": {"request_failure": 1, "judge_failure": 1}}
     assert result.n_samples == 3
     # stderrs: bootstrap of the per-question values; overall combines the six.
     assert m["ep_stderr"] == pytest.approx(bootstrap_stderr([2 / 3, 0.0], seed=0))

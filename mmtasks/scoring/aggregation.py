@@ -92,6 +92,16 @@ def count_problems(samples: Iterable["Sample"]) -> dict[str, int]:
     return out
 
 
+def coverage(unit: str, total: int, unscored: dict[str, int], unexplained: int = 0) -> dict[str, Any] | None:
+    """``coverage[task]`` of results.json: how many ``unit`` (documents, turns, questions) have a
+    score, and why the others do not (``request_failure``, ``judge_failure`` ...). None when some
+    units are unscored for no counted reason (a ``--predict-only`` run leaves the judge's unasked)."""
+    if unexplained:
+        return None
+    kinds = {k: v for k, v in unscored.items() if v}
+    return {"unit": unit, "scored": total - sum(kinds.values()), "total": total, "unscored": kinds}
+
+
 def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], seed: int) -> TaskResult:
     """Run ``spec`` on ``samples``; keep the task's declared metrics (and their variants) only, and
     count the problems generically (:func:`count_problems`), whatever the aggregator reported."""
@@ -189,12 +199,19 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
     names = [m.name for m in task.config.metrics]
     overall = _Values(names)
     groups: dict[str, dict[str, _Values]] = {}
-    failed = 0
+    failed = judge_failed = unexplained = 0
     for s in samples:
         overall.add(s, _metric)
         _add_to_groups(groups, s, names, _metric)
         failed += 1 if s.failures else 0
+        if names and not s.failures and all(_metric(s, m) is None for m in names):  # a document without a score
+            if s.judge_failures:
+                judge_failed += 1
+            else:
+                unexplained += 1
     result = TaskResult(n_samples=overall.n)
+    result.coverage = coverage("documents", overall.n, {"request_failure": failed, "judge_failure": judge_failed},
+                               unexplained) if names else None
     for m in task.config.metrics:
         values = overall.values[m.name]
         avg, err = mean_and_stderr(values, seed)

@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.scoring.aggregation import TaskResult, aggregator, label_sort_key, mean, mean_and_stderr
+from mmtasks.scoring.aggregation import TaskResult, aggregator, coverage, label_sort_key, mean, mean_and_stderr
 
 from .abilities import ABILITY_METRICS, METRICS
 
@@ -109,6 +109,11 @@ def mmrc(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
     for m in METRICS:
         result.metrics[f"{m}_stderr"] = stderrs[m]
         result.higher_is_better[m] = True
+    unanswered = sum(1 for rec in records if rec.get("response") is None)
+    judge_failed = sum(1 for rec in records if rec.get("response") is not None and rec.get("judge_failed"))
+    unjudged = sum(1 for rec in records if rec.get("response") is not None and rec.get("verdict") is None and not rec.get("judge_failed"))
+    result.coverage = coverage("questions", len(records), {"request_failure": unanswered, "judge_failure": judge_failed},
+                               unexplained=unjudged)
     result.counts = {
         "n_questions": len(records),
         "scored_questions": sum(1 for rec in records if rec.get("verdict") is not None),
