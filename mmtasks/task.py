@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from mmtasks import registry
 from mmtasks.config.task_config import TaskConfig, TransformConfig
+from mmtasks.config.task_registry import BUILTIN_TASKS_DIR
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.protocols import ProtocolSpec
 from mmtasks.dialogues.transforms import Transform, apply_transforms
@@ -22,16 +23,13 @@ from mmtasks.documents.adapters import Adapter
 from mmtasks.documents.dataset import Document, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
+from mmtasks.scoring.parsers import BoundParser, bind
 from mmtasks.templates import render, split_on_images
 
 ImageMode = Literal["separate", "combined"]
 
-#: an answer parser: reply text -> the compared value (None: unparsed)
-Parser = Callable[[str], Any]
 #: a per-sample metric: (parsed, target, doc record) -> score (None: not applicable to this sample)
 Metric = Callable[[Any, Any, dict], "float | None"]
-#: a judge-verdict parser: judge reply text -> the verdict's fields (None: not a verdict)
-VerdictParser = Callable[[str], Any]
 
 
 @dataclass
@@ -60,13 +58,15 @@ class Task:
     #: ``protocol_args`` (with the run's overrides) validated by the protocol's args model
     args: BaseModel = field(init=False)
     aggregator: AggregatorSpec = field(init=False)
-    parser: Parser = field(init=False)
+    #: the answer parser with its ``answer.parser_args``: ``parser(text, doc.record) -> value | None``
+    parser: BoundParser = field(init=False)
     metric_fns: dict[str, Metric] = field(init=False)
     transforms: tuple[tuple[Transform, TransformConfig], ...] = field(init=False, default=())
     #: the resolved ``dataset.adapter`` (None: records are read as they are)
     adapter: Adapter | None = field(init=False, default=None)
-    #: the judge-reply parser (None: the task has no judge)
-    judge_parser: VerdictParser | None = field(init=False, default=None)
+    #: the judge-verdict parser with its ``judge.parser_args``:
+    #: ``judge_parser(text, context) -> fields | None`` (None: the task has no judge)
+    judge_parser: BoundParser | None = field(init=False, default=None)
     #: the text of ``judge.prompt_file``, read byte-exact ("" when there is none)
     judge_prefix: str = field(init=False, default="")
 
@@ -86,7 +86,7 @@ class Task:
             raise ConfigError(f"protocol {cfg.protocol!r} of task {cfg.task!r} does not support --image-mode combined",
                               field="--image-mode", hint="run it with --image-mode separate")
         self.aggregator = get(registry.aggregators, cfg.aggregator, "aggregator")
-        self.parser = get(registry.parsers, cfg.answer.parser, "answer.parser")
+        self.parser = bind(cfg.answer.parser, cfg.answer.parser_args, plugins=self.plugins, file=origin, field="answer")
         self.metric_fns = {m.name: get(registry.metrics, m.function, f"metrics[{i}].function")
                            for i, m in enumerate(cfg.metrics) if m.function}
         self._check_metrics()
@@ -95,9 +95,11 @@ class Task:
         if cfg.dataset.adapter:
             self.adapter = get(registry.adapters, cfg.dataset.adapter, "dataset.adapter")
         if cfg.judge is not None:
-            self.judge_parser = get(registry.verdict_parsers, cfg.judge.parser, "judge.parser")
+            self.judge_parser = bind(cfg.judge.parser, cfg.judge.parser_args, registry=registry.verdict_parsers,
+                                     plugins=self.plugins, file=origin, field="judge")
             if cfg.judge.prompt_file:
-                self.judge_prefix = read_prompt_file(self.file.parent / cfg.judge.prompt_file, task_file=self.file)
+                self.judge_prefix = read_prompt_file(self.file.parent / cfg.judge.prompt_file, task_file=self.file,
+                                                     roots=(*self.roots, BUILTIN_TASKS_DIR))
 
     def _load_plugins(self) -> tuple[Path, ...]:
         roots = self.roots or (self.file.parent,)
@@ -242,8 +244,14 @@ class Task:
         return out
 
 
-def read_prompt_file(path: Path, *, task_file: Path) -> str:
-    """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped."""
+def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = ()) -> str:
+    """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped.
+    It must be a regular file (links followed) inside the task file's folder or ``roots``, never anywhere else."""
+    folders = [r.resolve() for r in (task_file.parent, *roots)]
+    real = path.resolve()
+    if not any(real.is_relative_to(f) for f in folders) or (real.exists() and not real.is_file()):
+        raise ConfigError(f"the judge prompt file {path} is not a file inside the task's folder or the task folders",
+                          file=task_file, field="judge.prompt_file")
     try:
         return path.read_bytes().decode("utf-8")
     except OSError as exc:

@@ -62,7 +62,7 @@ def write_data(root: Path) -> Path:
 
 
 def cli(capsys: pytest.CaptureFixture[str], server: ChatServer, tmp_path: Path, *args: str) -> tuple[int, str]:
-    code = main(["--model", f"openai:{MODEL}", "--model-args", f"base_url={server.base_url},retry_base_delay=0.01",
+    code = main(["--model", f"openai:{MODEL}", "--model-args", f"base_url={server.base_url}",
                  "--data-dir", str(write_data(tmp_path / "data")), "--no-cache", "--no-progress", *args])
     return code, capsys.readouterr().err
 
@@ -161,7 +161,7 @@ def test_what_a_plugin_file_imports_stays_visible_to_every_task(server: ChatServ
         dataset: {local: {dir: bench, file: test.jsonl}, images_field: null}
         prompt: {user: "{{ doc.question }}"}
         target: "field:answer"
-        answer: {parser: realbench_retrieval_single}
+        answer: {parser: integer}
         metrics: [{name: acc, function: exact_integer}]
     """)
     out = tmp_path / "run"
@@ -198,6 +198,36 @@ def test_two_task_folders_may_each_have_a_plugin_name(capsys, server: ChatServer
     assert server.calls == 6
 
 
+def test_plugins_are_inherited_relative_to_the_file_that_lists_them(tmp_path: Path) -> None:
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.documents.dataset import Document
+    from mmtasks.task import Task
+
+    inc = plugin_folder(tmp_path / "inc")
+    write(inc / "bench" / "variants" / "extra.py", """
+        from mmtasks.plugin import metric
+
+        @metric("always_one")
+        def always_one(parsed, target, doc):
+            return 1.0
+    """)
+    write(inc / "bench" / "variants" / "hard.yaml", """
+        include: ../_base.yaml
+        task: plugin_hard
+        plugins: [extra.py]
+        answer: {parser: last_number_word}
+        metrics: [{name: one, function: always_one}, {name: err, function: abs_error}]
+    """)
+    reg = TaskRegistry.discover([inc])
+    config, path = reg.load("plugin_hard")
+    assert config.plugins == [str(inc.resolve() / "bench" / "scoring.py"), str(inc.resolve() / "bench" / "variants" / "extra.py")]
+    task = Task(config, path, roots=(reg.root("plugin_hard"),))
+    assert task.plugins == (inc.resolve() / "bench" / "scoring.py", inc.resolve() / "bench" / "variants" / "extra.py")
+    doc = Document(index=0, doc_id="x", record={}, images=(), source="s")
+    assert task.score(3, 5, doc) == {"one": 1.0, "err": 2.0}
+    assert reg.root("plugin_hard") == inc.resolve()
+
+
 def test_a_plugin_file_must_stay_inside_the_task_folder(capsys, server: ChatServer, tmp_path: Path) -> None:
     inc = plugin_folder(tmp_path / "inc")
     write(tmp_path / "outside.py", "raise SystemExit('must never run')\n")
@@ -214,11 +244,22 @@ def test_a_plugin_file_must_stay_inside_the_task_folder(capsys, server: ChatServ
     assert server.log == []
 
 
+def test_two_plugin_files_with_one_module_name_are_refused(tmp_path: Path) -> None:
+    from mmtasks.errors import ConfigError
+    from mmtasks.registry import load_plugin_file
+
+    first = write(tmp_path / "folder" / "my-plugin.py", "X = 1\n")
+    second = write(tmp_path / "folder" / "my_plugin.py", "X = 2\n")
+    load_plugin_file(first, roots=[tmp_path])
+    with pytest.raises(ConfigError, match=r"my_plugin.py has the module name of .*my-plugin.py"):
+        load_plugin_file(second, roots=[tmp_path])
+
+
 @pytest.mark.parametrize(("source", "line_no", "message"), [
     ("x = 1\ndef broken(:\n    pass\n", 2, "SyntaxError: invalid syntax"),
     ("import os\nimport mmtasks_no_such_module_xyz\n", 2, "ModuleNotFoundError: No module named 'mmtasks_no_such_module_xyz'"),
-    ("from mmtasks.plugin import parser\n\n@parser('realbench_text')\ndef mine(text):\n    return text\n", None,
-     "parser 'realbench_text' is registered twice"),
+    ("from mmtasks.plugin import parser\n\n@parser('text')\ndef mine(text):\n    return text\n", None,
+     "parser 'text' is registered twice"),
 ])
 def test_a_broken_plugin_file_shows_its_own_error(capsys, server: ChatServer, tmp_path: Path, source: str,
                                                   line_no: int | None, message: str) -> None:
@@ -248,7 +289,7 @@ CHECKED = {
         task: typo_aggregator
         dataset: {local: {dir: bench, file: test.jsonl}, images_field: null}
         prompt: {user: "{{ doc.question }}"}
-        answer: {parser: realbench_retrieval_single}
+        answer: {parser: integer}
         target: "field:answer"
         aggregator: per_sample_maen
         metrics: [{name: acc, function: exact_integer}]
@@ -268,7 +309,7 @@ CHECKED = {
         task: decorative_metric
         dataset: {local: {dir: bench, file: test.jsonl}, images_field: null}
         prompt: {user: "{{ doc.question }}"}
-        answer: {parser: realbench_retrieval_single}
+        answer: {parser: integer}
         target: "field:answer"
         metrics:
           - {name: acc, function: exact_integer}

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Literal
 from PIL import Image as PILImageModule
 from PIL import UnidentifiedImageError
 
+from mmtasks.core.pixels import open_image
 from mmtasks.errors import DataError
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ class ImageEncoder:
         if header is not None and self.can_send_as_is(header, len(data)):
             return _data_url(header.format, data)
         try:
-            with PILImageModule.open(io.BytesIO(data)) as img:
+            with open_image(image, data) as img:  # the one pixel budget of every backend
                 source = img.format
                 if header is None and self._pillow_can_send_as_is(img, len(data)):
                     return _data_url(source, data)

@@ -71,6 +71,13 @@ def generation_params(generation: GenerationConfig, max_tokens_param: str = "max
     return params
 
 
+def request_body(model: str, messages: list[dict], params: dict[str, Any], extra_body: dict[str, Any]) -> bytes:
+    """The JSON body of a chat-completions call (serialised by the backend, off the event loop
+    when it carries images: the SDK would do it on the loop, after walking it field by field)."""
+    body = {"model": model, "messages": messages, **params, **extra_body}
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
 def completion_text(raw: bytes) -> str | None:
     """The reply text of a chat-completion body; None when the model gave no content.
 

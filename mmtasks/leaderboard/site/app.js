@@ -9,7 +9,7 @@
 (function () {
   "use strict";
 
-  const SCHEMA_VERSION = 1;
+  const SCHEMA_VERSION = 2;
   const SVG_NS = "http://www.w3.org/2000/svg";
   const PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d",
                    "#475569", "#9333ea", "#ea580c", "#0d9488", "#be123c", "#4f46e5", "#a16207", "#15803d"];
@@ -163,7 +163,8 @@
     const panel = document.getElementById("panel");
     panel.setAttribute("aria-labelledby", "tab-" + bench.id);
     const entries = colouredEntries(bench).filter(e => state.showPaper || e.entry.source !== "paper");
-    panel.replaceChildren(
+    // parts a benchmark lacks (no citation, no radar) are null: left out, never a "null" text
+    panel.replaceChildren(...[
       el("div", { class: "bench-head" },
         el("div", {},
           el("h2", {}, bench.title),
@@ -173,7 +174,7 @@
       renderCitation(bench),
       renderRadars(bench, entries),
       renderCharts(bench, entries),
-    );
+    ].filter(part => part !== null && part !== undefined));
   }
 
   /** Entries with a stable colour each (by position in the data, so toggles keep colours). */
@@ -213,11 +214,28 @@
     return cell && isNum(cell.value) ? cell.value : null;
   }
 
+  /** Rows not ranked (judged by the chance-level judge) come after every ranked row, whatever the sort. */
+  function isRanked(entry) {
+    return entry.ranked !== false;
+  }
+
+  /** The lowest coverage percent over the entry's tasks, or null when none is reported. */
+  function lowestCoverage(entry) {
+    const percents = Object.values(entry.coverage || {}).map(c => c && c.percent).filter(isNum);
+    return percents.length ? Math.min(...percents) : null;
+  }
+
+  function formatPercent(p) {
+    return (p >= 99.95 && p < 100 ? "99.9" : p.toFixed(p >= 10 ? 0 : 1)) + "%";
+  }
+
   function sortEntries(bench, rows) {
     const { key, dir } = sortState(bench);
     const sign = dir === "asc" ? 1 : -1;
     const byName = (a, b) => a.entry.model.localeCompare(b.entry.model);
     return rows.slice().sort(function (a, b) {
+      const ra = isRanked(a.entry), rb = isRanked(b.entry);
+      if (ra !== rb) return ra ? -1 : 1;
       if (key === "model") return sign * byName(a, b);
       const va = cellValue(a.entry, key), vb = cellValue(b.entry, key);
       if (va === null && vb === null) return byName(a, b);
@@ -258,10 +276,18 @@
     const best = bestValues(columns, rows);
     const body = el("tbody", {});
     const sorted = sortEntries(bench, rows);
-    sorted.forEach(function (row, index) {
+    let rank = 0;
+    sorted.forEach(function (row) {
       const entry = row.entry;
-      const tr = el("tr", { class: entry.source === "paper" ? "paper-row" : "run-row", "data-entry": entry.id },
-        el("td", { class: "rank" }, String(index + 1)),
+      const classes = [entry.source === "paper" ? "paper-row" : "run-row"];
+      if (!isRanked(entry)) classes.push("unranked-row");
+      const coverage = lowestCoverage(entry);
+      if (coverage !== null && coverage < 100) classes.push("partial-coverage");
+      const rankCell = isRanked(entry)
+        ? el("td", { class: "rank" }, String(++rank))
+        : el("td", { class: "rank", title: "Not ranked" }, MISSING);
+      const tr = el("tr", { class: classes.join(" "), "data-entry": entry.id },
+        rankCell,
         modelCell(entry, row.colour),
         columns.map(c => valueCell(entry, c, best[c.key], c.key === bench.headline)));
       body.appendChild(tr);
@@ -277,7 +303,7 @@
   function bestValues(columns, rows) {
     const best = {};
     for (const c of columns) {
-      const values = rows.map(r => cellValue(r.entry, c.key)).filter(v => v !== null);
+      const values = rows.filter(r => isRanked(r.entry)).map(r => cellValue(r.entry, c.key)).filter(v => v !== null);
       if (values.length > 1) best[c.key] = c.higher_is_better === false ? Math.min(...values) : Math.max(...values);
     }
     return best;
@@ -292,6 +318,16 @@
       badges.push(el("span", { class: "badge badge-paper", title: "Reported by the paper, not run by mmtasks" }, "paper"));
     }
     if (entry.strategy) badges.push(el("span", { class: "badge badge-strategy" }, entry.strategy));
+    if (entry.chance_judge) {
+      badges.push(el("span", { class: "badge badge-chance",
+        title: "Scored by the chance-level random judge: these numbers exercise the pipeline and say nothing " +
+          "about the model. Not ranked." }, "chance judge"));
+    }
+    const coverage = lowestCoverage(entry);
+    if (coverage !== null && coverage < 100) {
+      badges.push(el("span", { class: "badge badge-coverage", title: coverageTooltip(entry) },
+        "coverage " + formatPercent(coverage)));
+    }
     const details = [];
     if (entry.source === "paper") {
       details.push(entry.citation && entry.citation.text ? shortCitation(entry.citation.text) : "reported by the paper");
@@ -306,6 +342,17 @@
       details.length ? el("div", { class: "model-details" }, details.join(" \u00b7 ")) : null);
     td.setAttribute("title", entryTooltip(entry));
     return td;
+  }
+
+  function coverageTooltip(entry) {
+    const lines = ["Part of the data was not scored:"];
+    for (const [task, c] of Object.entries(entry.coverage || {})) {
+      if (!c || !isNum(c.percent) || c.percent >= 100) continue;
+      const why = Object.entries(c.unscored || {}).filter(([, n]) => n > 0).map(([kind, n]) => kind + " " + n);
+      lines.push(task + ": " + c.scored + " of " + c.total + " " + (c.unit || "documents") + " scored" +
+        (why.length ? " (" + why.join(", ") + ")" : ""));
+    }
+    return lines.join("\n");
   }
 
   function shortCitation(text) {
@@ -356,14 +403,20 @@
       return el("td", { class: classes.join(" "), "data-key": column.key,
         title: cell.missing || "missing", "aria-label": "missing" }, MISSING);
     }
-    if (best !== undefined && cell.value === best) classes.push("best");
+    if (best !== undefined && cell.value === best && isRanked(entry)) classes.push("best");
     const parts = [el("span", { class: "value" }, formatValue(cell.value, column))];
     if (state.showStderr && isNum(cell.stderr)) {
       parts.push(el("span", { class: "stderr" }, "\u00b1" + formatStderr(cell.stderr)));
     }
+    const partial = isNum(cell.coverage) && cell.coverage < 100;
+    if (partial) {
+      classes.push("partial");
+      parts.push(el("span", { class: "coverage" }, formatPercent(cell.coverage)));
+    }
     const tip = [column.label + ": " + formatValue(cell.value, column)];
     if (isNum(cell.stderr)) tip.push("stderr " + cell.stderr);
     if (Number.isInteger(cell.n)) tip.push("n = " + cell.n);
+    if (isNum(cell.coverage)) tip.push("coverage " + cell.coverage.toFixed(1) + "% of the data scored");
     const td = el("td", { class: classes.join(" "), "data-key": column.key, "data-value": String(cell.value),
       title: tip.join(", ") }, parts);
     const span = (column.scale_max - column.scale_min) || 1;
@@ -445,6 +498,7 @@
     return el("figure", { class: "card radar-card" + (entry.source === "paper" ? " paper-card" : "") },
       el("figcaption", {}, swatch, el("span", { class: "model-name" }, entry.model),
         entry.source === "paper" ? el("span", { class: "badge badge-paper" }, "paper") : null,
+        entry.chance_judge ? el("span", { class: "badge badge-chance" }, "chance judge") : null,
         entry.strategy ? el("span", { class: "badge badge-strategy" }, entry.strategy) : null),
       root,
       el("p", { class: "radar-note" }, "Scale " + scale.scale_min + "\u2013" + scale.scale_max + (scale.unit || "") +
@@ -510,8 +564,18 @@
 
   const CHART = { width: 960, height: 300, left: 52, right: 16, top: 16, bottom: 48 };
 
+  /** Whether the chart's bucket labels are tilted: when the longest would overlap its neighbours
+   * (category names such as a benchmark's task types). */
+  function tilted(buckets) {
+    const slot = (CHART.width - CHART.left - CHART.right) / Math.max(1, buckets.length);
+    return Math.max(0, ...buckets.map(b => Math.min(24, String(b).length))) * 6.5 > slot - 6;
+  }
+
   function chartFrame(chart, option) {
-    const root = svg("svg", { viewBox: "0 0 " + CHART.width + " " + CHART.height, class: "chart", role: "img",
+    // tilted labels need room under the axis: the plot keeps its height, the figure grows
+    const extra = tilted(chart.buckets || []) ? 52 : 0;
+    const height = CHART.height + extra;
+    const root = svg("svg", { viewBox: "0 0 " + CHART.width + " " + height, class: "chart", role: "img",
       "aria-label": chart.title + ": " + option.label });
     const plotH = CHART.height - CHART.top - CHART.bottom;
     const y = v => CHART.top + plotH * (1 - (v - option.scale_min) / ((option.scale_max - option.scale_min) || 1));
@@ -524,7 +588,7 @@
     }
     root.appendChild(svg("text", { x: 14, y: CHART.top + plotH / 2, class: "axis-label", "text-anchor": "middle",
       transform: "rotate(-90 14 " + (CHART.top + plotH / 2) + ")" }, chart.y_label));
-    root.appendChild(svg("text", { x: (CHART.left + CHART.width - CHART.right) / 2, y: CHART.height - 6,
+    root.appendChild(svg("text", { x: (CHART.left + CHART.width - CHART.right) / 2, y: height - 6,
       class: "axis-label", "text-anchor": "middle" }, chart.x_label));
     return { root, y };
   }
@@ -534,10 +598,17 @@
     return CHART.left + plotW * (index + 0.5) / count;
   }
 
+  /** Bucket labels under the axis; tilted (see tilted()), shortened past 24 characters. */
   function xLabels(root, buckets) {
+    const tilt = tilted(buckets);
     buckets.forEach(function (bucket, i) {
-      root.appendChild(svg("text", { x: bucketX(i, buckets.length).toFixed(1), y: CHART.height - CHART.bottom + 18,
-        "text-anchor": "middle", class: "tick" }, bucket));
+      const x = bucketX(i, buckets.length), y = CHART.height - CHART.bottom + (tilt ? 12 : 18);
+      const text = String(bucket);
+      const label = svg("text", { x: x.toFixed(1), y: y.toFixed(1), "text-anchor": tilt ? "end" : "middle", class: "tick",
+        transform: tilt ? "rotate(-20 " + x.toFixed(1) + " " + y.toFixed(1) + ")" : null },
+        text.length > 24 ? text.slice(0, 23) + "\u2026" : text);
+      if (text.length > 24) label.appendChild(svg("title", {}, text));
+      root.appendChild(label);
     });
   }
 
