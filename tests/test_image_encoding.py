@@ -212,3 +212,16 @@ def test_each_distinct_image_is_encoded_once() -> None:
     a, b = save(RGB, "PNG"), save(RGB.convert("RGBA"), "PNG")
     urls = [encoder.data_url(Image(data=d)) for d in (a, b, a, b, a)]
     assert encoder.encoded == 2 and urls[0] == urls[2] == urls[4] and urls[1] == urls[3]
+
+
+def test_a_bomb_header_is_refused_before_the_as_is_decision(no_pillow: None) -> None:
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", 20000, 20000, 8, 2, 0, 0, 0)  # 400 million pixels, a few bytes of PNG
+    bomb = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+    assert read_header(bomb) == ImageHeader("PNG", 20000, 20000, True, 1)
+    with pytest.raises(DataError, match="20000x20000"):
+        ImageEncoder().data_url(Image(data=bomb, doc_id="d"))

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Literal
 from PIL import Image as PILImageModule
 from PIL import UnidentifiedImageError
 
-from mmtasks.core.pixels import open_image
+from mmtasks.core.pixels import check_pixel_budget, open_image
 from mmtasks.errors import DataError
 
 if TYPE_CHECKING:
@@ -112,6 +112,8 @@ class ImageEncoder:
             return self._from_pixels(image.load(), None, image)
         data = image.read_bytes()
         header = read_header(data)
+        if header is not None:
+            check_pixel_budget(header.width, header.height, image)  # a bomb is refused before anything else
         if header is not None and self.can_send_as_is(header, len(data)):
             return _data_url(header.format, data)
         try:
