@@ -55,7 +55,7 @@ def w1_data(docs: int, images: int, side: int) -> Path:
 
 def w1_argv(data: Path, out: Path, base_url: str, concurrency: int) -> list[str]:
     return ["--tasks", TASK, "--model", "openai:bench", "--model-args", f"base_url={base_url},concurrency={concurrency}",
-            "--data-dir", str(data), "--output-path", str(out), "--no-cache", "--no-progress"]
+            "--data-dir", str(data), "--output-path", str(out), "--overwrite", "--no-cache", "--no-progress"]
 
 
 def simulated(data: Path, latency: float, concurrency: int) -> tuple[float, float]:
@@ -64,7 +64,7 @@ def simulated(data: Path, latency: float, concurrency: int) -> tuple[float, floa
     register_sim()
     out = WORK / "w1-sim"
     argv = ["--tasks", TASK, "--model", "sim:bench", "--model-args", f"latency={latency},concurrency={concurrency},reply=choice",
-            "--data-dir", str(data), "--output-path", str(out), "--no-cache", "--no-progress"]
+            "--data-dir", str(data), "--output-path", str(out), "--overwrite", "--no-cache", "--no-progress"]
     cpu0 = time.process_time()
     wall, results = timed_cli(argv, out)
     sent = sum(results["run_stats"]["sent"].values())

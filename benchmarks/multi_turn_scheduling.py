@@ -80,7 +80,7 @@ def write_task(new_tokens: int) -> Path:
 
 def scheduled(data: Path, tasks: Path, out: Path, model: str, model_args: str, batch_size: int | None) -> tuple[float, int, list[str]]:
     argv = ["--tasks", TASK, "--include-path", str(tasks), "--model", model, "--model-args", model_args,
-            "--predict-only", "--no-cache", "--no-progress", "--data-dir", str(data), "--output-path", str(out)]
+            "--predict-only", "--no-cache", "--no-progress", "--data-dir", str(data), "--output-path", str(out), "--overwrite"]
     if batch_size:
         argv += ["--batch-size", str(batch_size)]
     elapsed, results = timed_cli(argv, out)

@@ -145,10 +145,10 @@ def main() -> int:
         commands = {
             ("W1", "mmtasks"): [sys.executable, "-m", "mmtasks", "--tasks", "realbench_ranking_easy", "--model", "openai:bench",
                                 "--model-args", f"base_url={url},concurrency={args.concurrency}", "--data-dir", str(w1),
-                                "--output-path", str(WORK / "peers-mmtasks-w1"), "--no-cache", "--no-progress"],
+                                "--output-path", str(WORK / "peers-mmtasks-w1"), "--no-cache", "--no-progress", "--overwrite"],
             ("W2", "mmtasks"): [sys.executable, "-m", "mmtasks", "--tasks", "mmdu", "--predict-only", "--model", "openai:bench",
                                 "--model-args", f"base_url={url},concurrency={args.concurrency}", "--data-dir", str(w2),
-                                "--output-path", str(WORK / "peers-mmtasks-w2"), "--no-cache", "--no-progress"],
+                                "--output-path", str(WORK / "peers-mmtasks-w2"), "--no-cache", "--no-progress", "--overwrite"],
         }
         if with_inspect:
             for work in ("W1", "W2"):
