@@ -3,7 +3,9 @@ samples as they finish, aggregate, write results.json."""
 
 from __future__ import annotations
 
+import copy
 import logging
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +19,7 @@ from mmtasks.dialogues.protocols import DialogueContext, get_protocol
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.documents.dataset import scan_documents
 from mmtasks.documents.paths import data_root
-from mmtasks.errors import ConfigError
+from mmtasks.errors import ConfigError, MmtasksError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
 from mmtasks.progress import ProgressBar
 from mmtasks.results.files import SamplesFile, SamplesWriter
@@ -61,25 +63,82 @@ def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
     return tasks, groups
 
 
-def _judge_spec(run: RunConfig, tasks: list[Task]) -> ModelSpec | None:
+#: the command-line flags naming each component's spec and args (errors name the one at fault)
+COMPONENT_FLAGS: dict[str, tuple[str, str]] = {
+    "model": ("--model", "--model-args"),
+    "judge": ("--judge", "--judge-args"),
+    "notetaker": ("--notetaker", "--notetaker-args"),
+}
+LOCAL_JUDGE_HINT = "e.g. a local OpenAI-compatible server: --judge openai:NAME --judge-args base_url=http://127.0.0.1:8000/v1"
+
+
+def for_component(exc: MmtasksError, role: str, spec: str | None = None, origin: str | None = None) -> MmtasksError:
+    """``exc`` (raised by a backend, which only knows ``--model``/``--model-args``) relabelled
+    for the judge or note taker: its field names that component's flag, its message names the
+    component, its spec and where the spec came from (a task's default judge)."""
+    if role == "model":
+        return exc
+    spec_flag, args_flag = COMPONENT_FLAGS[role]
+    out = copy.copy(exc)
+    out.field = args_flag if exc.field and exc.field.endswith("-args") else spec_flag
+    who = f"{role} {spec}" if spec else role
+    if origin:
+        who += f" ({origin})"
+    out.message = f"{who}: {exc.message}"
+    if role == "judge":
+        extra = f"choose the judge with --judge SPEC, {LOCAL_JUDGE_HINT}" if origin else None
+        if extra:
+            out.hint = f"{exc.hint}; {extra}" if exc.hint else extra
+    out.args = (out.render(),)
+    return out
+
+
+def _judge_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | None] | None:
+    """The judge and, when it is a task's default rather than --judge, where it came from."""
     judged = [t for t in tasks if t.config.judge is not None]
     if not judged or run.predict_only:
         return None
-    spec = run.judge or next((t.config.judge.default_model for t in judged if t.config.judge and t.config.judge.default_model), None)
+    origin = None
+    spec = run.judge
     if spec is None:
-        raise ConfigError(f"task {judged[0].name!r} needs a judge model", field="--judge", hint="pass --judge SPEC (e.g. openai:gpt-4o-2024-05-13) or --predict-only")
-    return parse_model_spec(spec, run.judge_args)
+        for t in judged:
+            if t.config.judge and t.config.judge.default_model:
+                spec, origin = t.config.judge.default_model, f"the default judge of task {t.name!r}"
+                break
+    if spec is None:
+        raise ConfigError(f"task {judged[0].name!r} needs a judge model", field="--judge",
+                          hint=f"pass --judge SPEC ({LOCAL_JUDGE_HINT}) or --predict-only")
+    try:
+        return parse_model_spec(spec, run.judge_args), origin
+    except MmtasksError as exc:
+        raise for_component(exc, "judge", spec, origin) from None
+
+
+def _load_component(role: str, spec: ModelSpec, context: ModelContext, ranks: distributed.Ranks,
+                    origin: str | None = None) -> ChatModel:
+    """Load and check one model; its errors name the component (``--judge-args`` ...)."""
+    try:
+        model = load_model(distributed.place(spec, ranks), context)
+    except MmtasksError as exc:
+        raise for_component(exc, role, spec.display, origin) from None
+    try:
+        model.check_ready()
+    except MmtasksError as exc:
+        model.close()
+        raise for_component(exc, role, spec.display, origin) from None
+    return model
 
 
 def evaluate(run: RunConfig) -> RunOutcome:
     """Run ``run``; under torchrun/accelerate launch, this rank's share of it (see :mod:`mmtasks.distributed`)."""
+    started = time.perf_counter()
     ranks = distributed.ranks_from_env()
     distributed.quiet_unless_main(ranks)
     with distributed.process_group(ranks):
-        return _evaluate(run, ranks)
+        return _evaluate(run, ranks, started)
 
 
-def _evaluate(run: RunConfig, ranks: distributed.Ranks) -> RunOutcome:
+def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOutcome:
     tasks, groups = prepare_tasks(run)
     root = data_root(run.data_dir)
     # Check data before any model is loaded: a missing file costs nothing.
@@ -88,28 +147,35 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks) -> RunOutcome:
     context = ModelContext(seed=run.seed, batch_size=run.batch_size, max_images_per_request=max(1, max_images), verbose=run.verbose)
 
     model_spec = parse_model_spec(run.model, run.model_args)
-    judge_spec = _judge_spec(run, tasks)
+    judged = _judge_spec(run, tasks)
+    judge_spec = judged[0] if judged is not None else None
+    notetaker_spec = None
+    if run.strategy == "notetaking" and run.notetaker:
+        try:
+            notetaker_spec = parse_model_spec(run.notetaker, run.notetaker_args)
+        except MmtasksError as exc:
+            raise for_component(exc, "notetaker", run.notetaker) from None
     models: dict[Target, ChatModel] = {}
     try:
-        if judge_spec is not None:
+        if judged is not None:
+            judge_spec, origin = judged
+            if origin:
+                log.info("judge: %s (%s; choose another with --judge)", judge_spec.display, origin)
             # The judge is checked before any model time is spent.
-            models["judge"] = load_model(distributed.place(judge_spec, ranks), context)
-            models["judge"].check_ready()
-        models["model"] = load_model(distributed.place(model_spec, ranks), context)
-        models["model"].check_ready()
+            models["judge"] = _load_component("judge", judge_spec, context, ranks, origin)
+        models["model"] = _load_component("model", model_spec, context, ranks)
         if run.strategy == "notetaking":
-            if run.notetaker:
-                models["notetaker"] = load_model(distributed.place(parse_model_spec(run.notetaker, run.notetaker_args), ranks), context)
-                models["notetaker"].check_ready()
+            if notetaker_spec is not None:
+                models["notetaker"] = _load_component("notetaker", notetaker_spec, context, ranks)
             else:
                 models["notetaker"] = models["model"]
-        return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks)
+        return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started)
     finally:
         for m in {id(m): m for m in models.values()}.values():
             m.close()
 
 
-def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks) -> RunOutcome:
+def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks, started: float) -> RunOutcome:
     cache = ResponseCache(run.cache_dir or default_cache_dir()) if run.use_cache else None
     writer = SamplesWriter(run.output_path / "samples") if run.output_path and ranks.is_main else None
     ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking")
@@ -171,6 +237,9 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     if judge_spec is not None:
         config["judge"] = judge_spec.display
         config["judge_spec"] = judge_spec.model_dump()
+    # wall-clock seconds from the start of evaluate() (task and model loading included) to the
+    # scores (lm-eval's total_evaluation_time_seconds); shown under the results table
+    stats["total_evaluation_time_s"] = round(time.perf_counter() - started, 3)
     data = build_results(tasks={t.name: t for t in tasks}, results=results,
                          n_original={n: s.total for n, s in scans.items()}, groups=groups,
                          run_config=config, stats=stats)
