@@ -11,15 +11,14 @@ resumes from the cache.
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import sys
 import threading
 from pathlib import Path
 
-from mmtasks import __version__
+from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
-from mmtasks.secrets import RedactingFilter, redact, register_env_secrets
+from mmtasks.secrets import redact, register_env_secrets
 
 SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models")
 
@@ -55,25 +54,42 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks and debug logs")
 
 
+OTHER_COMMANDS = """other commands (each has --help):
+  mmtasks tasks         list tasks and groups: description, primary metric, judge
+  mmtasks models        list model presets and backends
+  mmtasks cache         inspect or clear the response cache (info, clear)
+  mmtasks leaderboard   build the static leaderboard or plot figures (build, plot, schema)
+
+Python: mmtasks.evaluate(tasks=..., model=..., **options) runs the same evaluation."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mmtasks", description="Evaluate multimodal models on multi-image and multi-turn benchmarks.")
     parser.add_argument("--version", action="version", version=f"mmtasks {__version__}")
     sub = parser.add_subparsers(dest="command")
-    run = sub.add_parser("run", help="evaluate a model on tasks (the default command)")
+    run = sub.add_parser(
+        "run", help="evaluate a model on tasks (the default command)",
+        usage="mmtasks [run] --tasks TASKS --model SPEC [options]",
+        description="Evaluate a model on tasks (`run` may be left out: `mmtasks --tasks ... --model ...`).",
+        epilog=OTHER_COMMANDS, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _run_parser(run)
     _add_common(run)
-    tasks = sub.add_parser("tasks", help="list tasks and groups")
-    tasks.add_argument("--include-path", action="append", type=Path, default=[])
+    tasks = sub.add_parser("tasks", help="list tasks and groups", description="List tasks (description, primary metric, "
+                           "whether a judge is needed) and groups. Reads task files only; creates nothing.")
+    tasks.add_argument("--include-path", action="append", type=Path, default=[], help="extra folder of task YAML (repeatable)")
     _add_common(tasks)
-    models = sub.add_parser("models", help="list model presets and backends")
+    models = sub.add_parser("models", help="list model presets and backends", description="List model backends and presets.")
     _add_common(models)
-    cache = sub.add_parser("cache", help="inspect or clear the response cache")
+    cache = sub.add_parser("cache", help="inspect or clear the response cache", description="Inspect (info) or clear the "
+                           "response cache. `info` never creates the cache folder.")
     cache.add_argument("action", choices=["info", "clear"])
-    cache.add_argument("--cache-dir", type=Path, default=None)
+    cache.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
     _add_common(cache)
-    lb = sub.add_parser("leaderboard", help="build the static leaderboard or plots from run folders", add_help=False)
-    lb.add_argument("rest", nargs=argparse.REMAINDER)
+    from mmtasks.leaderboard.cli import add_subcommands
+
+    add_subcommands(sub)
     return parser
 
 
@@ -87,17 +103,20 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
-        argv = ["run", *argv]
     parser = build_parser()
+    if not argv or argv[0] in ("-h", "--help"):
+        # `mmtasks --help`: the run flags (the default command) and the other commands
+        run_parser = parser._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
+        run_parser.print_help(sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    if argv[0] not in SUBCOMMANDS and argv[0] != "--version":
+        argv = ["run", *argv]
     args = parser.parse_args(argv)
     verbose = bool(getattr(args, "verbose", False))
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logs.configure(verbose)
     register_env_secrets()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())
     try:
         if args.command == "run":
             from mmtasks.commands.run import run_command
@@ -116,10 +135,10 @@ def main(argv: list[str] | None = None) -> int:
 
             return cache_command(args)
         if args.command == "leaderboard":
-            from mmtasks.leaderboard.cli import main as leaderboard_main
+            from mmtasks.leaderboard.cli import run as leaderboard_run
 
-            return leaderboard_main(args.rest)
-        parser.print_help()
+            return leaderboard_run(args)
+        parser.print_help(sys.stderr)
         return 2
     except MmtasksError as exc:
         if verbose:

@@ -32,7 +32,7 @@ _BACKENDS: dict[str, str] = {
 #: an example spec for each built-in backend (the hint for a bare backend name)
 _BARE_EXAMPLES = {
     "hf": "hf:Qwen/Qwen2-VL-7B-Instruct", "vllm": "vllm:Qwen/Qwen2-VL-7B-Instruct",
-    "openai": "openai:gpt-4o-2024-05-13", "replay": "replay:runs/previous/samples",
+    "openai": "openai:gpt-4o-2024-05-13", "replay": "replay:runs/previous",
 }
 #: what to pip install when a backend's import fails
 _EXTRAS = {"hf": "mmtasks[hf]", "vllm": "mmtasks[vllm]"}
