@@ -11,6 +11,7 @@ resumes from the cache.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -148,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mmtasks: interrupted; run the same command again to resume from the cache", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `mmtasks tasks | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Terminated:
         print("mmtasks: terminated (SIGTERM); run the same command again to resume from the cache", file=sys.stderr)
         return 143

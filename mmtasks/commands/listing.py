@@ -13,7 +13,6 @@ from mmtasks.models.presets import load_presets
 
 
 def _fit(text: str, width: int) -> str:
-    text = " ".join(text.split())
     return text if len(text) <= width else text[: max(0, width - 1)] + "\u2026"
 
 
@@ -36,8 +35,13 @@ def list_tasks(args: argparse.Namespace) -> int:
     name_w = max([len("task")] + [len(r[0]) for r in rows])
     metric_w = max([len("metric")] + [len(r[1]) for r in rows])
     print(_fit(f"{'task':<{name_w}}  {'metric':<{metric_w}}  judge", width))
+    described: dict[str, str] = {}
     for name, metric, judge, description in rows:
         print(_fit(f"{name:<{name_w}}  {metric:<{metric_w}}  {judge}", width))
+        if description in described:  # subtasks sharing their benchmark's description
+            print(f"    (as {described[description]})")
+            continue
+        described.setdefault(description, name)
         for line in textwrap.wrap(" ".join(description.split()), width - 4):
             print("    " + line)
     print()
