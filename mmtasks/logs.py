@@ -16,6 +16,15 @@ class _OwnHandler(logging.StreamHandler):
     """The handler :func:`configure` installs (told apart from anyone else's)."""
 
 
+class _Formatter(logging.Formatter):
+    """``mmtasks: message`` for mmtasks' own notices; ``LEVEL logger: message`` otherwise."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.levelno == logging.INFO and record.name.split(".")[0] == "mmtasks":
+            return f"mmtasks: {record.getMessage()}"
+        return super().format(record)
+
+
 def configure(verbose: bool = False) -> None:
     """Warnings (debug with ``verbose``) to stderr, mmtasks' own notices at INFO, secrets redacted."""
     from mmtasks.secrets import RedactingFilter
@@ -24,7 +33,7 @@ def configure(verbose: bool = False) -> None:
     for handler in [h for h in root.handlers if isinstance(h, _OwnHandler)]:
         root.removeHandler(handler)
     handler = _OwnHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_Formatter("%(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter())
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.WARNING)

@@ -21,7 +21,7 @@ from mmtasks.documents.dataset import scan_documents
 from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError, MmtasksError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
-from mmtasks.progress import ProgressBar
+from mmtasks.progress import Progress
 from mmtasks.results.files import SamplesFile, SamplesWriter
 from mmtasks.results.results_json import build_results, write_results
 from mmtasks.core.request import Target
@@ -180,7 +180,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     writer = SamplesWriter(run.output_path / "samples") if run.output_path and ranks.is_main else None
     ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking")
     total = sum(s.count for s in scans.values())
-    progress = ProgressBar(total=ranks.shard_size(total), enabled=run.progress and ranks.is_main)
+    progress = Progress(total=ranks.shard_size(total), enabled=run.progress and ranks.is_main)
     # Full samples are streamed to disk and aggregated from there; without an output
     # folder only their slim score records are kept. A data parallel run keeps full
     # samples in memory: rank 0 writes every rank's samples after the gather.
@@ -197,7 +197,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         if writer is not None:
             writer.write(sample)
 
-    scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished)
+    scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished, on_reply=progress.reply)
     if cache is not None:
         rouge.remember_segments(cache.memo("segments"))
     try:
@@ -214,6 +214,11 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
             rouge.remember_segments(None)
             cache.close()
 
+    cached = sum(scheduler.stats.cached.values())
+    if cached and ranks.is_main:
+        answered = cached + sum(scheduler.stats.sent.values())
+        log.info("%d of %d replies came from the response cache (a resumed or repeated run; "
+                 "--no-cache sends everything again)", cached, answered)
     stats = {"waves": scheduler.stats.waves, "sent": scheduler.stats.sent, "cached": scheduler.stats.cached,
              "failed": scheduler.stats.failed}
     gathered = distributed.gather(by_task, stats, ranks)
