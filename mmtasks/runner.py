@@ -159,10 +159,10 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
     try:
         if judged is not None:
             judge_spec, origin = judged
-            if origin:
-                log.info("judge: %s (%s; choose another with --judge)", judge_spec.display, origin)
             # The judge is checked before any model time is spent.
             models["judge"] = _load_component("judge", judge_spec, context, ranks, origin)
+            if origin:
+                log.info("judge: %s (%s; choose another with --judge)", judge_spec.display, origin)
         models["model"] = _load_component("model", model_spec, context, ranks)
         if run.strategy == "notetaking":
             if notetaker_spec is not None:
