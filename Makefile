@@ -15,7 +15,7 @@ STAMP := $(VENV)/.mmtasks-installed
 
 $(DEMO_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e .
+	$(PY) -m pip install -q --no-compile --disable-pip-version-check -e .
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml $(DEMO_STAMP)
