@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml $(DEMO_STAMP)
 	$(PY) -m pip install -q --upgrade pip
 	# The CPU build of torch (the plain `torch` requirement would pull a multi-GB CUDA build).
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[hf,datasets,plot,test]'
+	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,test]'
 	touch $(STAMP)
 
 install-demo: $(DEMO_STAMP)

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mmtasks.cli import main as mmtasks_main
-from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+from mmtasks import registry
+from mmtasks.dialogues.protocols import DialogueContext
 
 if TYPE_CHECKING:
     from mmtasks.models.base import ChatModel
@@ -33,7 +34,7 @@ def one_dialogue_at_a_time(task: "Task", data: Path, model: "ChatModel") -> tupl
     """What lmms-eval's multi-round path and VLMEvalKit do: the task's protocol driven one
     dialogue after another, one request per model call (``--predict-only``: no judge).
     Returns the number of calls and the failed replies."""
-    proto = get_protocol(task.config.protocol)
+    proto = registry.protocols.get(task.config.protocol).run
     ctx = DialogueContext(predict_only=True)
     calls, failed = 0, []
     for doc in task.documents(data):

@@ -21,7 +21,7 @@ from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact, register_env_secrets
 
-SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models")
+SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models", "judge")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
@@ -60,6 +60,7 @@ OTHER_COMMANDS = """other commands (each has --help):
   mmtasks models        list model presets and backends
   mmtasks cache         inspect or clear the response cache (info, clear)
   mmtasks leaderboard   build the static leaderboard or plot figures (build, plot, schema)
+  mmtasks judge         compare judges: agreement between two runs' verdicts
 
 Python: mmtasks.evaluate(tasks=..., model=..., **options) runs the same evaluation."""
 
@@ -88,8 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
     _add_common(cache)
+    from mmtasks.commands.judge import add_judge_parser
     from mmtasks.leaderboard.cli import add_subcommands
 
+    _add_common(add_judge_parser(sub))
     add_subcommands(sub)
     return parser
 
@@ -135,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
             from mmtasks.commands.cache import cache_command
 
             return cache_command(args)
+        if args.command == "judge":
+            from mmtasks.commands.judge import judge_command
+
+            return judge_command(args)
         if args.command == "leaderboard":
             from mmtasks.leaderboard.cli import run as leaderboard_run
 

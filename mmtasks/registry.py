@@ -27,11 +27,13 @@ depends on which other tasks were loaded before it.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import importlib
 import importlib.util
 import sys
+import types
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -44,7 +46,7 @@ T = TypeVar("T")
 
 #: the entry-point group installed packages use to extend mmtasks
 ENTRY_POINT_GROUP = "mmtasks"
-#: the package under which plugin files are imported (``mmtasks_plugins.<stem>_<hash>``)
+#: the package under which plugin files are imported (``mmtasks_plugins.d<folder hash>.<stem>``)
 PLUGIN_PACKAGE = "mmtasks_plugins"
 
 
@@ -71,17 +73,21 @@ class Registry(Generic[T]):
         self.field = field
         self._builtin_modules = tuple(builtin_modules)
         self._builtins_loaded = False
+        #: built-ins and installed packages': visible to every task
         self._entries: dict[str, Entry[T]] = {}
+        #: plugin files': name -> plugin file -> entry, visible to the tasks that load that file
+        #: (two task folders may each have a plugin with the same name)
+        self._plugin_entries: dict[str, dict[Path, Entry[T]]] = {}
 
     # -- registering ---------------------------------------------------------
     def register(self, name: str, obj: T | None = None) -> Any:
         """Register ``obj`` under ``name``; without ``obj``, a decorator that does."""
         if obj is not None:
-            self._add(Entry(name=name, obj=obj, origin=_loading_plugin()))
+            self._add(Entry(name=name, obj=obj, origin=_registering_plugin()))
             return obj
 
         def deco(fn: T) -> T:
-            self._add(Entry(name=name, obj=fn, origin=_loading_plugin()))
+            self._add(Entry(name=name, obj=fn, origin=_registering_plugin()))
             return fn
 
         return deco
@@ -90,16 +96,30 @@ class Registry(Generic[T]):
         """Register ``"module:attr"``, imported when ``name`` is first used."""
         if ":" not in target:
             raise ValueError(f"lazy {self.kind} entry {name!r}: expected 'module:attr', got {target!r}")
-        self._add(Entry(name=name, lazy=target, origin=_loading_plugin(), extra=extra))
+        self._add(Entry(name=name, lazy=target, origin=_registering_plugin(), extra=extra))
+
+    def _forget(self, origin: Path) -> None:
+        """Drop what the plugin file ``origin`` registered (its import failed)."""
+        for by_origin in self._plugin_entries.values():
+            by_origin.pop(origin, None)
 
     def _add(self, entry: Entry[T]) -> None:
-        old = self._entries.get(entry.name)
+        if entry.origin is None:
+            old = self._entries.get(entry.name)
+        else:
+            self._load_builtins()  # so that a plugin reusing a built-in name is refused, whatever the order
+            old = self._entries.get(entry.name) or self._plugin_entries.get(entry.name, {}).get(entry.origin)
         if old is not None and not _same(old, entry):
             where = f" (in {entry.origin})" if entry.origin else ""
-            before = f"{old.origin}" if old.origin else (old.lazy or _qualname(old.obj))
-            raise ConfigError(f"{self.kind} {entry.name!r} is registered twice{where}; it already names {before}",
+            raise ConfigError(f"{self.kind} {entry.name!r} is registered twice{where}; it already names {_describe(old)}",
                               field=self.field, hint="give one of them another name")
-        self._entries[entry.name] = entry
+        self._store(entry)
+
+    def _store(self, entry: Entry[T]) -> None:
+        if entry.origin is None:
+            self._entries[entry.name] = entry
+        else:
+            self._plugin_entries.setdefault(entry.name, {})[entry.origin] = entry
 
     # -- looking up ----------------------------------------------------------
     def get(self, name: str, *, plugins: Collection[Path] = (), file: str | Path | None = None,
@@ -108,13 +128,20 @@ class Registry(Generic[T]):
 
         ``file`` and ``field`` say where the name was written, for the error message.
         """
-        entry = self._lookup(name)
         field = field or self.field
-        if entry is None:
+        allowed = {Path(p).resolve() for p in plugins}
+        found = [e for e in (self._lookup(name),) if e is not None]
+        found += [e for origin, e in self._plugin_entries.get(name, {}).items() if origin in allowed]
+        if len(found) > 1:
+            raise ConfigError(f"{self.kind} {name!r} is defined twice for this task: by {_describe(found[0])} and by {_describe(found[1])}",
+                              file=file, field=field, hint="give one of them another name")
+        if not found:
+            elsewhere = sorted(self._plugin_entries.get(name, {}))
+            if elsewhere:
+                raise ConfigError(f"{self.kind} {name!r} is defined in the plugin file {elsewhere[0]}, which this task does not load",
+                                  file=file, field=field, hint=f"add {elsewhere[0].name!r} to the task's plugins:")
             raise ConfigError(f"unknown {self.kind} {name!r}", file=file, field=field, hint=self._hint(name, plugins))
-        if entry.origin is not None and entry.origin not in {Path(p).resolve() for p in plugins}:
-            raise ConfigError(f"{self.kind} {name!r} is defined in the plugin file {entry.origin}, which this task does not load",
-                              file=file, field=field, hint=f"add {entry.origin.name!r} to the task's plugins:")
+        entry = found[0]
         if entry.obj is None:
             entry = self._resolve(entry, file=file, field=field)
         return entry.obj  # type: ignore[return-value]
@@ -124,9 +151,11 @@ class Registry(Generic[T]):
         self._load_builtins()
         load_entry_points()
         allowed = {Path(p).resolve() for p in plugins}
-        return sorted(n for n, e in self._entries.items() if e.origin is None or e.origin in allowed)
+        mine = {n for n, by_origin in self._plugin_entries.items() if allowed & set(by_origin)}
+        return sorted(set(self._entries) | mine)
 
     def __contains__(self, name: object) -> bool:
+        """Whether ``name`` is visible to every task (a built-in or an installed package's)."""
         return isinstance(name, str) and self._lookup(name) is not None
 
     def _lookup(self, name: str) -> Entry[T] | None:
@@ -159,7 +188,7 @@ class Registry(Generic[T]):
             raise ConfigError(f"{self.kind} {entry.name!r}: module {module_name} has no attribute {attr!r}",
                               file=file, field=field) from None
         resolved = Entry(name=entry.name, obj=obj, lazy=entry.lazy, origin=entry.origin, extra=entry.extra)
-        self._entries[entry.name] = resolved
+        self._store(resolved)
         return resolved
 
     def _hint(self, name: str, plugins: Collection[Path]) -> str:
@@ -175,8 +204,22 @@ def _same(a: Entry[Any], b: Entry[Any]) -> bool:
     if a.lazy is not None and a.lazy == b.lazy:
         return True
     if a.obj is not None and b.obj is not None:
-        return a.obj is b.obj or (_qualname(a.obj) == _qualname(b.obj) and a.origin == b.origin)
+        return a.obj is b.obj or (a.origin == b.origin and _identity(a.obj) == _identity(b.obj))
     return False
+
+
+def _identity(obj: Any) -> Any:
+    """What a registered object is, across imports of its module: a function or class by its
+    qualified name; a spec dataclass (ProtocolSpec, AggregatorSpec) by its fields' identities."""
+    if hasattr(obj, "__qualname__"):
+        return _qualname(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return (_qualname(type(obj)), tuple(_identity(getattr(obj, f.name)) for f in dataclasses.fields(obj)))
+    return repr(obj)
+
+
+def _describe(entry: Entry[Any]) -> str:
+    return str(entry.origin) if entry.origin else (entry.lazy or _qualname(entry.obj))
 
 
 def _qualname(obj: Any) -> str:
@@ -191,8 +234,22 @@ _PLUGIN_MODULES: dict[Path, Any] = {}
 _LOADING: list[Path] = []
 
 
-def _loading_plugin() -> Path | None:
-    return _LOADING[-1] if _LOADING else None
+def _registering_plugin() -> Path | None:
+    """The plugin file a registration made now belongs to, or None (built in, installed package).
+
+    It is the plugin file being loaded when the module whose top-level code is running the
+    registration (the innermost ``<module>`` frame) is a plugin module. A module of mmtasks
+    or of an installed package imported for the first time while a plugin file loads (a
+    plugin's ``from mmtasks.scoring.metrics import ...``) registers as a built-in.
+    """
+    if not _LOADING:
+        return None
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    if frame is None or not str(frame.f_globals.get("__name__", "")).startswith(PLUGIN_PACKAGE + "."):
+        return None
+    return _LOADING[-1]
 
 
 def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path | None = None) -> Path:
@@ -209,8 +266,10 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
         raise ConfigError(f"plugin file {path} is not a Python file", file=task_file, field=field)
     if resolved in _PLUGIN_MODULES:
         return resolved
-    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
-    module_name = f"{PLUGIN_PACKAGE}.{_identifier(resolved.stem)}_{digest}"
+    module_name = f"{_folder_package(resolved.parent)}.{_identifier(resolved.stem)}"
+    if module_name in sys.modules:  # already imported by a sibling plugin file (``from .name import ...``)
+        _PLUGIN_MODULES[resolved] = sys.modules[module_name]
+        return resolved
     spec = importlib.util.spec_from_file_location(module_name, resolved)
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot import plugin file {path}", file=task_file, field=field)
@@ -220,12 +279,12 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
     try:
         spec.loader.exec_module(module)
     except ConfigError:
-        del sys.modules[module_name]
+        _unload(module_name, resolved)
         raise
     except Exception as exc:  # noqa: BLE001 - any error in user code is reported as itself, with its file
-        del sys.modules[module_name]
-        line = _error_line(exc, resolved)
-        raise ConfigError(f"plugin file failed to import: {type(exc).__name__}: {exc}", file=resolved, line=line,
+        _unload(module_name, resolved)
+        where, line = _error_line(exc, resolved)
+        raise ConfigError(f"plugin file failed to import: {type(exc).__name__}: {exc}", file=where, line=line,
                           hint=f"loaded for {task_file}" if task_file else None) from exc
     finally:
         _LOADING.pop()
@@ -233,21 +292,48 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
     return resolved
 
 
+def _folder_package(folder: Path) -> str:
+    """The package a folder's plugin files are imported into (created on first use), so that
+    they can import their siblings relatively: ``from .helpers import x``."""
+    if PLUGIN_PACKAGE not in sys.modules:
+        root = types.ModuleType(PLUGIN_PACKAGE, "plugin files of mmtasks task folders")
+        root.__path__ = []
+        sys.modules[PLUGIN_PACKAGE] = root
+    name = f"{PLUGIN_PACKAGE}.d{hashlib.sha256(str(folder).encode()).hexdigest()[:12]}"
+    if name not in sys.modules:
+        package = types.ModuleType(name, f"plugin files in {folder}")
+        package.__path__ = [str(folder)]
+        package.__package__ = name
+        sys.modules[name] = package
+    return name
+
+
+def _unload(module_name: str, origin: Path) -> None:
+    """Forget a plugin file whose import failed: its module and whatever it registered before failing."""
+    sys.modules.pop(module_name, None)
+    for reg in ALL.values():
+        reg._forget(origin)
+
+
 def _identifier(stem: str) -> str:
     out = "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
     return out if out and not out[0].isdigit() else f"p_{out}"
 
 
-def _error_line(exc: BaseException, file: Path) -> int | None:
-    if isinstance(exc, SyntaxError) and exc.lineno:
-        return exc.lineno
+def _error_line(exc: BaseException, file: Path) -> tuple[Path, int | None]:
+    """Where the error happened: the innermost frame in the plugin's folder (a sibling it
+    imports may be the broken one), or the plugin file itself."""
+    folder = file.parent
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve().is_relative_to(folder):
+        return Path(exc.filename).resolve(), exc.lineno
+    where, line = file, None
     tb = exc.__traceback__
-    line = None
     while tb is not None:
-        if Path(tb.tb_frame.f_code.co_filename) == file:
-            line = tb.tb_lineno
+        frame_file = Path(tb.tb_frame.f_code.co_filename)
+        if frame_file.is_absolute() and frame_file.resolve().is_relative_to(folder):
+            where, line = frame_file.resolve(), tb.tb_lineno
         tb = tb.tb_next
-    return line
+    return where, line
 
 
 # --- installed packages -------------------------------------------------------
@@ -260,13 +346,20 @@ def load_entry_points() -> None:
     if _ENTRY_POINTS_LOADED:
         return
     _ENTRY_POINTS_LOADED.append(True)
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            ep.load()
-        except Exception as exc:  # noqa: BLE001 - a broken installed plugin is reported as itself
-            dist = getattr(ep.dist, "name", None) or "an installed package"
-            raise ConfigError(f"the mmtasks plugin {ep.name!r} of {dist} ({ep.value}) failed to import: {type(exc).__name__}: {exc}",
-                              hint="fix or uninstall that package") from exc
+    loading = _LOADING[:]
+    _LOADING.clear()  # what installed packages register belongs to no plugin file, even when a file's import got here
+    try:
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                ep.load()
+            except ConfigError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a broken installed plugin is reported as itself
+                dist = getattr(ep.dist, "name", None) or "an installed package"
+                raise ConfigError(f"the mmtasks plugin {ep.name!r} of {dist} ({ep.value}) failed to import: "
+                                  f"{type(exc).__name__}: {exc}", hint="fix or uninstall that package") from exc
+    finally:
+        _LOADING[:] = loading
 
 
 # --- the registries -------------------------------------------------------------
@@ -284,7 +377,8 @@ parsers: Registry[Any] = Registry("parser", field="answer.parser", builtin_modul
 #: metric name -> per-sample metric function
 metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.metrics",))
 #: aggregator name -> aggregator (samples -> a task's results)
-aggregators: Registry[Any] = Registry("aggregator", field="aggregator", builtin_modules=("mmtasks.scoring.aggregation",))
+aggregators: Registry[Any] = Registry("aggregator", field="aggregator",
+                                     builtin_modules=("mmtasks.scoring.aggregation", "mmtasks.scoring.mmdu", "mmtasks.scoring.mmrc"))
 #: verdict parser name -> judge-reply parser (reply text -> verdict fields, None: not a verdict)
 verdict_parsers: Registry[Any] = Registry("judge verdict parser", field="judge.parser", builtin_modules=("mmtasks.scoring.verdicts",))
 #: backend name -> ChatModel subclass (mmtasks.models), registered lazily

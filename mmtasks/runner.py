@@ -15,7 +15,7 @@ from mmtasks import distributed
 from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
 from mmtasks.config.run_config import RunConfig
 from mmtasks.config.task_registry import TaskRegistry
-from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.documents.dataset import scan_documents
 from mmtasks.documents.paths import data_root
@@ -27,7 +27,7 @@ from mmtasks.results.results_json import build_results, write_results
 from mmtasks.core.request import Target
 from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scoring import rouge
-from mmtasks.scoring.aggregation import TaskResult, get_aggregator
+from mmtasks.scoring.aggregation import TaskResult
 from mmtasks.task import Task
 
 log = logging.getLogger("mmtasks")
@@ -57,8 +57,10 @@ def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
     overrides = {k: v for k, v in {"history": run.history, "probe": run.probe}.items() if v is not None}
     tasks = []
     for name in names:
+        # Building the Task resolves every name it uses and checks its settings: before any model loads.
         config, path = registry.load(name)
-        tasks.append(Task(config, path, image_mode=run.image_mode, protocol_overrides=overrides))
+        tasks.append(Task(config, path, image_mode=run.image_mode, protocol_overrides=overrides,
+                          roots=(registry.root(name),)))
     groups = {g: members for g, members in registry.groups.items() if any(t in names for t in members)}
     return tasks, groups
 
@@ -142,7 +144,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
     tasks, groups = prepare_tasks(run)
     root = data_root(run.data_dir)
     # Check data before any model is loaded: a missing file costs nothing.
-    scans = {t.name: scan_documents(t.config, root, limit=run.limit, task_file=t.file) for t in tasks}
+    scans = {t.name: scan_documents(t.config, root, limit=run.limit, task_file=t.file, adapter=t.adapter) for t in tasks}
     max_images = max((s.max_images for s in scans.values()), default=1)
     context = ModelContext(seed=run.seed, batch_size=run.batch_size, max_images_per_request=max(1, max_images), verbose=run.verbose)
 
@@ -190,7 +192,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     def dialogues() -> Iterator[Dialogue]:
         docs = ((task, doc) for task in tasks for doc in task.documents(root, run.limit))
         for task, doc in distributed.shard(docs, ranks):
-            yield get_protocol(task.config.protocol)(task, doc, ctx)
+            yield task.protocol.run(task, doc, ctx)
 
     def finished(sample: Sample) -> None:
         progress.advance(sample)
@@ -236,7 +238,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         else:
             scored[task.name] = sorted(by_task[task.name], key=lambda s: s.doc_index)
         # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
-        results[task.name] = get_aggregator(task.config.aggregator)(task, scored[task.name], BOOTSTRAP_SEED)
+        results[task.name] = task.aggregator.fn(task, scored[task.name], BOOTSTRAP_SEED)
     config = run.public()
     config["model_spec"] = model_spec.model_dump()
     if judge_spec is not None:

@@ -4,60 +4,151 @@ protocols use."""
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from mmtasks.config.task_config import TaskConfig
+from pydantic import BaseModel, ValidationError
+
+from mmtasks import registry
+from mmtasks.config.task_config import TaskConfig, TransformConfig
 from mmtasks.core.conversation import Image, Message, Text
-from mmtasks.dialogues.transforms import apply_transforms
+from mmtasks.dialogues.protocols import ProtocolSpec
+from mmtasks.dialogues.transforms import Transform, apply_transforms
+from mmtasks.documents.adapters import Adapter
 from mmtasks.documents.dataset import Document, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
-from mmtasks.scoring.registry import Metric, Parser, get_metric, get_parser
+from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.templates import render, split_on_images
 
 ImageMode = Literal["separate", "combined"]
 
+#: an answer parser: reply text -> the compared value (None: unparsed)
+Parser = Callable[[str], Any]
+#: a per-sample metric: (parsed, target, doc record) -> score (None: not applicable to this sample)
+Metric = Callable[[Any, Any, dict], "float | None"]
+#: a judge-verdict parser: judge reply text -> the verdict's fields (None: not a verdict)
+VerdictParser = Callable[[str], Any]
+
 
 @dataclass
 class Task:
+    """A task whose every name is resolved and whose settings are checked.
+
+    Building one loads the task's plugin files, then resolves the protocol, the
+    aggregator, the parser, the metric functions, the transforms, the dataset
+    adapter and the judge's verdict parser, validates ``protocol_args`` (with the
+    run's overrides) against the protocol's args model, and checks that a
+    ``judge:`` block is used by the protocol and that every ``metrics:`` name is
+    one the aggregator reports. Any problem is a one-line :class:`ConfigError`
+    naming the file and the key, raised before a model is loaded.
+    """
+
     config: TaskConfig
     file: Path
     image_mode: ImageMode = "separate"
-    #: run-level protocol overrides (``--history reference``)
+    #: run-level protocol overrides (``--history reference`` -> ``{"history": "reference"}``)
     protocol_overrides: dict[str, Any] = field(default_factory=dict)
+    #: the folders the task's plugin files must lie in (its task folder); default: the YAML's folder
+    roots: tuple[Path, ...] = ()
+    #: the resolved plugin files this task loaded (their names are visible to it)
+    plugins: tuple[Path, ...] = field(init=False, default=())
+    protocol: ProtocolSpec = field(init=False)
+    #: ``protocol_args`` (with the run's overrides) validated by the protocol's args model
+    args: BaseModel = field(init=False)
+    aggregator: AggregatorSpec = field(init=False)
     parser: Parser = field(init=False)
     metric_fns: dict[str, Metric] = field(init=False)
+    transforms: tuple[tuple[Transform, TransformConfig], ...] = field(init=False, default=())
+    #: the resolved ``dataset.adapter`` (None: records are read as they are)
+    adapter: Adapter | None = field(init=False, default=None)
     #: the judge-reply parser (None: the task has no judge)
-    judge_parser: Parser | None = field(init=False, default=None)
+    judge_parser: VerdictParser | None = field(init=False, default=None)
     #: the text of ``judge.prompt_file``, read byte-exact ("" when there is none)
     judge_prefix: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
-        origin = str(self.file)
-        self.parser = get_parser(self.config.answer.parser, file=origin)
-        self.metric_fns = {m.name: get_metric(m.function, file=origin) for m in self.config.metrics if m.function}
-        judge = self.config.judge
-        if judge is not None:
-            self.judge_parser = get_parser(judge.parser, file=origin)
-            if judge.prompt_file:
-                self.judge_prefix = read_prompt_file(self.file.parent / judge.prompt_file, task_file=self.file)
+        cfg, origin = self.config, str(self.file)
+        self.plugins = self._load_plugins()
+
+        def get(reg: registry.Registry[Any], name: str, where: str) -> Any:
+            return reg.get(name, plugins=self.plugins, file=origin, field=where)
+
+        self.protocol = get(registry.protocols, cfg.protocol, "protocol")
+        self.args = self._protocol_args()
+        if cfg.judge is not None and not self.protocol.uses_judge:
+            raise ConfigError(f"protocol {cfg.protocol!r} does not use a judge, so this judge: block would never be called",
+                              file=origin, field="judge", hint="remove it, or use a protocol that judges")
+        if self.image_mode == "combined" and not self.protocol.supports_combined_images:
+            raise ConfigError(f"protocol {cfg.protocol!r} of task {cfg.task!r} does not support --image-mode combined",
+                              field="--image-mode", hint="run it with --image-mode separate")
+        self.aggregator = get(registry.aggregators, cfg.aggregator, "aggregator")
+        self.parser = get(registry.parsers, cfg.answer.parser, "answer.parser")
+        self.metric_fns = {m.name: get(registry.metrics, m.function, f"metrics[{i}].function")
+                           for i, m in enumerate(cfg.metrics) if m.function}
+        self._check_metrics()
+        self.transforms = tuple((get(registry.transforms, t.name, f"transforms[{i}].name"), t)
+                                for i, t in enumerate(cfg.transforms))
+        if cfg.dataset.adapter:
+            self.adapter = get(registry.adapters, cfg.dataset.adapter, "dataset.adapter")
+        if cfg.judge is not None:
+            self.judge_parser = get(registry.verdict_parsers, cfg.judge.parser, "judge.parser")
+            if cfg.judge.prompt_file:
+                self.judge_prefix = read_prompt_file(self.file.parent / cfg.judge.prompt_file, task_file=self.file)
+
+    def _load_plugins(self) -> tuple[Path, ...]:
+        roots = self.roots or (self.file.parent,)
+        # Paths are relative to the YAML file that lists them: the task registry makes inherited
+        # ones absolute; a relative one here was written in this task's own file.
+        return tuple(dict.fromkeys(registry.load_plugin_file(self.file.parent / p, roots=roots, task_file=self.file)
+                                   for p in self.config.plugins))
+
+    def _protocol_args(self) -> BaseModel:
+        model = self.protocol.args
+        known = set(model.model_fields)
+        for key in self.protocol_overrides:
+            if key not in known:
+                raise ConfigError(f"--{key.replace('_', '-')} does not apply to task {self.name!r}: protocol "
+                                  f"{self.protocol.name!r} has no {key!r} setting", field=f"--{key.replace('_', '-')}")
+        try:
+            return model.model_validate({**self.config.protocol_args, **self.protocol_overrides})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = str(err["loc"][0]) if err["loc"] else ""
+            if key in self.protocol_overrides and len(err["loc"]) == 1:
+                raise ConfigError(err["msg"], field=f"--{key.replace('_', '-')}") from None
+            where = ".".join(str(p) for p in ("protocol_args", *err["loc"]))
+            if err["type"] == "extra_forbidden":
+                close = difflib.get_close_matches(key, sorted(known), n=1)
+                hint = (f"did you mean {close[0]!r}?" if close else
+                        f"protocol {self.protocol.name!r} takes: {', '.join(sorted(known))}" if known else
+                        f"protocol {self.protocol.name!r} takes no protocol_args")
+                raise ConfigError("unknown key", file=self.file, field=where, hint=hint) from None
+            if err["type"] == "missing":
+                raise ConfigError("required key is missing", file=self.file, field=where) from None
+            raise ConfigError(err["msg"], file=self.file, field=where) from None
+
+    def _check_metrics(self) -> None:
+        emitted = set(self.aggregator.emits(self.config))
+        for i, m in enumerate(self.config.metrics):
+            if m.name not in emitted:
+                reports = ", ".join(sorted(emitted)) or "none for this task"
+                hint = f"it reports: {reports}" + ("" if m.function else "; or give the metric a function")
+                raise ConfigError(f"metric {m.name!r} is not one that aggregator {self.aggregator.name!r} reports",
+                                  file=self.file, field=f"metrics[{i}].name", hint=hint)
 
     @property
     def name(self) -> str:
         return self.config.task
 
-    @property
-    def protocol_args(self) -> dict[str, Any]:
-        return {**self.config.protocol_args, **self.protocol_overrides}
-
     def documents(self, data_root: Path | None, limit: int | None = None) -> Iterator[Document]:
-        for i, doc in enumerate(load_documents(self.config, data_root, task_file=self.file)):
+        for i, doc in enumerate(load_documents(self.config, data_root, task_file=self.file, adapter=self.adapter)):
             if limit is not None and i >= limit:
                 return
-            yield apply_transforms(doc, list(self.config.transforms), self.image_mode)
+            yield apply_transforms(doc, self.transforms, self.image_mode)
 
     # -- prompts ---------------------------------------------------------
     def variables(self, doc: Document, **extra: Any) -> dict[str, Any]:

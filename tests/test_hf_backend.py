@@ -32,16 +32,11 @@ def _pil_decode(image: Image):
 def _image_decoder(monkeypatch: pytest.MonkeyPatch) -> None:
     """Use the project's decoder when it exists, else a PIL stand-in with the same contract."""
     try:
-        import mmtasks.documents.images  # noqa: F401
+        import mmtasks.core.pixels  # noqa: F401
     except ImportError:
-        module = types.ModuleType("mmtasks.documents.images")
+        module = types.ModuleType("mmtasks.core.pixels")
         module.decode_image = _pil_decode  # type: ignore[attr-defined]
-        if "mmtasks.documents" not in sys.modules:
-            try:
-                import mmtasks.documents  # noqa: F401
-            except ImportError:
-                monkeypatch.setitem(sys.modules, "mmtasks.documents", types.ModuleType("mmtasks.documents"))
-        monkeypatch.setitem(sys.modules, "mmtasks.documents.images", module)
+        monkeypatch.setitem(sys.modules, "mmtasks.core.pixels", module)
 
 
 @pytest.fixture(scope="module")

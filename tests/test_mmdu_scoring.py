@@ -12,15 +12,15 @@ import pytest
 
 from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.dialogues.judging import judge_request
-from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.core.sample import Sample
 from mmtasks.models.base import ChatModel, ModelSpec
 from mmtasks.core.request import Reply, Request
 from mmtasks.scheduling.scheduler import Scheduler
-from mmtasks.scoring.aggregation import TaskResult, get_aggregator
+from mmtasks.scoring.aggregation import TaskResult
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr, bootstrap_stderr
 from mmtasks.scoring.mmdu import METRICS, parse_mmdu_judge
-from mmtasks.scoring.registry import get_parser
+from mmtasks import registry
 from mmtasks.task import Task
 from tests.mmdu_data import judge_reply, scores, tag, write_mmdu
 
@@ -91,7 +91,7 @@ def test_prompt_file_is_read_relative_to_the_task_yaml_and_missing_file_is_an_er
 # --- parsing -----------------------------------------------------------------
 
 def test_figure3_reply_parses() -> None:
-    assert get_parser("mmdu_judge") is parse_mmdu_judge
+    assert registry.verdict_parsers.get("mmdu_judge") is parse_mmdu_judge
     assert parse_mmdu_judge(FIGURE3_REPLY) == {
         "creativity": 6, "richness": 7, "visual_perception": 7, "logical_coherence": 7,
         "answer_accuracy": 8, "image_relationship_understanding": 8, "overall": 7,
@@ -180,7 +180,7 @@ def _model_answer(req: Request) -> str | None:
 def run_dialogues(root: Path, task: Task, ctx: DialogueContext) -> tuple[list[Sample], Scripted, Scripted, Scheduler]:
     model, judge = Scripted(_model_answer), Scripted(_judge_answer)
     scheduler = Scheduler(models={"model": model, "judge": judge})
-    proto = get_protocol("multi_turn")
+    proto = registry.protocols.get("multi_turn").run
     samples = list(scheduler.run(proto(task, doc, ctx) for doc in task.documents(root)))
     return sorted(samples, key=lambda s: s.doc_index), model, judge, scheduler
 
@@ -191,7 +191,7 @@ def test_official_aggregation_by_hand(tmp_path: Path) -> None:
     write_mmdu(tmp_path, [[2, 0, 1], [1, 1, 0], [1]])
     task = mmdu_task()
     samples, model, judge, scheduler = run_dialogues(tmp_path, task, DialogueContext(has_judge=True))
-    result: TaskResult = get_aggregator("mmdu")(task, samples, 0)
+    result: TaskResult = registry.aggregators.get("mmdu").fn(task, samples, 0)
     m = result.metrics
 
     # judge calls: 6 answered turns + 1 re-ask of d0t2 + 3 re-asks of d0t3; the failed turn is never judged
@@ -241,7 +241,7 @@ def test_predict_only_asks_no_judge_and_scores_nothing(tmp_path: Path) -> None:
     task = mmdu_task()
     samples, model, judge, _ = run_dialogues(tmp_path, task, DialogueContext(predict_only=True))
     assert judge.requests == [] and len(model.requests) == 2
-    result = get_aggregator("mmdu")(task, samples, 0)
+    result = registry.aggregators.get("mmdu").fn(task, samples, 0)
     assert result.metrics["overall"] is None and result.metrics["overall_all"] is None
     assert result.problems == {"judge_failures": 0, "request_failures": 0}
     assert [t["status"] for t in samples[0].extra["turns"]] == ["unjudged", "unjudged"]

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image as PILImage
 
 from mmtasks.config.task_config import TaskConfig
-from mmtasks.documents.adapters import get_adapter
+from mmtasks import registry
 from mmtasks.documents.dataset import load_documents
 from mmtasks.documents.mmrc_record import conversation_of
 from mmtasks.errors import DataError
@@ -36,14 +36,14 @@ HUB_LIKE = {
 
 
 def test_local_records_pass_through() -> None:
-    adapt = get_adapter("mmrc_hf")
+    adapt = registry.adapters.get("mmrc_hf")
     for line in SAMPLE.read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
         assert adapt(rec) == rec
 
 
 def test_hub_like_names_are_mapped() -> None:
-    out = get_adapter("mmrc_hf")(HUB_LIKE)
+    out = registry.adapters.get("mmrc_hf")(HUB_LIKE)
     assert out["id"] == "17" and out["category"] == "music"
     assert out["turns"] == [
         {"user": "I play guitar.", "images": ["images/17/1.jpg"], "assistant": "Nice!"},
@@ -60,24 +60,24 @@ def test_hub_like_names_are_mapped() -> None:
 def test_missing_field_is_named(drop: str, field: str) -> None:
     rec = {k: v for k, v in HUB_LIKE.items() if k != drop}
     with pytest.raises(DataError) as err:
-        get_adapter("mmrc_hf")(rec)
+        registry.adapters.get("mmrc_hf")(rec)
     assert err.value.field == field and "provisional" in err.value.message and "looked for" in err.value.message
 
 
 def test_missing_question_field_and_unknown_ability() -> None:
     rec = {**HUB_LIKE, "qa_pairs": [{"type": "IE", "question": "What do I play?"}]}
     with pytest.raises(DataError) as err:
-        get_adapter("mmrc_hf")(rec)
+        registry.adapters.get("mmrc_hf")(rec)
     assert err.value.field == "questions.0.answer" and err.value.doc_id == "17"
     rec = {**HUB_LIKE, "qa_pairs": [{"type": "humour", "question": "?", "answer": "!"}]}
     with pytest.raises(DataError, match="unknown ability 'humour'"):
-        get_adapter("mmrc_hf")(rec)
+        registry.adapters.get("mmrc_hf")(rec)
 
 
 def test_embedded_images_are_refused() -> None:
     rec = {**HUB_LIKE, "conversations": [{"role": "user", "content": "hi", "images": [{"bytes": b"..."}]}]}
     with pytest.raises(DataError, match="embedded images"):
-        get_adapter("mmrc_hf")(rec)
+        registry.adapters.get("mmrc_hf")(rec)
 
 
 def test_adapter_plugs_into_loading(tmp_path: Path) -> None:

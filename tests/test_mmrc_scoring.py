@@ -10,12 +10,12 @@ import pytest
 from mmtasks.dialogues.judging import ask_judge
 from mmtasks.core.sample import Sample
 from mmtasks.core.request import Reply, Request
-from mmtasks.scoring.aggregation import get_aggregator
+from mmtasks import registry
 from mmtasks.scoring.bootstrap import bootstrap_stderr
 from mmtasks.scoring.json_reply import last_json_object
 from mmtasks.scoring.mmrc import question_values
 from mmtasks.scoring.mmrc_parsers import exact_match, judge_verdict, parse_choice, parse_tf, verdict_parser
-from mmtasks.scoring.registry import get_parser
+from mmtasks import registry
 
 # --- the judge's reply ---------------------------------------------------------
 
@@ -43,7 +43,7 @@ def test_judge_verdict_scores(reply: str, ok: bool) -> None:
 
 
 def test_verdict_fields_per_ability() -> None:
-    base = get_parser("mmrc_judge")
+    base = registry.verdict_parsers.get("mmrc_judge")
     ie, im, ar, cr = (verdict_parser(base, a) for a in ("IE", "IM", "AR", "CR"))
     assert ie('{"score": 4, "matched_items": 2, "model_items": 3}') == {"score": 4, "matched_items": 2, "model_items": 3}
     assert ie('{"score": 4}') is None                                            # IE needs the item counts
@@ -59,7 +59,7 @@ def test_verdict_fields_per_ability() -> None:
 
 
 def test_ask_judge_reasks_with_the_per_request_parser_then_records_a_failure() -> None:
-    base = get_parser("mmrc_judge")
+    base = registry.verdict_parsers.get("mmrc_judge")
     requests = [Request(messages=()), Request(messages=())]
     gen = ask_judge(requests, [verdict_parser(base, "IE"), verdict_parser(base, "CR")], retries=1)
     first = next(gen)
@@ -156,7 +156,7 @@ def test_question_values() -> None:
 
 
 def test_aggregate_by_hand(samples: list[Sample]) -> None:
-    result = get_aggregator("mmrc")(None, samples, 0)  # type: ignore[arg-type]
+    result = registry.aggregators.get("mmrc").fn(None, samples, 0)  # type: ignore[arg-type]
     m = result.metrics
     assert m["ie"] == pytest.approx((4 + 1) / 2)
     assert m["cr"] == pytest.approx(5.0)                # the judge failure is not scored as 0
@@ -184,7 +184,7 @@ def test_aggregate_by_hand(samples: list[Sample]) -> None:
 
 
 def test_breakdowns_by_length_and_updates(samples: list[Sample]) -> None:
-    b = get_aggregator("mmrc")(None, samples, 0).breakdowns  # type: ignore[arg-type]
+    b = registry.aggregators.get("mmrc").fn(None, samples, 0).breakdowns  # type: ignore[arg-type]
     short, mid = b["length"]["[4,6)"], b["length"]["[9,12)"]
     assert short["ie"] == 4.0 and short["overall"] == pytest.approx((4 + 5 + 2 + 3 + 4 + 5) / 6)
     assert short["n"] == 7 and short["n_conversations"] == 2
@@ -195,7 +195,7 @@ def test_breakdowns_by_length_and_updates(samples: list[Sample]) -> None:
 
 def test_overall_needs_all_six_abilities() -> None:
     only_ie = [_sample(0, [_q("IE", {"score": 4, "matched_items": 1, "model_items": 1})], "[4,6)")]
-    m = get_aggregator("mmrc")(None, only_ie, 0).metrics  # type: ignore[arg-type]
+    m = registry.aggregators.get("mmrc").fn(None, only_ie, 0).metrics  # type: ignore[arg-type]
     assert m["ie"] == 4.0 and m["overall"] is None and m["overall_stderr"] is None and m["cr"] is None
 
 
@@ -203,6 +203,6 @@ def test_paper_overall_is_the_mean_of_the_six() -> None:
     # Spec check: GPT-4o (4.35+4.38+4.28+4.12+4.31+3.06)/6 = 4.08
     rows = [_q(a, {"score": s, "matched_items": 0, "model_items": 0, "named_images": [], "refused": False})
             for a, s in zip(("IE", "CR", "IU", "IM", "MR", "AR"), (4.35, 4.38, 4.28, 4.12, 4.31, 3.06))]
-    m = get_aggregator("mmrc")(None, [_sample(0, rows, "[4,6)")], 0).metrics  # type: ignore[arg-type]
+    m = registry.aggregators.get("mmrc").fn(None, [_sample(0, rows, "[4,6)")], 0).metrics  # type: ignore[arg-type]
     assert round(m["overall"], 2) == 4.08
 

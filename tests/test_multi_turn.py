@@ -73,29 +73,24 @@ def test_malformed_dialogues_are_data_errors(conversations: list, n_images: int,
     assert info.value.doc_id == "d" and info.value.field.startswith("conversations")
 
 
-def test_combined_image_mode_is_refused(tmp_path: Path) -> None:
+def test_combined_image_mode_is_refused_at_load() -> None:
     from mmtasks.config.task_registry import TaskRegistry
-    from mmtasks.dialogues.protocols import DialogueContext, get_protocol
     from mmtasks.errors import ConfigError
     from mmtasks.task import Task
 
-    write_mmdu(tmp_path, [[2]])
-    task = Task(*TaskRegistry.discover().load("mmdu"), image_mode="combined")
-    dialogue = get_protocol("multi_turn")(task, next(task.documents(tmp_path)), DialogueContext())
-    with pytest.raises(ConfigError, match="--image-mode combined"):
-        next(dialogue)
+    with pytest.raises(ConfigError, match="protocol 'multi_turn' of task 'mmdu' does not support --image-mode combined") as info:
+        Task(*TaskRegistry.discover().load("mmdu"), image_mode="combined")
+    assert info.value.field == "--image-mode"
 
 
-def test_unknown_history_mode_is_a_config_error(tmp_path: Path) -> None:
+def test_unknown_history_mode_is_a_config_error_at_load() -> None:
     from mmtasks.config.task_registry import TaskRegistry
-    from mmtasks.dialogues.protocols import DialogueContext, get_protocol
     from mmtasks.errors import ConfigError
     from mmtasks.task import Task
 
-    write_mmdu(tmp_path, [[1]])
-    task = Task(*TaskRegistry.discover().load("mmdu"), protocol_overrides={"history": "oracle"})
-    with pytest.raises(ConfigError, match="history must be one of self, reference"):
-        next(get_protocol("multi_turn")(task, next(task.documents(tmp_path)), DialogueContext()))
+    with pytest.raises(ConfigError, match="Input should be 'self' or 'reference'") as info:
+        Task(*TaskRegistry.discover().load("mmdu"), protocol_overrides={"history": "oracle"})
+    assert info.value.field == "--history"
 
 
 def test_human_gpt_roles_are_accepted() -> None:

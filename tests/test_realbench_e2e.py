@@ -120,7 +120,7 @@ def test_combined_image_mode(tmp_path):
     images = [p["image"] for p in row["prompt"][0]["content"] if p["type"] == "image"]
     assert len(images) == 1 and images[0].startswith("combined(")
     from mmtasks.core.conversation import Image
-    from mmtasks.documents.images import combine
+    from mmtasks.core.pixels import combine
     from PIL import Image as PIL
 
     parts = [PIL.new("RGB", (10, 20), "red"), PIL.new("RGB", (30, 10), "blue"), PIL.new("RGB", (5, 5), "green")]

@@ -12,8 +12,8 @@ import pytest
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.scoring import metrics as m
 from mmtasks.scoring import parsers as p
-from mmtasks.scoring.bootstrap import bootstrap_stderr, mean_with_stderr
-from mmtasks.scoring.registry import get_metric, get_parser
+from mmtasks.scoring.bootstrap import bootstrap_stderr
+from mmtasks import registry
 from mmtasks.scoring.rouge import segment
 from mmtasks.scoring.text_normalize import strip_answer_prefix
 
@@ -130,17 +130,17 @@ def test_text_and_unanswerable_parsers() -> None:
 
 
 def test_registry_names() -> None:
-    assert get_parser("realbench_choice") is p.choice
-    assert get_parser("realbench_retrieval_single") is p.retrieval_single
-    assert get_parser("realbench_retrieval_multi") is p.retrieval_multi
-    assert get_parser("realbench_text") is p.text_answer
-    assert get_parser("realbench_unanswerable") is p.unanswerable
+    assert registry.parsers.get("realbench_choice") is p.choice
+    assert registry.parsers.get("realbench_retrieval_single") is p.retrieval_single
+    assert registry.parsers.get("realbench_retrieval_multi") is p.retrieval_multi
+    assert registry.parsers.get("realbench_text") is p.text_answer
+    assert registry.parsers.get("realbench_unanswerable") is p.unanswerable
     for name, fn in [("exact_integer", m.exact_integer), ("exact_set", m.exact_set),
                      ("set_f1", m.set_f1), ("choice_acc", m.choice_acc),
                      ("rouge_l_zh", m.rouge_l_zh), ("unanswerable_acc", m.unanswerable_acc)]:
-        assert get_metric(name) is fn
+        assert registry.metrics.get(name) is fn
     with pytest.raises(ConfigError, match="did you mean 'set_f1'"):
-        get_metric("set_f")
+        registry.metrics.get("set_f")
 
 
 # --- exact metrics -----------------------------------------------------------
@@ -266,17 +266,6 @@ def test_bootstrap_is_deterministic() -> None:
 def test_bootstrap_rejects_non_finite() -> None:
     with pytest.raises(ValueError, match="finite"):
         bootstrap_stderr([1.0, float("nan")])
-
-
-def test_mean_with_stderr() -> None:
-    result = mean_with_stderr([0.0, 100.0, 100.0, 100.0])
-    assert result.mean == 75.0
-    assert result.n == 4
-    assert result.stderr == bootstrap_stderr([0.0, 100.0, 100.0, 100.0])
-    mean, stderr, n = mean_with_stderr([5.0, 5.0])
-    assert (mean, stderr, n) == (5.0, 0.0, 2)
-    with pytest.raises(ValueError):
-        mean_with_stderr([])
 
 
 def test_rouge_l_matches_rouge_chinese_on_random_texts() -> None:

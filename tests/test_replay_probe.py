@@ -14,7 +14,8 @@ from PIL import Image as PILImage
 
 from mmtasks.cli import main
 from mmtasks.config.task_registry import TaskRegistry
-from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+from mmtasks import registry
+from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.core.sample import Sample
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.core.request import Reply, Request
@@ -62,7 +63,7 @@ def task(name: str = "mmrc", **overrides: Any) -> Task:
 
 def drive(t: Task, data_dir: Path, respond: Responder, ctx: DialogueContext) -> tuple[Sample, list[list[Request]]]:
     doc = next(t.documents(data_dir))
-    dialogue = get_protocol("replay_probe")(t, doc, ctx)
+    dialogue = registry.protocols.get("replay_probe").run(t, doc, ctx)
     waves: list[list[Request]] = []
     try:
         wave = next(dialogue)
@@ -175,14 +176,16 @@ def test_bad_records_name_the_field(data_dir: Path, change: dict, field: str) ->
     assert err.value.field == field
 
 
-def test_config_errors(data_dir: Path) -> None:
-    write(data_dir, record())
-    with pytest.raises(ConfigError, match="unknown key"):
-        drive(task(probes="cumulative"), data_dir, responder(), JUDGED)
-    combined = task()
-    combined.image_mode = "combined"
+def test_config_errors_at_load() -> None:
+    config, path = TaskRegistry.discover().load("mmrc")
+    typo = config.model_copy(update={"protocol_args": {**config.protocol_args, "probes": "cumulative"}})
+    with pytest.raises(ConfigError, match="unknown key") as info:
+        Task(typo, path)
+    assert info.value.field == "protocol_args.probes" and "did you mean 'probe'" in str(info.value)
+    with pytest.raises(ConfigError, match="--probes does not apply"):
+        task(probes="cumulative")
     with pytest.raises(ConfigError, match="combined"):
-        drive(combined, data_dir, responder(), JUDGED)
+        Task(config, path, image_mode="combined")
 
 
 def test_ability_variant_and_predict_only(data_dir: Path) -> None:

@@ -23,7 +23,7 @@ def png(color: str) -> bytes:
 
 
 def pil_loader(image: Image) -> PILImageModule.Image:
-    """Stands in for Image.load() (mmtasks.documents.images is the lead's)."""
+    """Stands in for Image.load() (decoding is mmtasks.core.pixels)."""
     if image.data is None:
         raise DataError("image file not found", file=image.path, doc_id=image.doc_id, field="images")
     return PILImageModule.open(io.BytesIO(image.data)).convert("RGB")

@@ -110,19 +110,19 @@ metrics:
 def through_the_scheduler(model: Any, data_root: Path, n_docs: int) -> dict[str, Any]:
     """A real task's documents -> single-turn dialogues -> the harness's Scheduler -> this model."""
     from mmtasks.config.task_registry import TaskRegistry
-    from mmtasks.dialogues.protocols import DialogueContext, get_protocol
+    from mmtasks.dialogues.protocols import DialogueContext
     from mmtasks.scheduling.scheduler import Scheduler
-    from mmtasks.scoring.aggregation import get_aggregator
+    from mmtasks import registry
     from mmtasks.task import Task
 
     with tempfile.TemporaryDirectory() as tasks_dir:
         (Path(tasks_dir) / "vllm_text_task.yaml").write_text(TEXT_TASK)
         config, path = TaskRegistry.discover([tasks_dir]).load("vllm_text_task")
         task = Task(config, path)
-        protocol = get_protocol(config.protocol)
+        protocol = registry.protocols.get(config.protocol).run
         scheduler = Scheduler(models={"model": model})
         samples = list(scheduler.run(protocol(task, doc, DialogueContext()) for doc in task.documents(data_root, n_docs)))
-    result = get_aggregator(config.aggregator)(task, samples, 0)
+    result = registry.aggregators.get(config.aggregator).fn(task, samples, 0)
     return {
         "waves": scheduler.stats.waves,
         "sent": scheduler.stats.sent,

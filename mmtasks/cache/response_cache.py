@@ -75,15 +75,6 @@ class ResponseCache:
             (key, model_identity, reply, time.time()),
         )
 
-    def put_many(self, rows: Iterable[tuple[str, str, str]]) -> None:
-        now = time.time()
-        with self._conn:
-            self._conn.execute("BEGIN")
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO responses (key, model, reply, created) VALUES (?, ?, ?, ?)",
-                [(k, m, r, now) for k, m, r in rows],
-            )
-
     def count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 

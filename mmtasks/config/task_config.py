@@ -98,7 +98,8 @@ class BreakdownConfig(_Strict):
 
 
 class TransformConfig(_Strict):
-    name: Literal["shuffle_options", "combine_images"]
+    name: str
+    """Registered transform (``shuffle_options``, ``combine_images`` or one from a plugin)."""
     seed: int = 1234
     options_field: str = "options"
     answer_field: str = "answer"
@@ -145,7 +146,12 @@ class TaskConfig(_Strict):
     version: int = 1
     description: str = ""
     dataset: DatasetConfig
-    protocol: Literal["single_turn", "multi_turn", "replay_probe"] = "single_turn"
+    protocol: str = "single_turn"
+    """Registered protocol (``single_turn``, ``multi_turn``, ``replay_probe`` or one from a plugin)."""
+    plugins: list[str] = Field(default_factory=list)
+    """Python files (relative to the YAML file that lists them, inside the task's folder tree)
+    imported when the task loads; their ``@parser``/``@metric``/``@protocol``... registrations are
+    visible to this task only. Inherited through ``include``: a task loads its bases' plugins too."""
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     target: str = "{{ doc.answer }}"
@@ -158,7 +164,8 @@ class TaskConfig(_Strict):
     aggregator: str = "per_sample_mean"
     """Registered aggregator turning samples into the task's results (``per_sample_mean``, ``mmdu``, ``mmrc``)."""
     protocol_args: dict[str, Any] = Field(default_factory=dict)
-    """Protocol settings (``history: self|reference``, ``probe: independent|cumulative`` ...)."""
+    """Protocol settings (``history: self|reference``, ``probe: independent|cumulative`` ...), validated
+    when the task loads by the protocol's own args model (an unknown key is an error)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form: ``notes`` (choices where the paper is silent), ``paper``, ``license``."""
 

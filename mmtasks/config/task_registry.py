@@ -1,5 +1,8 @@
-"""Finding tasks: every ``*.yaml`` under ``tasks/`` and each ``--include-path`` is a task,
-except files whose name starts with ``_`` (bases for ``include``).
+"""Finding tasks: every ``*.yaml`` under a task folder is a task, except files whose
+name starts with ``_`` (bases for ``include``). The task folders are, in order: the
+built-in ``mmtasks/tasks/``, those installed packages contribute through the
+``mmtasks`` entry-point group (``mmtasks.registry.task_folders``), and each
+``--include-path``.
 
 The registry indexes names lazily (a cheap YAML read per file) and validates a
 task fully only when it is used, so one broken file does not stop others from
@@ -15,8 +18,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from mmtasks import registry
 from mmtasks.config.task_config import TaskConfig
-from mmtasks.config.yaml_loader import load_with_includes, validate
+from mmtasks.config.yaml_loader import load_with_includes, read_yaml, validate
 from mmtasks.errors import ConfigError
 
 #: the tasks shipped with mmtasks, as package data (``mmtasks/tasks/``)
@@ -33,6 +37,12 @@ class TaskRegistry:
     @classmethod
     def discover(cls, include_paths: Sequence[str | Path] = ()) -> "TaskRegistry":
         dirs = [BUILTIN_TASKS_DIR] if BUILTIN_TASKS_DIR.is_dir() else []
+        for name in registry.task_folders.names():
+            folder = Path(registry.task_folders.get(name))
+            if not folder.is_dir():
+                raise ConfigError(f"the task folder {name!r} of an installed package is not a directory: {folder}",
+                                  field="task_folders", hint="fix or uninstall that package")
+            dirs.append(folder.resolve())
         for p in include_paths:
             path = Path(p).expanduser()
             if not path.is_dir():
@@ -76,8 +86,19 @@ class TaskRegistry:
         return dict(self._errors)
 
     def load(self, name: str) -> tuple[TaskConfig, Path]:
+        """The validated config of task ``name`` and its file. ``plugins:`` paths are made absolute,
+        each relative to the file that lists it, and accumulate through ``include`` (bases first)."""
         path = self._files[name]
-        return validate(TaskConfig, load_with_includes(path), file=path), path
+        data = load_with_includes(path)
+        plugins = _declared_plugins(path.resolve())
+        if plugins is not None:
+            data["plugins"] = [str(p) for p in plugins]
+        return validate(TaskConfig, data, file=path), path
+
+    def root(self, name: str) -> Path:
+        """The task folder that holds task ``name`` (its plugin files must lie inside it)."""
+        path = self._files[name].resolve()
+        return next((d for d in self.dirs if path.is_relative_to(d.resolve())), path.parent)
 
     def resolve(self, names: Iterable[str]) -> list[str]:
         """Expand groups, keep order, drop duplicates; unknown names get a "did you mean"."""
@@ -99,6 +120,25 @@ class TaskRegistry:
                 raise ConfigError(f"unknown task or group {name!r}", field="--tasks", hint=hint)
             out.extend(t for t in expanded if t not in out)
         return out
+
+
+def _declared_plugins(path: Path) -> list[Path] | None:
+    """Every ``plugins:`` entry of ``path`` and the files it includes (bases first), each joined to
+    the folder of the file that lists it; None when some ``plugins:`` is not a list of names (the
+    validation of the merged file then reports it). Include cycles were rejected by the loader."""
+    data = read_yaml(path)
+    includes = data.get("include") or []
+    out: list[Path] = []
+    for inc in [includes] if isinstance(includes, str) else includes:
+        inherited = _declared_plugins((path.parent / inc).resolve())
+        if inherited is None:
+            return None
+        out.extend(inherited)
+    own = data.get("plugins", [])
+    if not isinstance(own, list) or not all(isinstance(p, str) for p in own):
+        return None
+    out.extend(path.parent / p for p in own)
+    return list(dict.fromkeys(out))
 
 
 def _mentions_task(path: Path, name: str) -> bool:

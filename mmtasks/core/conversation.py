@@ -7,7 +7,6 @@ asks for pixels, so memory does not grow with the dataset.
 from __future__ import annotations
 
 import hashlib
-import io
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -72,7 +71,7 @@ class Image:
 
     def load(self) -> "PILImage":
         """Decode to an RGB PIL image (the only place pixels are made)."""
-        from mmtasks.documents.images import decode_image
+        from mmtasks.core.pixels import decode_image  # PIL is imported when pixels are first needed
 
         return decode_image(self)
 
@@ -110,12 +109,3 @@ class Message:
     def to_json(self) -> dict:
         return {"role": self.role, "content": [p.to_json() for p in self.parts]}
 
-
-def images_of(messages: "list[Message] | tuple[Message, ...]") -> list[Image]:
-    return [img for m in messages for img in m.images]
-
-
-def pil_to_png_bytes(img: "PILImage") -> bytes:
-    buf = io.BytesIO()
-    img.save(buf, format="PNG")
-    return buf.getvalue()

@@ -86,9 +86,6 @@ class Request:
     def images(self) -> list[Image]:
         return [img for m in self.messages for img in m.images]
 
-    def prompt_json(self) -> list[dict]:
-        return [m.to_json() for m in self.messages]
-
 
 @dataclass(frozen=True)
 class Reply:

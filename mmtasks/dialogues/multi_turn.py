@@ -36,7 +36,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.judging import ask_judge, judge_request
@@ -53,7 +55,6 @@ log = logging.getLogger("mmtasks")
 
 USER_ROLES = ("user", "human")
 ASSISTANT_ROLES = ("assistant", "gpt")
-HISTORY_MODES = ("self", "reference")
 
 
 @dataclass(frozen=True)
@@ -114,21 +115,34 @@ def _message(doc: "Document", field: str, conv: list[Any], i: int, roles: tuple[
     return item["value"]
 
 
+class MultiTurnArgs(BaseModel):
+    """``protocol_args`` of a multi_turn task."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    history: Literal["self", "reference"] = "self"
+    """``self``: the model's own answers are the history; ``reference``: the recorded ones (``--history``)."""
+    turns_field: str = "conversations"
+    """The record field holding the alternating user/assistant turns."""
+    image_token: str = "<ImageHere>"
+    """The marker in a user turn where the document's next image goes."""
+
+
 def history_mode(task: "Task") -> str:
-    mode = task.protocol_args.get("history", "self")
-    if mode not in HISTORY_MODES:
-        raise ConfigError(f"history must be one of {', '.join(HISTORY_MODES)}, got {mode!r}", file=task.file, field="protocol_args.history")
-    return mode
+    args = task.args
+    assert isinstance(args, MultiTurnArgs)
+    return args.history
 
 
-@protocol("multi_turn")
+@protocol("multi_turn", args=MultiTurnArgs, uses_judge=True)
 def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     if task.image_mode == "combined":
         raise ConfigError("multi-turn dialogues place each image at its own marker; --image-mode combined is not supported",
                           file=task.file, field="--image-mode")
-    args = task.protocol_args
-    marker = args.get("image_token", "<ImageHere>")
-    turns = read_turns(doc, args.get("turns_field", "conversations"), marker)
+    args = task.args
+    assert isinstance(args, MultiTurnArgs)
+    marker = args.image_token
+    turns = read_turns(doc, args.turns_field, marker)
     history = history_mode(task)
     system = task.render(task.config.prompt.system, doc, "prompt.system") if task.config.prompt.system else None
     messages: list[Message] = [Message.text("system", system)] if system else []

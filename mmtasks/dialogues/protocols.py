@@ -1,5 +1,11 @@
-"""The protocol registry: task YAML names a protocol; each is a function
-``(task, doc, ctx) -> Dialogue`` (a generator of request waves)."""
+"""Protocols: how a task turns one document into a dialogue with the model.
+
+A protocol is registered by name (``protocol:`` in the task YAML) as a
+:class:`ProtocolSpec`: the function ``(task, doc, ctx) -> Dialogue`` (a generator
+of request waves), the pydantic model of its ``protocol_args`` (unknown keys are
+errors), and what it can do (use a judge, run on combined images). The task is
+checked against the spec when it loads, before any model is loaded.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mmtasks.errors import ConfigError
+from pydantic import BaseModel, ConfigDict
+
+from mmtasks import registry
 
 if TYPE_CHECKING:
     from mmtasks.core.sample import Dialogue
@@ -27,25 +35,41 @@ class DialogueContext:
     notetaking: bool = False
 
 
-Protocol = Callable[["Task", "Document", DialogueContext], "Dialogue"]
-_PROTOCOLS: dict[str, Protocol] = {}
+class NoArgs(BaseModel):
+    """``protocol_args`` of a protocol that takes none: any key is an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def protocol(name: str) -> Callable[[Protocol], Protocol]:
-    def deco(fn: Protocol) -> Protocol:
-        _PROTOCOLS[name] = fn
+ProtocolFn = Callable[["Task", "Document", DialogueContext], "Dialogue"]
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """A registered protocol."""
+
+    name: str
+    #: ``(task, doc, ctx) -> Dialogue``; it reads its settings from ``task.args``
+    run: ProtocolFn
+    #: the schema of ``protocol_args`` (``extra="forbid"``); ``task.args`` is an instance
+    args: type[BaseModel] = NoArgs
+    #: whether the protocol calls the task's ``judge:`` (a judge block on a task whose
+    #: protocol does not use one is an error at load)
+    uses_judge: bool = False
+    #: whether the protocol runs with ``--image-mode combined`` (all images stitched into one)
+    supports_combined_images: bool = False
+
+
+def protocol(name: str, *, args: type[BaseModel] = NoArgs, uses_judge: bool = False,
+             supports_combined_images: bool = False) -> Callable[[ProtocolFn], ProtocolFn]:
+    """Register the decorated function as protocol ``name`` (a :class:`ProtocolSpec` in
+    ``mmtasks.registry.protocols``); the function itself is returned unchanged."""
+    if args.model_config.get("extra") != "forbid":
+        raise TypeError(f"protocol {name!r}: its args model {args.__name__} must set extra='forbid'")
+
+    def deco(fn: ProtocolFn) -> ProtocolFn:
+        registry.protocols.register(name, ProtocolSpec(name=name, run=fn, args=args, uses_judge=uses_judge,
+                                                       supports_combined_images=supports_combined_images))
         return fn
 
     return deco
-
-
-def get_protocol(name: str) -> Protocol:
-    from mmtasks.dialogues import single_turn  # noqa: F401  (registers)
-
-    try:
-        from mmtasks.dialogues import multi_turn, replay_probe  # noqa: F401
-    except ImportError:
-        pass
-    if name not in _PROTOCOLS:
-        raise ConfigError(f"unknown protocol {name!r}", field="protocol", hint=f"known: {', '.join(sorted(_PROTOCOLS))}")
-    return _PROTOCOLS[name]

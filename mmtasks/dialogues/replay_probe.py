@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from mmtasks.core.conversation import Message
 from mmtasks.dialogues.judging import ask_judge, judge_request
@@ -64,12 +64,9 @@ class ReplayProbeArgs(BaseModel):
 
 
 def probe_args(task: "Task") -> ReplayProbeArgs:
-    try:
-        return ReplayProbeArgs.model_validate(task.protocol_args)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in ("protocol_args", *err["loc"]))
-        raise ConfigError(err["msg"] if err["type"] != "extra_forbidden" else "unknown key", file=task.file, field=loc) from None
+    args = task.args
+    assert isinstance(args, ReplayProbeArgs)
+    return args
 
 
 def _answer_space(q: Question) -> dict[str, Any]:
@@ -207,7 +204,7 @@ def _question_record(k: int, q: Question, answer: str | None) -> dict[str, Any]:
     }
 
 
-@protocol("replay_probe")
+@protocol("replay_probe", args=ReplayProbeArgs, uses_judge=True)
 def replay_probe(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     run = _Run(task, doc, ctx)
     sample = run.sample

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from mmtasks.task import Task
 
 
-@protocol("single_turn")
+@protocol("single_turn", supports_combined_images=True)
 def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     messages = task.initial_messages(doc)
     target = task.target(doc)

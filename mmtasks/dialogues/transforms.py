@@ -1,5 +1,9 @@
 """Generic document transforms selectable per task or per run.
 
+A transform is a function ``(doc, cfg: TransformConfig) -> Document`` registered in
+:data:`mmtasks.registry.transforms` (``@transforms.register("name")``); a task lists
+them under ``transforms:`` and they are resolved when the task loads. Built in:
+
 - ``shuffle_options``: a seeded permutation of multiple-choice options such
   that the correct letter changes (RealBench's contamination check, Table 2).
 - ``combine_images``: all images of a document stitched into one (RealBench's
@@ -10,14 +14,19 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from mmtasks.config.task_config import TransformConfig
 from mmtasks.core.conversation import Image
 from mmtasks.documents.dataset import Document
 from mmtasks.errors import DataError
+from mmtasks.registry import transforms
+
+Transform = Callable[[Document, TransformConfig], Document]
 
 
+@transforms.register("shuffle_options")
 def shuffle_options(doc: Document, cfg: TransformConfig) -> Document:
     rec = doc.record
     options = rec.get(cfg.options_field)
@@ -44,18 +53,17 @@ def shuffle_options(doc: Document, cfg: TransformConfig) -> Document:
     return replace(doc, record=new_rec)
 
 
-def combine_images(doc: Document) -> Document:
+@transforms.register("combine_images")
+def combine_images(doc: Document, cfg: TransformConfig | None = None) -> Document:
     if len(doc.images) <= 1:
         return doc
     return replace(doc, images=(Image(parts=doc.images, doc_id=doc.doc_id, label="combined"),))
 
 
-def apply_transforms(doc: Document, transforms: list[TransformConfig], image_mode: str) -> Document:
-    for t in transforms:
-        if t.name == "shuffle_options":
-            doc = shuffle_options(doc, t)
-        elif t.name == "combine_images":
-            doc = combine_images(doc)
+def apply_transforms(doc: Document, steps: Sequence[tuple[Transform, TransformConfig]], image_mode: str) -> Document:
+    """Apply the task's resolved transforms in order, then combine the images under ``--image-mode combined``."""
+    for fn, cfg in steps:
+        doc = fn(doc, cfg)
     if image_mode == "combined":
         doc = combine_images(doc)
     return doc

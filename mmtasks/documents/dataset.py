@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,8 +51,14 @@ class Document:
     source: str
 
 
-def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path | None = None) -> Iterator[Document]:
+def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path | None = None,
+                   adapter: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Iterator[Document]:
+    """The task's documents; ``adapter`` is its resolved ``dataset.adapter`` (built-ins are looked up when omitted)."""
     ds = task.dataset
+    if adapter is None and ds.adapter:
+        from mmtasks.registry import adapters
+
+        adapter = adapters.get(ds.adapter, file=task_file)
     if ds.local is not None and (data_root is not None or ds.hf is None):
         if data_root is None:
             raise DataError(
@@ -70,9 +76,9 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
                 hint=DATA_HINTS.get(ds.local.dir, f"put the benchmark's data at {path}"),
             )
         records = _read_local(path)
-        yield from _documents(records, ds, folder, str(path))
+        yield from _documents(records, ds, folder, str(path), adapter)
     elif ds.hf is not None:
-        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}")
+        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter)
     else:
         raise DataError(f"task {task.task!r} names no dataset (dataset.local or dataset.hf)", file=task_file, field="dataset")
 
@@ -135,12 +141,8 @@ def _undecoded_images(dset: Any, datasets: Any) -> Any:
     return dset
 
 
-def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str) -> Iterator[Document]:
-    adapter = None
-    if ds.adapter:
-        from mmtasks.documents.adapters import get_adapter
-
-        adapter = get_adapter(ds.adapter)
+def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str,
+               adapter: Callable[[dict[str, Any]], dict[str, Any]] | None) -> Iterator[Document]:
     seen: set[str] = set()
     paths = ConfinedPaths(folder)
     for index, rec, lineno in records:
@@ -263,12 +265,13 @@ class Scan:
     max_images: int
 
 
-def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | None = None, task_file: Path | None = None) -> Scan:
+def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | None = None, task_file: Path | None = None,
+                   adapter: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Scan:
     """Check the data exists and count it, without resolving images (fast; no model needed)."""
     ds = task.dataset
     if ds.local is not None and (data_root is not None or ds.hf is None):
         # load_documents raises the "where it looked, how to get it" errors
-        first = load_documents(task, data_root, task_file=task_file)
+        first = load_documents(task, data_root, task_file=task_file, adapter=adapter)
         next(first, None)
         assert data_root is not None and ds.local is not None
         records: Iterator[tuple[int, dict[str, Any], int | None]] = _read_local(data_root / ds.local.dir / ds.local.file)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mmtasks.documents.adapters import adapter
+from mmtasks.registry import adapters
 from mmtasks.errors import DataError
 
 ID_KEYS = ("id", "conversation_id", "dialog_id", "dialogue_id", "conv_id")
@@ -147,7 +147,7 @@ def _question(q: Any, i: int, doc_id: str | None) -> dict[str, Any]:
     return out
 
 
-@adapter("mmrc_hf")
+@adapters.register("mmrc_hf")
 def mmrc_hf(rec: dict[str, Any]) -> dict[str, Any]:
     """A Hub record in the local format (PROVISIONAL: the release's schema is unverified)."""
     doc_id = _pick(rec, ID_KEYS, "id", None)

@@ -1,8 +1,7 @@
 """``mmtasks leaderboard build|plot|schema``.
 
-Wiring: the main CLI either calls :func:`add_subcommands` on its subparsers and then
-:func:`run` with the parsed namespace, or hands everything after ``leaderboard`` to
-:func:`main`. ``python -m mmtasks.leaderboard ...`` calls :func:`main`.
+The main CLI hands everything after ``leaderboard`` to :func:`main`, as
+``python -m mmtasks.leaderboard ...`` does.
 """
 
 from __future__ import annotations
@@ -47,24 +46,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     schema.set_defaults(leaderboard_handler=_schema)
 
 
-def add_subcommands(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``leaderboard`` on the main CLI's subparsers; dispatch with :func:`run`."""
-    parser = subparsers.add_parser("leaderboard", help="build the static leaderboard or plot figures")
-    configure_parser(parser)
-    return parser
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run the parsed subcommand; raises :class:`MmtasksError` for the caller to print."""
-    return args.leaderboard_handler(args)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mmtasks leaderboard", description="The static leaderboard.")
     configure_parser(parser)
     args = parser.parse_args(argv)
     try:
-        return run(args)
+        return args.leaderboard_handler(args)
     except MmtasksError as err:
         print(f"error: {err}", file=sys.stderr)
         return err.exit_code

@@ -1,14 +1,14 @@
-"""The model interface and the backend registry.
+"""The model interface and model specs.
 
-A backend is a :class:`ChatModel` subclass registered under a name. Backends
-are imported lazily, so an optional dependency (torch, vllm, openai) is only
-needed by the run that uses it, and its absence is a clear error.
+A backend is a :class:`ChatModel` subclass registered under a name in
+:data:`mmtasks.registry.backends` (the built-ins lazily, in :mod:`mmtasks.models.builtin`),
+so an optional dependency (torch, vllm) is only needed by the run that uses it,
+and its absence is a clear error naming the extra to install.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -18,36 +18,27 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mmtasks.errors import ConfigError, ModelError
+from mmtasks.errors import ConfigError
+from mmtasks.registry import backends
 from mmtasks.core.request import Reply, Request
 
-#: backend name -> "module:ClassName"; filled by register_model and the built-ins below.
-_BACKENDS: dict[str, str] = {
-    "hf": "mmtasks.models.hf:HFModel",
-    "vllm": "mmtasks.models.vllm_backend:VLLMModel",
-    "openai": "mmtasks.models.openai_api:OpenAIModel",
-    "random": "mmtasks.models.random_model:RandomModel",
-    "replay": "mmtasks.models.replay:ReplayModel",
-}
 #: an example spec for each built-in backend (the hint for a bare backend name)
 _BARE_EXAMPLES = {
     "hf": "hf:Qwen/Qwen2-VL-7B-Instruct", "vllm": "vllm:Qwen/Qwen2-VL-7B-Instruct",
     "openai": "openai:gpt-4o-2024-05-13", "replay": "replay:runs/previous",
 }
-#: what to pip install when a backend's import fails
-_EXTRAS = {"hf": "mmtasks[hf]", "vllm": "mmtasks[vllm]"}
 
 
 def register_model(name: str, target: str | type["ChatModel"]) -> None:
     """Register a backend: ``target`` is a class or a lazy ``"module:Class"`` string."""
     if isinstance(target, str):
-        _BACKENDS[name] = target
+        backends.register_lazy(name, target)
     else:
-        _BACKENDS[name] = f"{target.__module__}:{target.__qualname__}"
+        backends.register(name, target)
 
 
 def backend_names() -> list[str]:
-    return sorted(_BACKENDS)
+    return backends.names()
 
 
 class ModelSpec(BaseModel):
@@ -147,7 +138,7 @@ def parse_model_spec(spec: str, extra_args: dict[str, Any] | None = None, preset
     if not spec:
         raise ConfigError("empty model spec", field="--model")
     backend, sep, name = spec.partition(":")
-    if sep and backend in _BACKENDS:
+    if sep and backend in backends:
         preset = find_preset(name, presets_dirs) if backend != "replay" else None
         if preset is not None:
             return preset.to_spec(extra_args, backend=backend)
@@ -157,15 +148,15 @@ def parse_model_spec(spec: str, extra_args: dict[str, Any] | None = None, preset
     preset = find_preset(spec, presets_dirs)
     if preset is not None:
         return preset.to_spec(extra_args)
-    if not sep and spec in _BACKENDS:  # a bare backend name: say what goes after the colon
+    if not sep and spec in backend_names():  # a bare backend name: say what goes after the colon
         what = {"replay": "PATH"}.get(spec, "NAME")
         raise ConfigError(f"backend {spec!r} needs a model: {spec}:{what}", field="--model",
                           hint=f"e.g. {_BARE_EXAMPLES.get(spec, spec + ':' + what)}")
     if sep:
-        suggestion = difflib.get_close_matches(backend, list(_BACKENDS), n=1)
+        suggestion = difflib.get_close_matches(backend, backend_names(), n=1)
         hint = f"did you mean {suggestion[0]!r}?" if suggestion else f"known backends: {', '.join(backend_names())}"
         raise ConfigError(f"unknown model backend {backend!r} in {spec!r}", field="--model", hint=hint)
-    candidates = list(_BACKENDS) + preset_names(presets_dirs)
+    candidates = backend_names() + preset_names(presets_dirs)
     suggestion = difflib.get_close_matches(spec, candidates, n=1)
     hint = (
         f"did you mean {suggestion[0]!r}?"
@@ -196,8 +187,6 @@ class ChatModel(ABC):
     reply can be cached the moment it exists.
     """
 
-    #: whether requests may carry images
-    supports_images: ClassVar[bool] = True
     #: whether replies are worth caching (not for instant baselines such as ``random``)
     cacheable: ClassVar[bool] = True
 
@@ -236,21 +225,7 @@ class ChatModel(ABC):
         return [r if r is not None else Reply.failure("backend returned no reply") for r in out]
 
 
-def _import_backend(backend: str) -> type[ChatModel]:
-    target = _BACKENDS[backend]
-    module_name, _, cls_name = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        extra = _EXTRAS.get(backend)
-        hint = f"pip install '{extra}'" if extra else None
-        raise ModelError(f"backend {backend!r} needs a package that is not installed: {exc.name or exc}", field="--model", hint=hint) from None
-    return getattr(module, cls_name)
-
-
 def load_model(spec: ModelSpec, context: "ModelContext | None" = None) -> ChatModel:
     """Instantiate the backend for ``spec`` with the run's settings."""
-    if spec.backend not in _BACKENDS:
-        raise ConfigError(f"unknown model backend {spec.backend!r}", field="--model")
-    cls = _import_backend(spec.backend)
+    cls: type[ChatModel] = backends.get(spec.backend, field="--model")
     return cls(spec, context or ModelContext())

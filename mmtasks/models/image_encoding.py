@@ -6,7 +6,7 @@ its results on the image's content hash, so the same picture in many requests
 (every turn of an MMDU dialogue, every judge call) is encoded once per run;
 concurrent requests for an image being encoded wait for that one encoding.
 
-Pixels match :func:`mmtasks.documents.images.decode_image` (RGB, no EXIF
+Pixels match :func:`mmtasks.core.pixels.decode_image` (RGB, no EXIF
 rotation): JPEG/PNG files that are already RGB, unrotated and within the caps
 are sent as they are; everything else is decoded, converted to RGB,
 downscaled to the caps and re-encoded.

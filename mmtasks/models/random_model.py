@@ -19,7 +19,6 @@ from mmtasks.core.request import Reply, Request
 
 
 class RandomModel(ChatModel):
-    supports_images = True
     cacheable = False
 
     def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:

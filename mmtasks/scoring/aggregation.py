@@ -1,21 +1,24 @@
 """Turning a task's samples into its results: metric means with bootstrap
 standard errors, failure counts and breakdowns.
 
-Aggregators are registered by name (``aggregator:`` in the task YAML); the
-default, ``per_sample_mean``, averages each per-sample metric.
+Aggregators are registered by name (``aggregator:`` in the task YAML) with the
+:func:`aggregator` decorator, which also declares the metrics each reports; the
+default, ``per_sample_mean``, averages each per-sample metric (those with a
+``function``).
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.errors import ConfigError
+from mmtasks import registry
 from mmtasks.scoring.bootstrap import bootstrap_stderr
 
 if TYPE_CHECKING:
+    from mmtasks.config.task_config import TaskConfig
     from mmtasks.core.sample import Sample
     from mmtasks.task import Task
 
@@ -32,26 +35,30 @@ class TaskResult:
     problems: dict[str, int] = field(default_factory=dict)
 
 
-Aggregator = Callable[["Task", Sequence["Sample"], int], TaskResult]
-_AGGREGATORS: dict[str, Aggregator] = {}
+AggregatorFn = Callable[["Task", Iterable["Sample"], int], TaskResult]
 
 
-def aggregator(name: str) -> Callable[[Aggregator], Aggregator]:
-    def deco(fn: Aggregator) -> Aggregator:
-        _AGGREGATORS[name] = fn
+@dataclass(frozen=True)
+class AggregatorSpec:
+    """A registered aggregator."""
+
+    name: str
+    #: ``(task, samples, seed) -> TaskResult``
+    fn: AggregatorFn
+    #: the metric names it reports for a task config; the YAML's ``metrics:`` are checked
+    #: against them when the task loads
+    emits: Callable[["TaskConfig"], Collection[str]]
+
+
+def aggregator(name: str, *, emits: Callable[["TaskConfig"], Collection[str]]) -> Callable[[AggregatorFn], AggregatorFn]:
+    """Register the decorated function as aggregator ``name`` (an :class:`AggregatorSpec` in
+    ``mmtasks.registry.aggregators``); the function itself is returned unchanged."""
+
+    def deco(fn: AggregatorFn) -> AggregatorFn:
+        registry.aggregators.register(name, AggregatorSpec(name=name, fn=fn, emits=emits))
         return fn
 
     return deco
-
-
-def get_aggregator(name: str) -> Aggregator:
-    try:  # judge-based benchmarks register their own aggregators
-        from mmtasks.scoring import mmdu, mmrc  # noqa: F401
-    except ImportError:
-        pass
-    if name not in _AGGREGATORS:
-        raise ConfigError(f"unknown aggregator {name!r}", field="aggregator", hint=f"known: {', '.join(sorted(_AGGREGATORS))}")
-    return _AGGREGATORS[name]
 
 
 def mean(values: Sequence[float]) -> float | None:
@@ -122,8 +129,12 @@ def label_sort_key(label: str) -> tuple[int, float, str]:
         return (1, 0.0, label)
 
 
-@aggregator("per_sample_mean")
-def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def _metrics_with_function(config: "TaskConfig") -> list[str]:
+    return [m.name for m in config.metrics if m.function]
+
+
+@aggregator("per_sample_mean", emits=_metrics_with_function)
+def per_sample_mean(task: "Task", samples: Iterable["Sample"], seed: int) -> TaskResult:
     """Means of each metric with bootstrap stderr, counts of failures and unparsed answers, and
     breakdowns, in one pass over ``samples`` (which may be read back from disk as they come)."""
     names = [m.name for m in task.config.metrics]

@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
-
 import numpy as np
 
 #: Bound on resampled values held at once (rows x n), to keep memory flat.
 _CHUNK_VALUES = 250_000
-
-
-class MeanStderr(NamedTuple):
-    mean: float
-    stderr: float
-    n: int
 
 
 def bootstrap_stderr(values: Sequence[float], n_boot: int = 1000, seed: int = 0) -> float:
@@ -35,14 +27,6 @@ def bootstrap_stderr(values: Sequence[float], n_boot: int = 1000, seed: int = 0)
     for start, stop, idx in _resamples(n, n_boot, seed):
         means[start:stop] = data[idx].mean(axis=1)
     return float(means.std(ddof=1))
-
-
-def mean_with_stderr(values: Sequence[float], n_boot: int = 1000, seed: int = 0) -> MeanStderr:
-    """The mean of ``values`` and its bootstrap standard error."""
-    data = np.asarray(values, dtype=np.float64)
-    if data.size == 0:
-        raise ValueError("cannot average an empty list of values")
-    return MeanStderr(float(data.mean()), bootstrap_stderr(data, n_boot=n_boot, seed=seed), int(data.size))
 
 
 def bootstrap_ratio_stderr(numerators: Sequence[float], denominators: Sequence[float], n_boot: int = 1000, seed: int = 0) -> float:

@@ -11,7 +11,7 @@ from typing import Any
 
 from mmtasks.errors import DataError
 from mmtasks.scoring.parsers import unanswerable as normalize_unanswerable
-from mmtasks.scoring.registry import metric
+from mmtasks.registry import metrics
 from mmtasks.scoring.rouge import rouge_l_f1
 from mmtasks.scoring.text_normalize import strip_answer_prefix
 
@@ -47,21 +47,21 @@ def _score(correct: bool) -> float:
     return 100.0 if correct else 0.0
 
 
-@metric("exact_integer")
+@metrics.register("exact_integer")
 def exact_integer(parsed: int | None, target: Any, doc: dict) -> float:
     """Retrieval easy: the parsed image number equals the gold number."""
     gold = _as_int(target, doc)
     return _score(parsed is not None and parsed == gold)
 
 
-@metric("exact_set")
+@metrics.register("exact_set")
 def exact_set(parsed: list[int] | None, target: Any, doc: dict) -> float:
     """Retrieval hard: the parsed set of image numbers equals the gold set."""
     gold = _as_int_set(target, doc)
     return _score(parsed is not None and set(parsed) == gold)
 
 
-@metric("set_f1")
+@metrics.register("set_f1")
 def set_f1(parsed: list[int] | None, target: Any, doc: dict) -> float:
     """Retrieval hard, secondary: F1 of the parsed set against the gold set, x100."""
     gold = _as_int_set(target, doc)
@@ -72,7 +72,7 @@ def set_f1(parsed: list[int] | None, target: Any, doc: dict) -> float:
     return 100.0 * 2 * hits / (len(predicted) + len(gold))
 
 
-@metric("choice_acc")
+@metrics.register("choice_acc")
 def choice_acc(parsed: str | None, target: Any, doc: dict) -> float:
     """Ranking: the parsed letter equals the gold letter."""
     if not isinstance(target, str) or target.strip().upper() not in {"A", "B", "C", "D"}:
@@ -80,7 +80,7 @@ def choice_acc(parsed: str | None, target: Any, doc: dict) -> float:
     return _score(parsed is not None and parsed == target.strip().upper())
 
 
-@metric("rouge_l_zh")
+@metrics.register("rouge_l_zh")
 def rouge_l_zh(parsed: str | None, target: Any, doc: dict) -> float:
     """Extraction and reasoning: ROUGE-L F1 (jieba + rouge-chinese), x100.
 
@@ -98,7 +98,7 @@ def rouge_l_zh(parsed: str | None, target: Any, doc: dict) -> float:
     return 100.0 * rouge_l_f1(parsed, reference)
 
 
-@metric("unanswerable_acc")
+@metrics.register("unanswerable_acc")
 def unanswerable_acc(parsed: str | None, target: Any, doc: dict) -> float:
     """Unanswerable: the answer contains "No relevant content mentioned"
     (any case) or "未提及相关内容"."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmtasks.scoring.aggregation import TaskResult, aggregator
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
-from mmtasks.scoring.registry import parser
+from mmtasks.registry import verdict_parsers
 
 if TYPE_CHECKING:
     from mmtasks.core.sample import Sample
@@ -47,7 +47,7 @@ METRICS: tuple[str, ...] = tuple(DIMENSIONS.values())
 SCORE_RANGE = (0, 10)
 
 
-@parser("mmdu_judge")
+@verdict_parsers.register("mmdu_judge")
 def parse_mmdu_judge(reply: str) -> dict[str, float] | None:
     """The seven scores of a judge reply, keyed by metric name; None when the reply has no
     readable dict literal or lacks a dimension (the caller re-asks, then records a failure)."""
@@ -83,7 +83,7 @@ def _turns(sample: "Sample") -> list[dict[str, Any]]:
     return list(sample.extra.get("turns", []))
 
 
-@aggregator("mmdu")
+@aggregator("mmdu", emits=lambda config: METRICS)
 def aggregate_mmdu(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
     result = TaskResult(n_samples=len(samples))
     # Per dialogue: score sums over validly judged turns, their count, and failed turns.

@@ -113,7 +113,7 @@ def _breakdowns(pairs: list[tuple["Sample", dict[str, Any]]]) -> dict[str, dict[
     return out
 
 
-@aggregator("mmrc")
+@aggregator("mmrc", emits=lambda config: METRICS)
 def mmrc(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
     pairs = _records(samples)
     records = [rec for _, rec in pairs]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mmtasks.scoring.json_reply import last_json_object
-from mmtasks.scoring.registry import parser
+from mmtasks.registry import verdict_parsers
 from mmtasks.scoring.text_normalize import nfkc, strip_answer_prefix
 
 #: the fields a verdict must hold, per ability
@@ -52,7 +52,7 @@ def _valid(fields: dict[str, Any]) -> bool:
     return True
 
 
-@parser("mmrc_judge")
+@verdict_parsers.register("mmrc_judge")
 def judge_verdict(text: str) -> dict[str, Any] | None:
     """The verdict object (last ``{...}`` of the reply) with a valid ``score``, or None."""
     fields = last_json_object(text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from mmtasks.scoring.registry import parser
+from mmtasks.registry import parsers
 from mmtasks.scoring.text_normalize import collapse_whitespace, nfkc, strip_answer_prefix
 
 # --- numbers -------------------------------------------------------------
@@ -48,14 +48,14 @@ def _arabize(text: str) -> str:
     return _CN_IMAGE_NUMBER.sub(repl, nfkc(text))
 
 
-@parser("realbench_retrieval_single")
+@parsers.register("realbench_retrieval_single")
 def retrieval_single(text: str) -> int | None:
     """The first integer of the answer ("Image 3", "图3", "第三张", "３")."""
     match = _INTEGER.search(_arabize(strip_answer_prefix(text)))
     return int(match.group()) if match else None
 
 
-@parser("realbench_retrieval_multi")
+@parsers.register("realbench_retrieval_multi")
 def retrieval_multi(text: str) -> list[int] | None:
     """All image numbers in the answer, sorted and without repeats.
 
@@ -87,7 +87,7 @@ _STANDALONE_CHOICE = re.compile(r"(?<![A-Za-z])([A-D])(?![A-Za-z])")
 _LONE_LOWERCASE = re.compile(r"^[(\[]?\s*([a-d])\s*[)\].、:]?$")
 
 
-@parser("realbench_choice")
+@parsers.register("realbench_choice")
 def choice(text: str) -> str | None:
     """The first standalone capital letter A-D, or None.
 
@@ -105,13 +105,13 @@ def choice(text: str) -> str | None:
 # --- text ----------------------------------------------------------------
 
 
-@parser("realbench_text")
+@parsers.register("realbench_text")
 def text_answer(text: str) -> str:
     """The answer text without its wrapping ("" when nothing is left)."""
     return strip_answer_prefix(text)
 
 
-@parser("realbench_unanswerable")
+@parsers.register("realbench_unanswerable")
 def unanswerable(text: str) -> str:
     """The answer folded for phrase matching: NFKC, case-folded, single spaces."""
     return collapse_whitespace(nfkc(strip_answer_prefix(text))).casefold()

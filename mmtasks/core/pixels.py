@@ -1,4 +1,6 @@
-"""Decoding images (the one place pixels are made) and the combined-image transform."""
+"""Decoding images (the one place pixels are made) and the combined-image grid.
+
+It sits with the core types (PIL only) so that :meth:`Image.load` needs nothing above them."""
 
 from __future__ import annotations
 
@@ -27,16 +29,6 @@ def decode_image(image: "Image") -> "PILImage":
         with PILImageModule.open(io.BytesIO(data)) as img:
             img.load()
             return img.convert("RGB")
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise DataError(f"corrupt or unreadable image: {exc}", file=image.path, doc_id=image.doc_id, field="images") from None
-
-
-def verify_image(image: "Image") -> None:
-    """Cheap header check (no full decode) used when documents are loaded with ``--check-images``."""
-    data = image.read_bytes()
-    try:
-        with PILImageModule.open(io.BytesIO(data)) as img:
-            img.verify()
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise DataError(f"corrupt or unreadable image: {exc}", file=image.path, doc_id=image.doc_id, field="images") from None
 
