@@ -90,10 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
     _add_common(cache)
     from mmtasks.commands.judge import add_judge_parser
-    from mmtasks.leaderboard.cli import add_subcommands
+    from mmtasks.leaderboard.cli import configure_parser as configure_leaderboard
 
     _add_common(add_judge_parser(sub))
-    add_subcommands(sub)
+    configure_leaderboard(sub.add_parser("leaderboard", help="build the static leaderboard or plot figures",
+                                         description="The static leaderboard and figures from run folders."))
     return parser
 
 
@@ -143,9 +144,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return judge_command(args)
         if args.command == "leaderboard":
-            from mmtasks.leaderboard.cli import run as leaderboard_run
-
-            return leaderboard_run(args)
+            return args.leaderboard_handler(args)
         parser.print_help(sys.stderr)
         return 2
     except MmtasksError as exc:
