@@ -44,12 +44,6 @@ class RunOutcome:
     #: False on the other ranks of a data parallel run: rank 0 holds the results
     is_main: bool = True
 
-    @property
-    def problems(self) -> dict[str, dict[str, int]]:
-        if not self.is_main:
-            return {}
-        return {t: {k: v for k, v in p.items() if v} for t, p in self.results["problems"].items() if any(p.values())}
-
 
 def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
     registry = TaskRegistry.discover(run.include_paths)
