@@ -24,9 +24,10 @@ class EvaluationResult(dict):
     """The results dictionary (the layout of ``results.json``: ``results``, ``groups``,
     ``n-samples``, ``problems``, ``config``, ``run_stats``, ...), plus the run's samples.
 
-    ``samples`` maps each task to its samples in document order (read lazily from
-    ``output_path/samples/<task>.jsonl`` when the run wrote them; slim samples with scores,
-    failures and breakdown labels otherwise). ``problems`` lists, per task, the non-zero
+    ``samples`` maps each task to its samples in document order: slim samples (``doc_id``,
+    ``metrics``, ``failures``, ``unparsed``, breakdown labels; see ``Sample.slim``), read
+    lazily from ``output_path/samples/<task>.jsonl`` when the run wrote one (that file holds
+    the full samples: prompts, every reply, parsed answers, judge verdicts). ``problems`` lists, per task, the non-zero
     counts of failed requests, unparsed answers and judge failures. ``config`` is the
     :class:`RunConfig` that was run. On the non-zero ranks of a data parallel run the
     dictionary is empty and ``is_main`` is False.
