@@ -6,7 +6,7 @@ a multi-turn or judged task, whose documents all finish in its last waves, still
 shows work being done. On a terminal it is a tqdm bar over documents with the request
 counts as its postfix, redrawn as replies arrive; otherwise (SLURM, nohup, CI logs) a
 plain line goes to stderr every few seconds (``MMTASKS_PROGRESS_INTERVAL``, default
-10) from a timer thread, so a slow request cannot hold it back, and one at the end.
+5 s) from a timer thread, so a slow request cannot hold it back, and one at the end.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tqdm import tqdm
 from mmtasks.core.request import Reply, Request
 from mmtasks.core.sample import Sample
 
-DEFAULT_INTERVAL_S = 10.0
+DEFAULT_INTERVAL_S = 5.0
 
 
 def _interval() -> float:

@@ -97,10 +97,13 @@ def _judge_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | Non
     origin = None
     spec = run.judge
     if spec is None:
-        for t in judged:
-            if t.config.judge and t.config.judge.default_model:
-                spec, origin = t.config.judge.default_model, f"the default judge of task {t.name!r}"
-                break
+        defaults = {t.name: t.config.judge.default_model for t in judged if t.config.judge and t.config.judge.default_model}
+        if defaults:
+            first = next(iter(defaults))
+            spec, origin = defaults[first], f"the default judge of task {first!r}"
+            others = sorted({f"{m} ({t})" for t, m in defaults.items() if m != spec})
+            if others:  # one judge serves the run (said once it loaded: an error stays one line)
+                origin += "; tasks whose own default differs: " + ", ".join(others)
     if spec is None:
         raise ConfigError(f"task {judged[0].name!r} needs a judge model", field="--judge",
                           hint=f"pass --judge SPEC ({LOCAL_JUDGE_HINT}) or --predict-only")
@@ -158,7 +161,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
             # The judge is checked before any model time is spent.
             models["judge"] = _load_component("judge", judge_spec, context, ranks, origin)
             if origin:
-                log.info("judge: %s (%s; choose another with --judge)", judge_spec.display, origin)
+                log.info("judge: %s (%s; choose the judge with --judge)", judge_spec.display, origin)
         models["model"] = _load_component("model", model_spec, context, ranks)
         if run.strategy == "notetaking":
             if notetaker_spec is not None:

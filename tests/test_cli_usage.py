@@ -118,3 +118,15 @@ def test_bad_judge_and_notetaker_args_name_their_flags(capsys):
     code, _, err = _run(capsys, *base, "--judge", "random", "--strategy", "notetaking", "--notetaker", "opena:x")
     line = _error_line(err)
     assert code == 2 and line.startswith("mmtasks: error: field '--notetaker': notetaker opena:x: unknown model backend 'opena'"), line
+
+
+def test_the_default_judge_is_named_when_the_run_uses_it(capsys, monkeypatch, tmp_path):
+    from tests.chat_server import ChatServer
+
+    with ChatServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000")
+        code, _, err = _run(capsys, "--tasks", "mmdu", "--model", "random", "--data-dir", str(SAMPLE), "--limit", "1",
+                            "--no-cache", "--no-progress", "--allow-failures")
+    assert code == 0
+    assert "mmtasks: judge: openai:gpt-4o-2024-05-13 (the default judge of task 'mmdu'; choose the judge with --judge)" in err
