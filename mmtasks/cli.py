@@ -25,30 +25,30 @@ SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models", "judge")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tasks", required=True, help="comma-separated task and group names (see `mmtasks tasks`)")
-    p.add_argument("--model", required=True, help="backend:name (hf:, vllm:, openai:), random, replay:PATH or a preset from models/")
-    p.add_argument("--model-args", default="", help="k=v,... passed to the backend (e.g. dtype=bfloat16,device_map=auto)")
-    p.add_argument("--judge", default=None, help="judge model spec (any backend); default: the task's default judge")
-    p.add_argument("--judge-args", default="", help="k=v,... for the judge backend")
+    p.add_argument("--tasks", required=True, metavar="TASKS", help="comma-separated task and group names (see `mmtasks tasks`)")
+    p.add_argument("--model", required=True, metavar="SPEC", help="backend:name (hf:, vllm:, openai:), random, replay:PATH or a preset (see `mmtasks models`)")
+    p.add_argument("--model-args", default="", metavar="K=V,...", help="passed to the model's backend (e.g. dtype=bfloat16,device_map=auto)")
+    p.add_argument("--judge", default=None, metavar="SPEC", help="judge model spec (any backend); default: the task's default judge")
+    p.add_argument("--judge-args", default="", metavar="K=V,...", help="for the judge's backend (e.g. base_url=http://127.0.0.1:8000/v1)")
     p.add_argument("--strategy", choices=["none", "notetaking"], default="none", help="wrap the model with a strategy")
-    p.add_argument("--notetaker", default=None, help="note-taker model spec for --strategy notetaking (default: the model)")
-    p.add_argument("--notetaker-args", default="")
-    p.add_argument("--data-dir", type=Path, default=None, help="benchmark data root (default: $MMTASKS_DATA_DIR)")
-    p.add_argument("--output-path", type=Path, default=None, help="write DIR/results.json and DIR/samples/<task>.jsonl")
-    p.add_argument("--include-path", action="append", type=Path, default=[], help="extra folder of task YAML (repeatable)")
-    p.add_argument("--limit", type=int, default=None, help="only the first N documents of each task")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=int, default=None, help="requests per forward pass for local backends")
+    p.add_argument("--notetaker", default=None, metavar="SPEC", help="note-taker model for --strategy notetaking (default: the model)")
+    p.add_argument("--notetaker-args", default="", metavar="K=V,...", help="for the note taker's backend")
+    p.add_argument("--data-dir", type=Path, default=None, metavar="DIR", help="benchmark data root (default: $MMTASKS_DATA_DIR)")
+    p.add_argument("--output-path", type=Path, default=None, metavar="DIR", help="write DIR/results.json and DIR/samples/<task>.jsonl")
+    p.add_argument("--include-path", action="append", type=Path, default=[], metavar="DIR", help="extra folder of task YAML (repeatable)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N documents of each task (N >= 1)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of sampling backends and the random baseline (default 0)")
+    p.add_argument("--batch-size", type=int, default=None, metavar="N", help="requests per forward pass for local backends")
     p.add_argument("--image-mode", choices=["separate", "combined"], default="separate",
                    help="combined: stitch each document's images into one (for single-image models)")
     p.add_argument("--history", choices=["self", "reference"], default=None, help="multi-turn history: the model's own replies or the reference ones")
     p.add_argument("--probe", choices=["independent", "cumulative"], default=None, help="MMRC: ask evaluation questions independently or one after another")
     p.add_argument("--predict-only", action="store_true", help="run the model and write samples without judging")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-    p.add_argument("--cache-dir", type=Path, default=None, help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
+    p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")
-    p.add_argument("--max-live", type=int, default=1024, help="most dialogues in flight at once (bounds memory)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--max-live", type=int, default=1024, metavar="N", help="most dialogues in flight at once (bounds memory; default 1024)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (terminal) or progress lines (otherwise) on stderr")
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -56,13 +56,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 OTHER_COMMANDS = """other commands (each has --help):
-  mmtasks tasks         list tasks and groups: description, primary metric, judge
-  mmtasks models        list model presets and backends
+  mmtasks tasks         tasks and groups: description, primary metric, judge
+  mmtasks models        model presets and backends
   mmtasks cache         inspect or clear the response cache (info, clear)
-  mmtasks leaderboard   build the static leaderboard or plot figures (build, plot, schema)
-  mmtasks judge         compare judges: agreement between two runs' verdicts
+  mmtasks leaderboard   the static leaderboard and figures (build, plot, schema)
+  mmtasks judge         agreement between two runs' judge verdicts
 
-Python: mmtasks.evaluate(tasks=..., model=..., **options) runs the same evaluation."""
+From Python: mmtasks.evaluate(tasks=..., model=..., **options)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run", help="evaluate a model on tasks (the default command)",
         usage="mmtasks [run] --tasks TASKS --model SPEC [options]",
-        description="Evaluate a model on tasks (`run` may be left out: `mmtasks --tasks ... --model ...`).",
+        description="Evaluate a model on tasks (`run` may be left out).",
         epilog=OTHER_COMMANDS, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _run_parser(run)
