@@ -13,7 +13,17 @@ import logging
 import sys
 
 class _OwnHandler(logging.StreamHandler):
-    """The handler :func:`configure` installs (told apart from anyone else's)."""
+    """The handler :func:`configure` installs (told apart from anyone else's). It writes to
+    whatever ``sys.stderr`` is when a record arrives (a test's capture, a redirected stream),
+    never to a stream closed since."""
+
+    @property  # type: ignore[override]
+    def stream(self):  # noqa: ANN201
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass
 
 
 class _Formatter(logging.Formatter):
@@ -32,7 +42,7 @@ def configure(verbose: bool = False) -> None:
     root = logging.getLogger()
     for handler in [h for h in root.handlers if isinstance(h, _OwnHandler)]:
         root.removeHandler(handler)
-    handler = _OwnHandler(sys.stderr)
+    handler = _OwnHandler()
     handler.setFormatter(_Formatter("%(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter())
     root.addHandler(handler)
