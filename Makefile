@@ -1,9 +1,9 @@
 # Two commands set everything up on a fresh machine (no GPU needed):
 #   make demo   - create .venv if missing, install the core package only (no torch, no transformers: the demo
-#                 runs the `random` baseline), run RealBench, MMDU and MMRC on the bundled sample data with the
-#                 `random` baseline (and random chance-level judge), build the leaderboard
-#   make test   - create .venv if missing, install everything (torch CPU, transformers, datasets, plots, test tools,
-#                 plus the vLLM CPU venv and Chromium for the browser test), run all tests
+#                 runs the `random` baseline), run RealBench, MMDU, MMRC, MUIRBench and LLaVA-Bench on the bundled
+#                 sample data with the `random` baseline (and random chance-level judge), build the leaderboard
+#   make test   - create .venv if missing, install everything (torch CPU, transformers, datasets, plots, stats,
+#                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -31,7 +31,7 @@ install-demo: $(DEMO_STAMP)
 install: $(STAMP)
 
 demo: $(DEMO_STAMP)
-	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable,mmdu,mmrc \
+	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable,mmdu,mmrc,muirbench,llava_bench_wild \
 		--model random --judge random --data-dir data/sample --output-path runs/demo-random --no-cache
 	$(PY) -m mmtasks --tasks realbench --model random --image-mode combined \
 		--data-dir data/sample --output-path runs/demo-random-combined --no-cache

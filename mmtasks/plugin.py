@@ -20,15 +20,18 @@ from pathlib import Path
 from mmtasks.core.request import Reply, Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.protocols import DialogueContext, ProtocolSpec, protocol
-from mmtasks.registry import adapters, backends, metrics, parsers, task_folders, transforms, verdict_parsers
+from mmtasks.registry import adapters, backends, metrics, task_folders, transforms
 from mmtasks.scoring.aggregation import AggregatorSpec, TaskResult, aggregator
+from mmtasks.scoring.parsers import ParserArgs, parser
+from mmtasks.scoring.verdicts import verdict_parser
 
-#: ``@parser("name")``: reply text -> the compared value (None: unparsed, which may re-ask)
-parser = parsers.register
+# ``@parser("name")``: ``(text, doc record) -> value`` or ``(text) -> value`` (None: unparsed, which
+# may re-ask); ``@parser("name", args=Model)``: ``(text, doc record, args)`` with ``answer.parser_args``
+# validated by ``Model`` (a ParserArgs) at load. See mmtasks/scoring/parsers.py.
 #: ``@metric("name")``: ``(parsed, target, doc record) -> float | None`` per sample
 metric = metrics.register
-#: ``@verdict_parser("name")``: judge reply text -> the verdict's fields (None: not a verdict)
-verdict_parser = verdict_parsers.register
+# ``@verdict_parser("name")``: ``(judge reply text, prompt variables) -> verdict fields`` or
+# ``(text) -> fields`` (None: not a verdict); ``args=`` as for parsers (``judge.parser_args``).
 #: ``@transform("name")``: ``(doc, TransformConfig) -> Document``
 transform = transforms.register
 #: ``@adapter("name")``: a source record -> the record in the local format
@@ -44,6 +47,6 @@ def task_folder(name: str, path: str | Path) -> None:
 
 
 __all__ = [
-    "AggregatorSpec", "Dialogue", "DialogueContext", "ProtocolSpec", "Reply", "Request", "Sample", "TaskResult",
+    "AggregatorSpec", "Dialogue", "DialogueContext", "ParserArgs", "ProtocolSpec", "Reply", "Request", "Sample", "TaskResult",
     "adapter", "aggregator", "backend", "metric", "parser", "protocol", "task_folder", "transform", "verdict_parser",
 ]

@@ -22,7 +22,12 @@ mean" hint. An import error inside a plugin or a lazy entry is shown as itself
 
 A name registered by a plugin file is visible only to tasks that list that file
 in ``plugins:`` (or include a base that does), so whether a task loads never
-depends on which other tasks were loaded before it.
+depends on which other tasks were loaded before it, and two task folders may each
+have a plugin name of their own (a task that sees both gets an error). A plugin
+name may not reuse a built-in one. What a module of mmtasks or of an installed
+package registers stays built in even when a plugin file's import imports it
+first. Plugin files of one folder are imported as modules of one package, so a
+plugin may import a helper beside it relatively (``from .helpers import x``).
 """
 
 from __future__ import annotations
@@ -180,6 +185,10 @@ class Registry(Generic[T]):
             module = importlib.import_module(module_name)
         except ImportError as exc:
             hint = f"pip install '{entry.extra}'" if entry.extra else None
+            missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+            if missing and not module_name.startswith(missing):  # a dependency of the module, not the module
+                raise ConfigError(f"{self.kind} {entry.name!r} needs a package that is not installed: {missing}",
+                                  file=file, field=field, hint=hint) from exc
             raise ConfigError(f"{self.kind} {entry.name!r} cannot be imported from {module_name}: {type(exc).__name__}: {exc}",
                               file=file, field=field, hint=hint) from exc
         try:
@@ -366,19 +375,18 @@ def load_entry_points() -> None:
 # Objects are typed loosely here (this module sits below the layers that define them);
 # each layer documents the shape its registry holds.
 
-#: protocol name -> the protocol (mmtasks.dialogues): turns a document into a dialogue
+#: protocol name -> ProtocolSpec (mmtasks.dialogues.protocols): turns a document into a dialogue
 protocols: Registry[Any] = Registry("protocol", field="protocol", builtin_modules=("mmtasks.dialogues.builtin",))
 #: transform name -> document transform (mmtasks.dialogues.transforms)
 transforms: Registry[Any] = Registry("transform", field="transforms", builtin_modules=("mmtasks.dialogues.transforms",))
 #: adapter name -> record adapter (source schema -> the local one)
 adapters: Registry[Any] = Registry("dataset adapter", field="dataset.adapter", builtin_modules=("mmtasks.documents.adapters",))
 #: parser name -> answer parser (reply text -> compared value, None: unparsed)
-parsers: Registry[Any] = Registry("parser", field="answer.parser", builtin_modules=("mmtasks.scoring.parsers",))
+parsers: Registry[Any] = Registry("parser", field="answer.parser", builtin_modules=("mmtasks.scoring.builtin",))
 #: metric name -> per-sample metric function
-metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.metrics",))
-#: aggregator name -> aggregator (samples -> a task's results)
-aggregators: Registry[Any] = Registry("aggregator", field="aggregator",
-                                     builtin_modules=("mmtasks.scoring.aggregation", "mmtasks.scoring.mmdu", "mmtasks.scoring.mmrc"))
+metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.builtin",))
+#: aggregator name -> AggregatorSpec (mmtasks.scoring.aggregation): samples -> a task's results, and the metrics it reports
+aggregators: Registry[Any] = Registry("aggregator", field="aggregator", builtin_modules=("mmtasks.scoring.builtin",))
 #: verdict parser name -> judge-reply parser (reply text -> verdict fields, None: not a verdict)
 verdict_parsers: Registry[Any] = Registry("judge verdict parser", field="judge.parser", builtin_modules=("mmtasks.scoring.verdicts",))
 #: backend name -> ChatModel subclass (mmtasks.models), registered lazily

@@ -27,7 +27,7 @@ from mmtasks.results.results_json import build_results, write_results
 from mmtasks.core.request import Target
 from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scoring import rouge
-from mmtasks.scoring.aggregation import TaskResult
+from mmtasks.scoring.aggregation import TaskResult, aggregate
 from mmtasks.task import Task
 
 log = logging.getLogger("mmtasks")
@@ -54,7 +54,7 @@ def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
         # Building the Task resolves every name it uses and checks its settings: before any model loads.
         config, path = registry.load(name)
         tasks.append(Task(config, path, image_mode=run.image_mode, protocol_overrides=overrides,
-                          roots=(registry.root(name),)))
+                          roots=(registry.root(name), *registry.dirs)))
     groups = {g: members for g, members in registry.groups.items() if any(t in names for t in members)}
     return tasks, groups
 
@@ -235,7 +235,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         else:
             scored[task.name] = sorted(by_task[task.name], key=lambda s: s.doc_index)
         # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
-        results[task.name] = task.aggregator.fn(task, scored[task.name], BOOTSTRAP_SEED)
+        results[task.name] = aggregate(task, task.aggregator, scored[task.name], BOOTSTRAP_SEED)
     config = run.public()
     config["model_spec"] = model_spec.model_dump()
     if judge_spec is not None:

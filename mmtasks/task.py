@@ -22,16 +22,13 @@ from mmtasks.documents.adapters import Adapter
 from mmtasks.documents.dataset import Document, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
+from mmtasks.scoring.parsers import BoundParser, bind
 from mmtasks.templates import render, split_on_images
 
 ImageMode = Literal["separate", "combined"]
 
-#: an answer parser: reply text -> the compared value (None: unparsed)
-Parser = Callable[[str], Any]
 #: a per-sample metric: (parsed, target, doc record) -> score (None: not applicable to this sample)
 Metric = Callable[[Any, Any, dict], "float | None"]
-#: a judge-verdict parser: judge reply text -> the verdict's fields (None: not a verdict)
-VerdictParser = Callable[[str], Any]
 
 
 @dataclass
@@ -60,13 +57,15 @@ class Task:
     #: ``protocol_args`` (with the run's overrides) validated by the protocol's args model
     args: BaseModel = field(init=False)
     aggregator: AggregatorSpec = field(init=False)
-    parser: Parser = field(init=False)
+    #: the answer parser with its ``answer.parser_args``: ``parser(text, doc.record) -> value | None``
+    parser: BoundParser = field(init=False)
     metric_fns: dict[str, Metric] = field(init=False)
     transforms: tuple[tuple[Transform, TransformConfig], ...] = field(init=False, default=())
     #: the resolved ``dataset.adapter`` (None: records are read as they are)
     adapter: Adapter | None = field(init=False, default=None)
-    #: the judge-reply parser (None: the task has no judge)
-    judge_parser: VerdictParser | None = field(init=False, default=None)
+    #: the judge-verdict parser with its ``judge.parser_args``:
+    #: ``judge_parser(text, context) -> fields | None`` (None: the task has no judge)
+    judge_parser: BoundParser | None = field(init=False, default=None)
     #: the text of ``judge.prompt_file``, read byte-exact ("" when there is none)
     judge_prefix: str = field(init=False, default="")
 
@@ -86,7 +85,7 @@ class Task:
             raise ConfigError(f"protocol {cfg.protocol!r} of task {cfg.task!r} does not support --image-mode combined",
                               field="--image-mode", hint="run it with --image-mode separate")
         self.aggregator = get(registry.aggregators, cfg.aggregator, "aggregator")
-        self.parser = get(registry.parsers, cfg.answer.parser, "answer.parser")
+        self.parser = bind(cfg.answer.parser, cfg.answer.parser_args, plugins=self.plugins, file=origin, field="answer")
         self.metric_fns = {m.name: get(registry.metrics, m.function, f"metrics[{i}].function")
                            for i, m in enumerate(cfg.metrics) if m.function}
         self._check_metrics()
@@ -95,7 +94,8 @@ class Task:
         if cfg.dataset.adapter:
             self.adapter = get(registry.adapters, cfg.dataset.adapter, "dataset.adapter")
         if cfg.judge is not None:
-            self.judge_parser = get(registry.verdict_parsers, cfg.judge.parser, "judge.parser")
+            self.judge_parser = bind(cfg.judge.parser, cfg.judge.parser_args, registry=registry.verdict_parsers,
+                                     plugins=self.plugins, file=origin, field="judge")
             if cfg.judge.prompt_file:
                 self.judge_prefix = read_prompt_file(self.file.parent / cfg.judge.prompt_file, task_file=self.file)
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env python
-"""Generate the synthetic sample data of mmtasks (RealBench, MMDU, MMRC formats).
+"""Generate the synthetic sample data of mmtasks (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench formats).
 
     python scripts/make_sample_data.py [OUT_DIR]     # default: data/sample
 
 Writes OUT_DIR/realbench/, OUT_DIR/mmdu/ and OUT_DIR/mmrc/ in the local data
-formats of the benchmark specs. Everything is drawn with Pillow from fixed
-seeds: rerunning it writes byte-identical files (with the same Pillow build).
-Existing files in those three folders are replaced; nothing else is touched.
+formats of the benchmark specs, and OUT_DIR/muirbench/ and
+OUT_DIR/llava_bench_wild/ in their Hugging Face schemas (a local JSONL copy and
+a Hub-style parquet folder under hf/; writing the parquet needs the `datasets`
+package). Everything is drawn with Pillow from fixed seeds: rerunning it writes
+byte-identical files (with the same Pillow build). Existing files in those
+folders are replaced; nothing else is touched.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sample_data import mmdu, mmrc, realbench  # noqa: E402
+from sample_data import llava_bench_wild, mmdu, mmrc, muirbench, realbench  # noqa: E402
 
-GENERATORS = {"realbench": realbench.generate, "mmdu": mmdu.generate, "mmrc": mmrc.generate}
+GENERATORS = {"realbench": realbench.generate, "mmdu": mmdu.generate, "mmrc": mmrc.generate,
+              "muirbench": muirbench.generate, "llava_bench_wild": llava_bench_wild.generate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -115,7 +115,7 @@ prompt:
   user: |
     {{% if doc_id == "{second}" %}}{{{{ no_such_variable }}}}{{% endif %}}{{{{ image(0) }}}} Answer A, B, C or D.
 target: "field:answer"
-answer: {{parser: realbench_choice, retries: 0, space: {{kind: choice}}}}
+answer: {{parser: choice, retries: 0, space: {{kind: choice}}}}
 metrics:
   - {{name: acc, function: choice_acc}}
 """)

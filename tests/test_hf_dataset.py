@@ -41,7 +41,7 @@ dataset:
 prompt:
   user: "{{{{ doc.text }}}} {{% for i in range(n_images) %}}{{{{ image(i) }}}}{{% endfor %}} A or B?"
 target: "field:answer"
-answer: {{parser: realbench_choice, space: {{kind: choice, choices: [A, B]}}}}
+answer: {{parser: choice, parser_args: {{letters: [A, B]}}, space: {{kind: choice, choices: [A, B]}}}}
 metrics: [{{name: acc, function: choice_acc}}]
 """)
     out = tmp_path / "out"

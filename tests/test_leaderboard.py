@@ -4,7 +4,7 @@ Fixture runs (tests/fixtures/runs/, results.json written by hand in the runner's
 - qwen2vl7b-realbench-2025-11-26: hf:Qwen/Qwen2-VL-7B-Instruct, all 8 RealBench subtasks
 - qwen2vl7b-ranking-hard-rerun-2025-11-28: same model and args, a newer realbench_ranking_hard
 - qwen2vl7b-mmdu-mmrc-2025-11-27: same model, MMDU and MMRC with a judge and breakdowns
-- internvl2-8b-partial-2025-11-29: two RealBench subtasks; MMRC whose rp is "N/A"
+- internvl2-8b-partial-2025-11-29: two RealBench subtasks; MMRC whose rp is null
 - markup-name-2025-11-29: MMDU for a model whose name is HTML with a script
 - random-baseline-2025-11-25: the random baseline on retrieval and ranking only
 """
@@ -74,7 +74,9 @@ def test_build_reads_values_stderr_and_samples(board: Leaderboard) -> None:
     assert qwen.mmtasks_version == "0.1.0"
     # every metric of the task is kept, not only the column's
     assert qwen.metrics["realbench_retrieval_hard"]["f1"] == 2.7
-    assert qwen.metrics["realbench_ranking_easy"]["unparsed"] == 1.0
+    # counters are not metrics (older files still hold them among the metrics): problems has them
+    assert "unparsed" not in qwen.metrics["realbench_ranking_easy"]
+    assert qwen.problems["realbench_ranking_easy"] == {"request_failures": 0, "unparsed": 1}
     assert qwen.n_samples["realbench_ranking_easy"].effective == 556
     assert qwen.breakdowns["realbench_retrieval_easy"]["n_images"]["7-9"] == {"acc": 13.0, "n": 260.0}
 
@@ -83,7 +85,7 @@ def test_build_reads_values_stderr_and_samples(board: Leaderboard) -> None:
     assert mmdu.values["image_relationship_understanding"].value == 38.9
     assert mmdu.judge == "openai:gpt-4o-2024-05-13"
     assert mmdu.metrics["mmdu"]["creativity_macro"] == 33.3
-    assert mmdu.metrics["mmdu"]["judge_failures"] == 1.0
+    assert "judge_failures" not in mmdu.metrics["mmdu"] and mmdu.problems["mmdu"] == {"judge_failures": 1}
 
     mmrc = run_entry(board, "mmrc", QWEN)
     assert [mmrc.values[k].value for k in ("ie", "cr", "iu", "im", "mr", "ar")] == [2.9, 3.6, 2.5, 2.2, 2.2, 1.6]
@@ -136,7 +138,7 @@ def test_missing_values_are_null_with_a_reason_never_zero(board: Leaderboard, tm
     assert "realbench_retrieval_easy" in (internvl.values["retrieval_easy"].missing or "")
     assert internvl.values["average"].value is None
     assert "retrieval_easy" in (internvl.values["average"].missing or "")
-    rp = run_entry(board, "mmrc", INTERNVL).values["rp"]  # "N/A" in results.json
+    rp = run_entry(board, "mmrc", INTERNVL).values["rp"]  # null in results.json
     assert rp.value is None and "rp" in (rp.missing or "")
     random_row = run_entry(board, "realbench", "random")
     assert random_row.values["ranking_easy"].value == 25.3
@@ -253,7 +255,7 @@ def test_schema_doc_covers_every_field() -> None:
     assert f"version {lb_schema.SCHEMA_VERSION}" in doc
     models = [lb_schema.Leaderboard, lb_schema.Benchmark, lb_schema.Column, lb_schema.Chart,
               lb_schema.ChartOption, lb_schema.Entry, lb_schema.Cell, lb_schema.RunRef,
-              lb_schema.Citation, lb_schema.NSamples]
+              lb_schema.Citation, lb_schema.NSamples, lb_schema.Coverage]
     undocumented = [f"{m.__name__}.{name}" for m in models for name in m.model_fields if f"`{name}`" not in doc]
     assert not undocumented, f"document these in docs/leaderboard-schema.md: {undocumented}"
 
@@ -263,7 +265,7 @@ def test_site_files_and_data_script(board: Leaderboard, tmp_path: Path) -> None:
     written = write_site(board, out)
     assert sorted(p.name for p in written) == sorted(["index.html", "app.js", "style.css", DATA_JSON, DATA_JS])
     data = json.loads((out / DATA_JSON).read_text())
-    assert data["schema_version"] == 1 and data["generated_at"] == "2025-11-30T00:00:00Z"
+    assert data["schema_version"] == 2 and data["generated_at"] == "2025-11-30T00:00:00Z"
     Leaderboard.model_validate(data)
     script = (out / DATA_JS).read_text()
     prefix = "window.LEADERBOARD = "
@@ -472,3 +474,45 @@ def run_entry_id(site: Path, bench_id: str, model: str) -> str:
     entries = next(b for b in data["benchmarks"] if b["id"] == bench_id)["entries"]
     return next(e["id"] for e in entries if e["source"] == "run" and e["model"] == model)
 
+
+
+def test_page_marks_chance_judge_rows_and_partial_coverage(browser, tmp_path: Path) -> None:
+    """A chance-judge row is badged, unranked and last whatever the sort; a task under 100%
+    coverage shows its percentage under the value and a badge beside the model."""
+    chance = json.loads((RUNS / "markup-name-2025-11-29" / "results.json").read_text())
+    chance["config"].update(model="random", model_args={}, judge="random")
+    chance["results"]["mmdu"]["overall"] = 99.0
+    covered = json.loads((RUNS / "qwen2vl7b-mmdu-mmrc-2025-11-27" / "results.json").read_text())
+    covered["coverage"] = {"mmdu": {"unit": "turns", "scored": 90, "total": 120,
+                                    "unscored": {"request_failure": 20, "judge_failure": 10}}}
+    runs = [_write_run(tmp_path, chance, "chance"), _write_run(tmp_path, covered, "covered")]
+    site = tmp_path / "site"
+    write_site(build_leaderboard(load_runs(runs)), site)
+    page = browser.new_page(viewport={"width": 1360, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda err: problems.append(str(err)))
+    page.goto((site / "index.html").as_uri() + "#mmdu")
+    page.wait_for_selector("#board-mmdu tbody tr")
+
+    rows = page.locator("#board-mmdu tbody tr")
+    last = rows.nth(rows.count() - 1)
+    assert "unranked-row" in (last.get_attribute("class") or "")
+    assert last.locator(".badge-chance").text_content() == "chance judge"
+    assert last.locator("td.rank").text_content() == "\u2013"
+    assert last.locator('td[data-key="overall"] .value').text_content() == "99.0"
+    ranks = [rows.nth(i).locator("td.rank").text_content() for i in range(rows.count() - 1)]
+    assert ranks == [str(i) for i in range(1, rows.count())]
+    assert page.locator('#board-mmdu td.best[data-key="overall"] .value').text_content() == "70.2"  # GPT-4o, paper
+    # sorting ascending keeps the chance row last
+    page.locator('#board-mmdu th[data-key="overall"] button').click()
+    rows = page.locator("#board-mmdu tbody tr")
+    assert "unranked-row" in (rows.nth(rows.count() - 1).get_attribute("class") or "")
+
+    qwen = page.locator("#board-mmdu tr.partial-coverage")
+    assert qwen.count() == 1 and qwen.locator(".badge-coverage").text_content() == "coverage 75%"
+    assert "mmdu: 90 of 120 turns scored (request_failure 20, judge_failure 10)" in (
+        qwen.locator(".badge-coverage").get_attribute("title") or "")
+    assert qwen.locator('td[data-key="overall"] .coverage').text_content() == "75%"
+    assert page.locator("#board-mmdu td .coverage").count() == 7  # every MMDU column of that row
+    assert not problems, problems
+    page.close()

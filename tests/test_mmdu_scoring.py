@@ -19,10 +19,14 @@ from mmtasks.core.request import Reply, Request
 from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scoring.aggregation import TaskResult
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr, bootstrap_stderr
-from mmtasks.scoring.mmdu import METRICS, parse_mmdu_judge
+from mmtasks.scoring.aggregation import aggregate
 from mmtasks import registry
 from mmtasks.task import Task
 from tests.mmdu_data import judge_reply, scores, tag, write_mmdu
+from tests.plugins import plugin
+
+mmdu, MMDU = plugin("mmdu")
+METRICS, parse_mmdu_judge = mmdu.METRICS, mmdu.parse_mmdu_judge
 
 PROMPT_FILE = Path(__file__).resolve().parents[1] / "mmtasks" / "tasks" / "mmdu" / "judge_prompt.txt"
 #: sha256 of shared/specs/mmdu_judge_prompt.txt (the authors' meta_prompt, 6,037 bytes)
@@ -78,9 +82,9 @@ def test_prompt_file_is_read_relative_to_the_task_yaml_and_missing_file_is_an_er
     folder = tmp_path / "tasks"
     folder.mkdir()
     (folder / "judge.txt").write_bytes(b"\r\nline one\r\n\xe2\x80\x99 kept\n")
-    base = "task: {name}\ndataset: {{local: {{dir: mmdu, file: benchmark.json}}}}\nprotocol: multi_turn\naggregator: mmdu\n"
-    (folder / "a.yaml").write_text(base.format(name="a_task") + "judge: {prompt_file: judge.txt, parser: mmdu_judge}\n")
-    (folder / "b.yaml").write_text(base.format(name="b_task") + "judge: {prompt_file: nope.txt, parser: mmdu_judge}\n")
+    base = "task: {name}\ndataset: {{local: {{dir: mmdu, file: benchmark.json}}}}\nprotocol: multi_turn\n"
+    (folder / "a.yaml").write_text(base.format(name="a_task") + "judge: {prompt_file: judge.txt, parser: json_object}\n")
+    (folder / "b.yaml").write_text(base.format(name="b_task") + "judge: {prompt_file: nope.txt, parser: json_object}\n")
     registry = TaskRegistry.discover([folder])
     task = Task(*registry.load("a_task"))
     assert task.judge_prefix == "\r\nline one\r\n\u2019 kept\n"  # no newline translation, nothing stripped
@@ -91,7 +95,7 @@ def test_prompt_file_is_read_relative_to_the_task_yaml_and_missing_file_is_an_er
 # --- parsing -----------------------------------------------------------------
 
 def test_figure3_reply_parses() -> None:
-    assert registry.verdict_parsers.get("mmdu_judge") is parse_mmdu_judge
+    assert registry.verdict_parsers.get("mmdu_judge", plugins=[MMDU]).fn is mmdu.mmdu_judge
     assert parse_mmdu_judge(FIGURE3_REPLY) == {
         "creativity": 6, "richness": 7, "visual_perception": 7, "logical_coherence": 7,
         "answer_accuracy": 8, "image_relationship_understanding": 8, "overall": 7,
@@ -191,7 +195,7 @@ def test_official_aggregation_by_hand(tmp_path: Path) -> None:
     write_mmdu(tmp_path, [[2, 0, 1], [1, 1, 0], [1]])
     task = mmdu_task()
     samples, model, judge, scheduler = run_dialogues(tmp_path, task, DialogueContext(has_judge=True))
-    result: TaskResult = registry.aggregators.get("mmdu").fn(task, samples, 0)
+    result: TaskResult = aggregate(task, task.aggregator, samples, 0)
     m = result.metrics
 
     # judge calls: 6 answered turns + 1 re-ask of d0t2 + 3 re-asks of d0t3; the failed turn is never judged
@@ -213,8 +217,10 @@ def test_official_aggregation_by_hand(tmp_path: Path) -> None:
     assert m["creativity_macro"] == pytest.approx((55 + 220 / 3) / 2)
     # failures (one judge failure, one request failure) counted as 0
     assert m["overall_all"] == pytest.approx(10 * 35 / 7)
-    assert m["judge_failures"] == 1 and m["request_failures"] == 1 and m["judged_turns"] == 5
-    assert result.problems == {"judge_failures": 1, "request_failures": 1}
+    assert result.problems == {"request_failures": 1, "unparsed": 0, "judge_failures": 1}
+    assert result.counts == {"judged_turns": 5}
+    assert result.coverage == {"unit": "turns", "scored": 5, "total": 7, "unscored": {"request_failure": 1, "judge_failure": 1}}
+    assert not {"judge_failures", "request_failures", "judged_turns"} & set(m)  # counters are not metrics
     turn = result.breakdowns["turn"]
     assert list(turn) == ["1", "2", "3"] and all(set(row) == {*METRICS, "n"} for row in turn.values())
     assert [(row["overall"], row["n"]) for row in turn.values()] == [(80.0, 2), (45.0, 2), (100.0, 1)]
@@ -241,9 +247,10 @@ def test_predict_only_asks_no_judge_and_scores_nothing(tmp_path: Path) -> None:
     task = mmdu_task()
     samples, model, judge, _ = run_dialogues(tmp_path, task, DialogueContext(predict_only=True))
     assert judge.requests == [] and len(model.requests) == 2
-    result = registry.aggregators.get("mmdu").fn(task, samples, 0)
+    result = aggregate(task, task.aggregator, samples, 0)
     assert result.metrics["overall"] is None and result.metrics["overall_all"] is None
-    assert result.problems == {"judge_failures": 0, "request_failures": 0}
+    assert result.problems == {"request_failures": 0, "unparsed": 0, "judge_failures": 0}
+    assert result.coverage is None  # no judge was asked: nothing to say about coverage
     assert [t["status"] for t in samples[0].extra["turns"]] == ["unjudged", "unjudged"]
 
 
@@ -253,3 +260,13 @@ def test_ratio_bootstrap_matches_mean_bootstrap_for_unit_denominators() -> None:
     assert bootstrap_ratio_stderr([5.0], [1.0]) == 0.0
     with pytest.raises(ValueError):
         bootstrap_ratio_stderr([1.0, 2.0], [1.0])
+
+
+def test_the_random_judge_scores_every_dimension() -> None:
+    import random
+
+    from mmtasks.models.random_model import random_verdict
+
+    spec = registry.verdict_parsers.get("mmdu_judge", plugins=[MMDU])
+    verdict = parse_mmdu_judge(random_verdict(random.Random(0), spec.space({}), n_images=1))
+    assert verdict is not None and set(verdict) == set(METRICS) and all(1 <= v <= 10 for v in verdict.values())

@@ -35,6 +35,8 @@ LATENCY = 0.15
 
 VERDICT = 'The answer is close to the reference.\n{"score": 4, "matched_items": 1, "model_items": 2, "named_images": [2], "refused": true}'
 NOTE_PROMPT = "You are taking notes"
+#: how a choice question's probe ends (probe_prompt in mmtasks/tasks/mmrc/_base.yaml)
+CHOICE_INSTRUCTION = "Answer with the letter of the correct option."
 #: the AR question of mmrc-001, which the judge never scores in the failure test
 UNJUDGEABLE = "What is the number of our flight to Lakeside Town?"
 
@@ -48,6 +50,8 @@ def make_reply(unjudgeable: str | None = None) -> Callable[[dict], str]:
         if text.startswith(NOTE_PROMPT):
             turn = int(re.search(r"\(turn (\d+)\)", text).group(1))  # type: ignore[union-attr]
             return f'Notes updated.\n{{"user_info": {{"last_turn": {turn}}}, "purpose": "trip"}}'
+        if text.rstrip().endswith(CHOICE_INSTRUCTION):
+            return "I choose B."  # a parseable letter: an unparsed answer would be a problem (exit 1)
         return own_reply(text)
 
     return reply
@@ -215,7 +219,7 @@ def test_notetaking_run_through_python_m(server: ChatServer, tmp_path: Path) -> 
     assert r["ep"] == 0.5 and r["rp"] == 100.0
     gold = [q["images"] for rec in RECORDS for q in rec["questions"] if q["ability"] == "IM"]
     assert r["imp"] == pytest.approx(sum((2 in g) / len(g) for g in gold) / len(gold))
-    assert r["judge_failures"] == 0 and r["request_failures"] == 0
+    assert results["problems"]["mmrc"] == {"request_failures": 0, "unparsed": 0, "judge_failures": 0}
     assert set(results["breakdowns"]["mmrc"]) == {"length", "category", "updates"}
     # Every version of the note is in the samples.
     for rec in RECORDS:
@@ -267,8 +271,9 @@ def test_judge_failure_and_failed_turn_are_counted(server: ChatServer, tmp_path:
     assert rc == 1  # failures make the run fail unless --allow-failures
     results, samples = outputs(tmp_path)
     r, problems = results["results"]["mmrc"], results["problems"]["mmrc"]
-    assert problems == {"request_failures": 1, "judge_failures": 1}
-    assert r["judge_failures"] == 1 and r["request_failures"] == 1
+    assert problems == {"request_failures": 1, "unparsed": 0, "judge_failures": 1}
+    assert not {"judge_failures", "request_failures", "n_questions"} & set(r)  # counters are not metrics
+    counts = results["n-samples"]["mmrc"]
     # The judge was asked once and re-asked three times for the question it never scored.
     asked = [c for c in by_kind(server, "judge") if UNJUDGEABLE in last_user_text(c.body)]
     assert len(asked) == 4
@@ -278,8 +283,8 @@ def test_judge_failure_and_failed_turn_are_counted(server: ChatServer, tmp_path:
     assert all(q["response"] is None and q["verdict"] is None for q in failed["extra"]["questions"])
     assert not [c for c in by_kind(server, "probe") if conversation_of(c)["id"] == "mmrc-002"]
     n_002 = len(RECORDS[1]["questions"])
-    assert r["n_questions"] == N_QUESTIONS and r["unanswered_questions"] == n_002
-    assert r["scored_questions"] == N_QUESTIONS - n_002 - 1
+    assert counts["n_questions"] == N_QUESTIONS and counts["unanswered_questions"] == n_002
+    assert counts["scored_questions"] == N_QUESTIONS - n_002 - 1
     ar = [q for q in samples["mmrc-001"]["extra"]["questions"] if q["ability"] == "AR"][0]
     assert ar["judge_failed"] and ar["verdict"] is None and ar["judge_error"] == "judge reply could not be parsed"
 

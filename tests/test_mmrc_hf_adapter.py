@@ -12,8 +12,10 @@ from PIL import Image as PILImage
 from mmtasks.config.task_config import TaskConfig
 from mmtasks import registry
 from mmtasks.documents.dataset import load_documents
-from mmtasks.documents.mmrc_record import conversation_of
 from mmtasks.errors import DataError
+from tests.plugins import plugin
+
+mmrc, MMRC = plugin("mmrc")
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "mmrc" / "mmrc.jsonl"
 
@@ -36,14 +38,17 @@ HUB_LIKE = {
 
 
 def test_local_records_pass_through() -> None:
-    adapt = registry.adapters.get("mmrc_hf")
     for line in SAMPLE.read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
-        assert adapt(rec) == rec
+        assert mmrc.record.hub_to_local(rec) == rec
+        # the adapter also checks the record and fills in the defaults, as the local adapter does
+        adapted = registry.adapters.get("mmrc_hf", plugins=[MMRC])(rec)
+        assert adapted == registry.adapters.get("mmrc", plugins=[MMRC])(rec)
+        assert all(q["format"] in ("open", "choice", "tf") for q in adapted["questions"])
 
 
 def test_hub_like_names_are_mapped() -> None:
-    out = registry.adapters.get("mmrc_hf")(HUB_LIKE)
+    out = mmrc.record.hub_to_local(HUB_LIKE)
     assert out["id"] == "17" and out["category"] == "music"
     assert out["turns"] == [
         {"user": "I play guitar.", "images": ["images/17/1.jpg"], "assistant": "Nice!"},
@@ -60,24 +65,24 @@ def test_hub_like_names_are_mapped() -> None:
 def test_missing_field_is_named(drop: str, field: str) -> None:
     rec = {k: v for k, v in HUB_LIKE.items() if k != drop}
     with pytest.raises(DataError) as err:
-        registry.adapters.get("mmrc_hf")(rec)
+        registry.adapters.get("mmrc_hf", plugins=[MMRC])(rec)
     assert err.value.field == field and "provisional" in err.value.message and "looked for" in err.value.message
 
 
 def test_missing_question_field_and_unknown_ability() -> None:
     rec = {**HUB_LIKE, "qa_pairs": [{"type": "IE", "question": "What do I play?"}]}
     with pytest.raises(DataError) as err:
-        registry.adapters.get("mmrc_hf")(rec)
+        registry.adapters.get("mmrc_hf", plugins=[MMRC])(rec)
     assert err.value.field == "questions.0.answer" and err.value.doc_id == "17"
     rec = {**HUB_LIKE, "qa_pairs": [{"type": "humour", "question": "?", "answer": "!"}]}
     with pytest.raises(DataError, match="unknown ability 'humour'"):
-        registry.adapters.get("mmrc_hf")(rec)
+        registry.adapters.get("mmrc_hf", plugins=[MMRC])(rec)
 
 
 def test_embedded_images_are_refused() -> None:
     rec = {**HUB_LIKE, "conversations": [{"role": "user", "content": "hi", "images": [{"bytes": b"..."}]}]}
     with pytest.raises(DataError, match="embedded images"):
-        registry.adapters.get("mmrc_hf")(rec)
+        registry.adapters.get("mmrc_hf", plugins=[MMRC])(rec)
 
 
 def test_adapter_plugs_into_loading(tmp_path: Path) -> None:
@@ -89,7 +94,7 @@ def test_adapter_plugs_into_loading(tmp_path: Path) -> None:
         "task": "t", "protocol": "replay_probe",
         "dataset": {"local": {"dir": "mmrc", "file": "hub.jsonl"}, "adapter": "mmrc_hf", "images_field": "turns[].images"},
     })
-    (doc,) = load_documents(config, tmp_path)
+    (doc,) = load_documents(config, tmp_path, adapter=registry.adapters.get("mmrc_hf", plugins=[MMRC]))
     assert doc.doc_id == "17" and [img.label for img in doc.images] == ["images/17/1.jpg"]
-    conv = conversation_of(doc)
+    conv = mmrc.record.conversation_of(doc.record)
     assert [q.ability for q in conv.questions] == ["IU", "AR", "IU"] and conv.image_numbers() == [[0], []]

@@ -11,11 +11,20 @@ from mmtasks.dialogues.judging import ask_judge
 from mmtasks.core.sample import Sample
 from mmtasks.core.request import Reply, Request
 from mmtasks import registry
+from mmtasks.scoring.aggregation import count_problems
 from mmtasks.scoring.bootstrap import bootstrap_stderr
 from mmtasks.scoring.json_reply import last_json_object
-from mmtasks.scoring.mmrc import question_values
-from mmtasks.scoring.mmrc_parsers import exact_match, judge_verdict, parse_choice, parse_tf, verdict_parser
-from mmtasks import registry
+from tests.plugins import plugin
+
+mmrc, MMRC = plugin("mmrc")
+question_values, judge_verdict, parse_choice, parse_tf = mmrc.scoring.question_values, mmrc.verdicts.judge_verdict, mmrc.answers.parse_choice, mmrc.answers.parse_tf
+AGGREGATE = registry.aggregators.get("mmrc", plugins=[MMRC]).fn
+
+
+def verdict_parser(ability: str):
+    """The registered ``mmrc_judge`` verdict parser, for a question of ``ability``."""
+    spec = registry.verdict_parsers.get("mmrc_judge", plugins=[MMRC])
+    return lambda text: spec.fn(text, {"question": {"ability": ability}})
 
 # --- the judge's reply ---------------------------------------------------------
 
@@ -43,8 +52,7 @@ def test_judge_verdict_scores(reply: str, ok: bool) -> None:
 
 
 def test_verdict_fields_per_ability() -> None:
-    base = registry.verdict_parsers.get("mmrc_judge")
-    ie, im, ar, cr = (verdict_parser(base, a) for a in ("IE", "IM", "AR", "CR"))
+    ie, im, ar, cr = (verdict_parser(a) for a in ("IE", "IM", "AR", "CR"))
     assert ie('{"score": 4, "matched_items": 2, "model_items": 3}') == {"score": 4, "matched_items": 2, "model_items": 3}
     assert ie('{"score": 4}') is None                                            # IE needs the item counts
     assert ie('{"score": 4, "matched_items": 4, "model_items": 3}') is None      # more matched than stated
@@ -59,9 +67,8 @@ def test_verdict_fields_per_ability() -> None:
 
 
 def test_ask_judge_reasks_with_the_per_request_parser_then_records_a_failure() -> None:
-    base = registry.verdict_parsers.get("mmrc_judge")
     requests = [Request(messages=()), Request(messages=())]
-    gen = ask_judge(requests, [verdict_parser(base, "IE"), verdict_parser(base, "CR")], retries=1)
+    gen = ask_judge(requests, [verdict_parser("IE"), verdict_parser("CR")], retries=1)
     first = next(gen)
     assert [r.attempt for r in first] == [0, 0] and all(r.target == "judge" for r in first)
     # IE lacks its item counts (re-asked); CR's reply is complete.
@@ -99,26 +106,36 @@ def test_parse_tf(answer: str, value: str | None) -> None:
     assert parse_tf(answer) == value
 
 
+def exact_match(answer: str, fmt: str, gold: str, options: dict[str, str] | None) -> tuple[str | None, float | None]:
+    """The registered parser ``mmrc_answer`` then metric ``mmrc_exact_match``, as a task runs them."""
+    question = {"format": fmt, "answer": gold, "options": options}
+    parsed = registry.parsers.get("mmrc_answer", plugins=[MMRC]).fn(answer, question)
+    return parsed, registry.metrics.get("mmrc_exact_match", plugins=[MMRC])(parsed, gold, question)
+
+
 def test_exact_match_scores_unparsable_as_zero_and_open_as_not_applicable() -> None:
     assert exact_match("B", "choice", "B", OPTIONS) == ("B", 1.0)
     assert exact_match("no idea", "choice", "B", OPTIONS) == (None, 0.0)
     assert exact_match("false", "tf", "false", None) == ("false", 1.0)
     assert exact_match("It is true", "tf", "false", None) == ("true", 0.0)
-    assert exact_match("anything", "open", "x", None) == (None, None)
+    assert exact_match("The answer is: anything.", "open", "x", None) == ("anything", None)  # open: the text, no exact match
 
 
 # --- aggregation, by hand ----------------------------------------------------------
 
-def _q(ability: str, verdict: dict | None, **extra: object) -> dict:
-    rec = {"ability": ability, "format": "open", "response": "an answer", "parsed": None, "exact_match": None,
-           "verdict": verdict, "judge_failed": verdict is None, "gold_images": None, "refuse": None, "updates": None}
+def _q(ability: str, verdict: dict | None, exact_match: float | None = None, **extra: object) -> dict:
+    """A question record as replay_probe writes it: the question's fields, then the protocol's."""
+    rec = {"ability": ability, "format": "open", "images": None, "refuse": None, "updates": None,
+           "response": "an answer", "parsed": None, "metrics": {"exact_match": exact_match},
+           "verdict": verdict, "judge_failed": verdict is None}
     rec.update(extra)
     return rec
 
 
 def _sample(index: int, questions: list[dict], length: str, failures: list[str] | None = None) -> Sample:
     return Sample(task="mmrc", doc_id=f"c{index}", doc_index=index, breakdown={"length": length},
-                  extra={"questions": questions}, failures=failures or [])
+                  extra={"questions": questions}, failures=failures or [],
+                  judge_failures=sum(1 for q in questions if q["judge_failed"] and q["response"] is not None))
 
 
 @pytest.fixture
@@ -128,7 +145,7 @@ def samples() -> list[Sample]:
         _q("IE", {"score": 4, "matched_items": 2, "model_items": 3}),                # EP 2/3
         _q("CR", {"score": 5}, format="choice", parsed="B", exact_match=1.0),
         _q("IU", {"score": 2}, format="tf", parsed="true", exact_match=0.0, updates=1),
-        _q("IM", {"score": 3, "named_images": [1, 4]}, gold_images=[1, 2]),          # IMP 1/2
+        _q("IM", {"score": 3, "named_images": [1, 4]}, images=[1, 2]),          # IMP 1/2
         _q("MR", {"score": 4}),
         _q("AR", {"score": 5, "refused": True}, refuse=True),                        # refused as expected
     ]
@@ -137,11 +154,11 @@ def samples() -> list[Sample]:
         _q("IE", {"score": 1, "matched_items": 0, "model_items": 0}),                # states no item: EP 0
         _q("CR", None, judge_error="judge reply could not be parsed"),                # judge failure: unscored
         _q("IU", {"score": 4}, updates=2),
-        _q("IM", {"score": 5, "named_images": [2, 3]}, gold_images=[2, 3]),          # IMP 1
+        _q("IM", {"score": 5, "named_images": [2, 3]}, images=[2, 3]),          # IMP 1
         _q("MR", {"score": 2}),
         _q("AR", {"score": 1, "refused": False}, refuse=True),                       # did not refuse
         _q("AR", {"score": 4, "refused": False}, refuse=False),                      # answerable: not in RP
-        _q("IM", {"score": 2, "named_images": [1]}, gold_images=None),               # no gold images: no IMP
+        _q("IM", {"score": 2, "named_images": [1]}, images=None),               # no gold images: no IMP
     ]
     # Conversation 3 broke during the replay: its question was never answered.
     c3 = [_q("IE", None, response=None, judge_failed=False)]
@@ -156,7 +173,7 @@ def test_question_values() -> None:
 
 
 def test_aggregate_by_hand(samples: list[Sample]) -> None:
-    result = registry.aggregators.get("mmrc").fn(None, samples, 0)  # type: ignore[arg-type]
+    result = AGGREGATE(None, samples, 0)  # type: ignore[arg-type]
     m = result.metrics
     assert m["ie"] == pytest.approx((4 + 1) / 2)
     assert m["cr"] == pytest.approx(5.0)                # the judge failure is not scored as 0
@@ -170,10 +187,9 @@ def test_aggregate_by_hand(samples: list[Sample]) -> None:
     assert m["imp"] == pytest.approx((1 / 2 + 1) / 2)
     assert m["rp"] == pytest.approx(50.0)               # 1 of the 2 questions that expect a refusal
     assert m["exact_match"] == pytest.approx(0.5)
-    assert m["judge_failures"] == 1
-    assert m["request_failures"] == 1
-    assert m["n_questions"] == 15 and m["scored_questions"] == 13 and m["unanswered_questions"] == 1
-    assert result.problems == {"request_failures": 1, "judge_failures": 1}
+    assert result.counts == {"n_questions": 15, "scored_questions": 13, "unanswered_questions": 1, "note_unparsed": 0}
+    assert count_problems(samples) == {"request_failures": 1, "unparsed": 0, "judge_failures": 1}
+    assert result.coverage == {"unit": "questions", "scored": 13, "total": 15, "unscored": {"request_failure": 1, "judge_failure": 1}}
     assert result.n_samples == 3
     # stderrs: bootstrap of the per-question values; overall combines the six.
     assert m["ep_stderr"] == pytest.approx(bootstrap_stderr([2 / 3, 0.0], seed=0))
@@ -184,7 +200,7 @@ def test_aggregate_by_hand(samples: list[Sample]) -> None:
 
 
 def test_breakdowns_by_length_and_updates(samples: list[Sample]) -> None:
-    b = registry.aggregators.get("mmrc").fn(None, samples, 0).breakdowns  # type: ignore[arg-type]
+    b = AGGREGATE(None, samples, 0).breakdowns  # type: ignore[arg-type]
     short, mid = b["length"]["[4,6)"], b["length"]["[9,12)"]
     assert short["ie"] == 4.0 and short["overall"] == pytest.approx((4 + 5 + 2 + 3 + 4 + 5) / 6)
     assert short["n"] == 7 and short["n_conversations"] == 2
@@ -195,7 +211,7 @@ def test_breakdowns_by_length_and_updates(samples: list[Sample]) -> None:
 
 def test_overall_needs_all_six_abilities() -> None:
     only_ie = [_sample(0, [_q("IE", {"score": 4, "matched_items": 1, "model_items": 1})], "[4,6)")]
-    m = registry.aggregators.get("mmrc").fn(None, only_ie, 0).metrics  # type: ignore[arg-type]
+    m = AGGREGATE(None, only_ie, 0).metrics  # type: ignore[arg-type]
     assert m["ie"] == 4.0 and m["overall"] is None and m["overall_stderr"] is None and m["cr"] is None
 
 
@@ -203,6 +219,22 @@ def test_paper_overall_is_the_mean_of_the_six() -> None:
     # Spec check: GPT-4o (4.35+4.38+4.28+4.12+4.31+3.06)/6 = 4.08
     rows = [_q(a, {"score": s, "matched_items": 0, "model_items": 0, "named_images": [], "refused": False})
             for a, s in zip(("IE", "CR", "IU", "IM", "MR", "AR"), (4.35, 4.38, 4.28, 4.12, 4.31, 3.06))]
-    m = registry.aggregators.get("mmrc").fn(None, [_sample(0, rows, "[4,6)")], 0).metrics  # type: ignore[arg-type]
+    m = AGGREGATE(None, [_sample(0, rows, "[4,6)")], 0).metrics  # type: ignore[arg-type]
     assert round(m["overall"], 2) == 4.08
 
+
+
+def test_the_random_judge_gives_every_ability_a_valid_verdict() -> None:
+    """The verdict parser says what its verdicts look like (no ``judge.space`` restating the
+    abilities' fields in the YAML), and a chance-level verdict drawn from it always parses."""
+    import random
+
+    from mmtasks.models.random_model import random_verdict
+
+    spec = registry.verdict_parsers.get("mmrc_judge", plugins=[MMRC])
+    rng = random.Random(0)
+    for ability in mmrc.abilities.ABILITIES:
+        space = spec.space({"question": {"ability": ability}})
+        assert set(space["fields"]) == set(mmrc.abilities.ABILITIES[ability].verdict)
+        for _ in range(20):
+            assert verdict_parser(ability)(random_verdict(rng, space, n_images=3)) is not None, ability

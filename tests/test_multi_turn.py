@@ -22,11 +22,12 @@ from mmtasks.core.conversation import Image, Text
 from mmtasks.dialogues.multi_turn import read_turns
 from mmtasks.documents.dataset import Document
 from mmtasks.errors import DataError
-from mmtasks.scoring.mmdu import METRICS
 from tests.chat_server import ChatServer, last_user_text
+from tests.plugins import plugin
 from tests.mmdu_data import MARKER, image_colour, image_size, judge_reply, scores, tag, write_mmdu
 
 REPO = Path(__file__).resolve().parents[1]
+METRICS = plugin("mmdu")[0].METRICS
 META_PROMPT = (REPO / "mmtasks" / "tasks" / "mmdu" / "judge_prompt.txt").read_bytes().decode("utf-8")
 MODEL, JUDGE = "mm-model", "mm-judge"
 FAST = "retry_base_delay=0.01"
@@ -210,7 +211,8 @@ def test_history_self_end_to_end(server: ChatServer, tmp_path: Path) -> None:
     results = read_results(out)
     r = results["results"]["mmdu"]
     assert r["overall"] == pytest.approx(80.0) and r["creativity"] == pytest.approx(70.0)
-    assert r["overall_macro"] == pytest.approx(80.0) and r["judge_failures"] == 0 and r["request_failures"] == 0
+    assert r["overall_macro"] == pytest.approx(80.0) and "judge_failures" not in r
+    assert results["problems"]["mmdu"] == {"request_failures": 0, "unparsed": 0, "judge_failures": 0}
     assert results["breakdowns"]["mmdu"]["turn"]["3"] == {**dict.fromkeys(METRICS, 70.0), "overall": 80.0, "n": 1}
     assert results["run_stats"]["waves"] == 3 + 1
     samples = read_samples(out)
@@ -269,7 +271,7 @@ def test_retries_and_a_failed_turn(server: ChatServer, tmp_path: Path) -> None:
     # the failed turn is never judged
     assert not any(tag(1, 1) in last_user_text(b) for b in judge_bodies(server))
     r = read_results(out)
-    assert r["results"]["mmdu"]["request_failures"] == 1 and r["problems"]["mmdu"]["request_failures"] == 1
+    assert r["problems"]["mmdu"]["request_failures"] == 1
     (d1,) = [s for s in read_samples(out) if s["doc_id"] == "mmdu-1"]
     assert d1["responses"][0] is None and d1["extra"]["turns"][0]["status"] == "request_failure"
     assert d1["extra"]["turns"][1]["after_failure"] is True and d1["extra"]["turns"][1]["status"] == "judged"
@@ -288,8 +290,9 @@ def test_unparseable_judge_replies_are_reasked_then_counted(server: ChatServer, 
     proc = run_cli(server, tmp_path, "--output-path", str(out))
     assert proc.returncode == 1 and "judge_failures=1" in proc.stderr
     assert len([b for b in judge_bodies(server) if tag(0, 2) in last_user_text(b)]) == 4  # 1 + judge.retries (3)
-    r = read_results(out)["results"]["mmdu"]
-    assert r["judge_failures"] == 1 and r["overall"] == pytest.approx(80.0) and r["overall_all"] == pytest.approx(40.0)
+    res = read_results(out)
+    r = res["results"]["mmdu"]
+    assert res["problems"]["mmdu"]["judge_failures"] == 1 and r["overall"] == pytest.approx(80.0) and r["overall_all"] == pytest.approx(40.0)
     turn = read_samples(out)[0]["extra"]["turns"][1]
     assert turn["status"] == "judge_failure" and turn["scores"] is None
 
@@ -356,8 +359,9 @@ def test_bundled_sample_data(server: ChatServer, tmp_path: Path) -> None:
     proc = run_cli(server, tmp_path, "--data-dir", str(sample), "--output-path", str(out))
     assert proc.returncode == 0, proc.stderr
     assert len(model_bodies(server)) == n_turns and len(judge_bodies(server)) == n_turns
-    r = read_results(out)["results"]["mmdu"]
-    assert r["judged_turns"] == n_turns and r["overall"] == pytest.approx(80.0)
+    res = read_results(out)
+    r = res["results"]["mmdu"]
+    assert res["n-samples"]["mmdu"]["judged_turns"] == n_turns and r["overall"] == pytest.approx(80.0)
     # every judge call carries all of its dialogue's images (the dialogue found by its question and reference)
     for body in judge_bodies(server):
         text = body["messages"][1]["content"][0]["text"][len(META_PROMPT):]

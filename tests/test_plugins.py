@@ -161,7 +161,7 @@ def test_what_a_plugin_file_imports_stays_visible_to_every_task(server: ChatServ
         dataset: {local: {dir: bench, file: test.jsonl}, images_field: null}
         prompt: {user: "{{ doc.question }}"}
         target: "field:answer"
-        answer: {parser: realbench_retrieval_single}
+        answer: {parser: integer}
         metrics: [{name: acc, function: exact_integer}]
     """)
     out = tmp_path / "run"
@@ -217,8 +217,8 @@ def test_a_plugin_file_must_stay_inside_the_task_folder(capsys, server: ChatServ
 @pytest.mark.parametrize(("source", "line_no", "message"), [
     ("x = 1\ndef broken(:\n    pass\n", 2, "SyntaxError: invalid syntax"),
     ("import os\nimport mmtasks_no_such_module_xyz\n", 2, "ModuleNotFoundError: No module named 'mmtasks_no_such_module_xyz'"),
-    ("from mmtasks.plugin import parser\n\n@parser('realbench_text')\ndef mine(text):\n    return text\n", None,
-     "parser 'realbench_text' is registered twice"),
+    ("from mmtasks.plugin import parser\n\n@parser('text')\ndef mine(text):\n    return text\n", None,
+     "parser 'text' is registered twice"),
 ])
 def test_a_broken_plugin_file_shows_its_own_error(capsys, server: ChatServer, tmp_path: Path, source: str,
                                                   line_no: int | None, message: str) -> None:
@@ -248,7 +248,7 @@ CHECKED = {
         task: typo_aggregator
         dataset: {local: {dir: bench, file: test.jsonl}, images_field: null}
         prompt: {user: "{{ doc.question }}"}
-        answer: {parser: realbench_retrieval_single}
+        answer: {parser: integer}
         target: "field:answer"
         aggregator: per_sample_maen
         metrics: [{name: acc, function: exact_integer}]
@@ -268,7 +268,7 @@ CHECKED = {
         task: decorative_metric
         dataset: {local: {dir: bench, file: test.jsonl}, images_field: null}
         prompt: {user: "{{ doc.question }}"}
-        answer: {parser: realbench_retrieval_single}
+        answer: {parser: integer}
         target: "field:answer"
         metrics:
           - {name: acc, function: exact_integer}

@@ -95,7 +95,8 @@ def test_unparseable_answers_are_reasked_five_times_then_counted(tmp_path):
                  "--output-path", str(tmp_path / "u"), "--no-progress", "--no-cache"])
     assert code == 1  # unparsed answers are problems unless --allow-failures
     res = json.loads((tmp_path / "u" / "results.json").read_text())
-    assert res["results"]["realbench_ranking_easy"]["unparsed"] == len(recs)
+    assert res["problems"]["realbench_ranking_easy"]["unparsed"] == len(recs)
+    assert "unparsed" not in res["results"]["realbench_ranking_easy"]  # a counter, not a metric
     assert res["results"]["realbench_ranking_easy"]["acc"] == 0.0
     row = samples(tmp_path, "u", "realbench_ranking_easy")[0]
     assert len(row["responses"]) == 6 and row["unparsed"] and row["parsed"] is None
@@ -143,7 +144,7 @@ prompt:
     {% for i in range(n_images) %}{{ image(i) }}{% endfor %}
     How many images are there? Answer with a number.
 target: "{{ doc.images | length }}"
-answer: {parser: realbench_retrieval_single, retries: 1, space: {kind: image_index}}
+answer: {parser: integer, retries: 1, space: {kind: image_index}}
 metrics:
   - {name: acc, function: exact_integer}
 """)

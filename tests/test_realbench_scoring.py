@@ -1,4 +1,5 @@
-"""RealBench answer parsers, metrics and bootstrap stderr, with hand-computed values."""
+"""Answer parsers (the generic ones and RealBench's plugin), metrics and bootstrap stderr,
+with hand-computed values."""
 
 from __future__ import annotations
 
@@ -16,8 +17,12 @@ from mmtasks.scoring.bootstrap import bootstrap_stderr
 from mmtasks import registry
 from mmtasks.scoring.rouge import segment
 from mmtasks.scoring.text_normalize import strip_answer_prefix
+from tests.plugins import plugin
 
 DOC = {"id": "t-001"}
+rb, RB = plugin("realbench")
+ABCD = {"id": "t-001", "options": {"A": [1, 2], "B": [2, 1], "C": [1, 3], "D": [3, 1]}}
+CHOICE = p.bind("choice", {"options_field": "options"})
 
 
 # --- strip_answer_prefix ---------------------------------------------------
@@ -72,7 +77,7 @@ def test_strip_answer_prefix(raw: str, expected: str) -> None:
     ],
 )
 def test_retrieval_single(raw: str, expected: int | None) -> None:
-    assert p.retrieval_single(raw) == expected
+    assert rb.retrieval_single(raw) == expected
 
 
 @pytest.mark.parametrize(
@@ -92,7 +97,7 @@ def test_retrieval_single(raw: str, expected: int | None) -> None:
     ],
 )
 def test_retrieval_multi(raw: str, expected: list[int] | None) -> None:
-    assert p.retrieval_multi(raw) == expected
+    assert rb.retrieval_multi(raw) == expected
 
 
 @pytest.mark.parametrize(
@@ -119,26 +124,72 @@ def test_retrieval_multi(raw: str, expected: list[int] | None) -> None:
     ],
 )
 def test_choice(raw: str, expected: str | None) -> None:
-    assert p.choice(raw) == expected
+    assert CHOICE(raw, ABCD) == expected
 
 
 def test_text_and_unanswerable_parsers() -> None:
-    assert p.text_answer("The answer is: 1. 豆腐\n2. 青菜 ") == "1. 豆腐\n2. 青菜"
-    assert p.text_answer("   ") == ""
-    assert p.unanswerable("Answer: No  relevant\nContent MENTIONED. ") == "no relevant content mentioned"
-    assert p.unanswerable("答案：未提及相关内容。") == "未提及相关内容"
+    assert p.text_answer("The answer is: 1. 豆腐\n2. 青菜 ", DOC) == "1. 豆腐\n2. 青菜"
+    assert p.text_answer("   ", DOC) == ""
+    assert rb.unanswerable("Answer: No  relevant\nContent MENTIONED. ") == "no relevant content mentioned"
+    assert rb.unanswerable("答案：未提及相关内容。") == "未提及相关内容"
+
+
+# --- the generic parsers beyond RealBench's shapes ------------------------------
+
+def test_choice_takes_the_letters_of_the_documents_options() -> None:
+    six = {"id": "m1", "options": ["a cat", "a dog", "a cow", "a hen", "a pig", "a fox"]}  # a list: A-F
+    assert CHOICE("The answer is F.", six) == "F"
+    assert CHOICE("(e)", six) == "E"
+    assert CHOICE("G", six) is None                          # not an option of this document
+    assert CHOICE("F", ABCD) is None                         # ... nor of a four-option one
+    assert p.bind("choice", {"letters": ["a", "b"]})("B, surely", {"id": "m5"}) == "B"   # fixed letters, no options read
+    two = {"id": "m2", "choices": {"X": "yes", "Y": "no"}}
+    assert p.bind("choice", {"options_field": "choices"})("I pick Y", two) == "Y"
+    with pytest.raises(DataError) as err:
+        CHOICE("A", {"id": "m3"})
+    assert err.value.doc_id == "m3" and err.value.field == "options"
+    with pytest.raises(DataError, match="single letters"):
+        CHOICE("A", {"id": "m4", "options": {"first": 1}})
+
+
+def test_integer_and_integer_set() -> None:
+    integer, integer_set = p.bind("integer", {}), p.bind("integer_set", {})
+    assert integer("Image ３ and 5", DOC) == 3 and integer("none", DOC) is None
+    assert integer("第三张", DOC) is None                     # Chinese image numbers are RealBench's
+    assert integer_set("The answer is: 5, 1-3, 3", DOC) == [1, 2, 3, 5]
+    assert integer_set("nothing", DOC) is None
+    assert p.bind("integer_set", {"max_range": 0})("1-3", DOC) == [1, 3]
+
+
+def test_parser_args_are_checked_when_bound() -> None:
+    with pytest.raises(ConfigError) as err:
+        p.bind("choice", {"option_field": "x"}, file="t.yaml")
+    assert err.value.field == "answer.parser_args.option_field" and "unknown key" in err.value.message
+    with pytest.raises(ConfigError) as err:
+        p.bind("integer_set", {"max_range": "many"}, file="t.yaml")
+    assert err.value.field == "answer.parser_args.max_range"
+    with pytest.raises(ConfigError, match="single letters"):
+        p.bind("choice", {"letters": ["AB"]})
+    with pytest.raises(ConfigError, match="takes no arguments"):
+        p.bind("text", {"x": 1})
+    with pytest.raises(ConfigError, match="did you mean 'choice'"):
+        p.bind("choise", {})
 
 
 def test_registry_names() -> None:
-    assert registry.parsers.get("realbench_choice") is p.choice
-    assert registry.parsers.get("realbench_retrieval_single") is p.retrieval_single
-    assert registry.parsers.get("realbench_retrieval_multi") is p.retrieval_multi
-    assert registry.parsers.get("realbench_text") is p.text_answer
-    assert registry.parsers.get("realbench_unanswerable") is p.unanswerable
+    assert registry.parsers.get("choice").fn is p.choice
+    assert registry.parsers.get("integer").fn is p.integer
+    assert registry.parsers.get("integer_set").fn is p.integer_set
+    assert registry.parsers.get("text").fn is p.text_answer
+    assert registry.parsers.get("realbench_retrieval_single", plugins=[RB]).fn is rb.retrieval_single
+    assert registry.parsers.get("realbench_retrieval_multi", plugins=[RB]).fn is rb.retrieval_multi
+    assert registry.parsers.get("realbench_unanswerable", plugins=[RB]).fn is rb.unanswerable
+    with pytest.raises(ConfigError, match="which this task does not load"):
+        registry.parsers.get("realbench_unanswerable")
     for name, fn in [("exact_integer", m.exact_integer), ("exact_set", m.exact_set),
-                     ("set_f1", m.set_f1), ("choice_acc", m.choice_acc),
-                     ("rouge_l_zh", m.rouge_l_zh), ("unanswerable_acc", m.unanswerable_acc)]:
+                     ("set_f1", m.set_f1), ("choice_acc", m.choice_acc), ("rouge_l_zh", m.rouge_l_zh)]:
         assert registry.metrics.get(name) is fn
+    assert registry.metrics.get("realbench_unanswerable_acc", plugins=[RB]) is rb.unanswerable_acc
     with pytest.raises(ConfigError, match="did you mean 'set_f1'"):
         registry.metrics.get("set_f")
 
@@ -176,18 +227,21 @@ def test_choice_acc() -> None:
     assert m.choice_acc("C", "c ", DOC) == 100.0
     assert m.choice_acc("B", "C", DOC) == 0.0
     assert m.choice_acc(None, "C", DOC) == 0.0
+    assert m.choice_acc("E", "E", DOC) == 100.0        # any letter, when the record has no options
     with pytest.raises(DataError):
-        m.choice_acc("A", "E", DOC)
+        m.choice_acc("A", "E", ABCD)                    # not one of the record's options
+    with pytest.raises(DataError):
+        m.choice_acc("A", "AB", DOC)
 
 
 def test_unanswerable_acc() -> None:
     gold = "No relevant content mentioned"
     for reply in ["Answer: No relevant content mentioned. ", "no relevant content mentioned",
                   "The images say nothing: NO RELEVANT CONTENT MENTIONED", "答案：未提及相关内容。"]:
-        assert m.unanswerable_acc(p.unanswerable(reply), gold, DOC) == 100.0, reply
+        assert rb.unanswerable_acc(rb.unanswerable(reply), gold, DOC) == 100.0, reply
     for reply in ["Answer: 上午九点", "No relevant content", ""]:
-        assert m.unanswerable_acc(p.unanswerable(reply), gold, DOC) == 0.0, reply
-    assert m.unanswerable_acc(None, gold, DOC) == 0.0
+        assert rb.unanswerable_acc(rb.unanswerable(reply), gold, DOC) == 0.0, reply
+    assert rb.unanswerable_acc(None, gold, DOC) == 0.0
 
 
 # --- ROUGE-L -------------------------------------------------------------------
@@ -215,17 +269,17 @@ def test_rouge_l_hand_computed() -> None:
 
 def test_rouge_l_after_parsing() -> None:
     # The parser drops the prefix and the final period; the gold loses its period too.
-    parsed = p.text_answer("答案：上午九点到晚上九点。")
+    parsed = p.text_answer("答案：上午九点到晚上九点。", DOC)
     assert parsed == "上午九点到晚上九点"
     assert m.rouge_l_zh(parsed, "上午九点到晚上九点。", DOC) == pytest.approx(100.0, abs=1e-5)
-    multi_line = p.text_answer("The answer is: \n1. 豆腐\n2. 青菜\n")
+    multi_line = p.text_answer("The answer is: \n1. 豆腐\n2. 青菜\n", DOC)
     assert m.rouge_l_zh(multi_line, "1. 豆腐\n2. 青菜", DOC) == pytest.approx(100.0, abs=1e-5)
 
 
 def test_rouge_l_empty_and_bad_inputs() -> None:
     assert m.rouge_l_zh("", "上午九点", DOC) == 0.0
     assert m.rouge_l_zh("  \n", "上午九点", DOC) == 0.0
-    assert m.rouge_l_zh(p.text_answer("The answer is: …… "), "上午九点", DOC) == 0.0
+    assert m.rouge_l_zh(p.text_answer("The answer is: …… ", DOC), "上午九点", DOC) == 0.0
     assert m.rouge_l_zh(None, "上午九点", DOC) == 0.0
     with pytest.raises(DataError, match="non-empty"):
         m.rouge_l_zh("x", "  ", DOC)

@@ -97,9 +97,15 @@ def test_positions_number_the_model_requests_in_order(data_dir: Path) -> None:
     assert [r.position for r in model] == list(range(7))          # 4 turns, then 3 probes
     assert sample.responses == [f"answer {i}" for i in range(7)]
     assert [len(w) for w in waves] == [1, 1, 1, 1, 3, 3]          # turns, one probe wave, one judge wave
-    assert sample.metrics["ie"] == 3.0 and sample.metrics["ep"] == 1.0 and sample.metrics["rp"] == 0.0
+    t = task()
+    m = t.aggregator.fn(t, [sample], 0).metrics
+    assert m["ie"] == 3.0 and m["ep"] == 1.0 and m["rp"] == 0.0
+    # the conversation's own means: exact match over its choice/tf questions, the judge's score over all
+    assert sample.metrics == {"exact_match": 0.0, "score": 3.0}
     cr = sample.extra["questions"][1]
-    assert cr["parsed"] is None and cr["exact_match"] == 0.0      # "answer 5" names no option
+    assert cr["parsed"] is None and cr["metrics"] == {"exact_match": 0.0}   # "answer 5" names no option
+    assert sample.unparsed == 1 and cr["reference"] == "B. Paris"
+    assert [(j["question"], j["group"]) for j in sample.judge] == [(0, "IE"), (1, "CR"), (2, "AR")]
 
 
 @pytest.mark.parametrize(("items", "shown"), [(["Li"], "Reference items: Li"),
@@ -113,7 +119,8 @@ def test_ie_judge_prompt_lists_the_label_items(data_dir: Path, items: list[str],
     assert shown in ie_prompt and "(IE)" in ie_prompt and "<conversation>" not in ie_prompt
     cr_prompt = waves[-1][1].messages[-1].plain_text
     assert "[Turn 2] User: [Image 2] [Image 3] Two photos." in cr_prompt and "[Turn 2] Assistant: answer 1" in cr_prompt
-    assert sample.metrics["ep"] == 1.0  # the verdict's counts decide, label items or not
+    t = task()
+    assert t.aggregator.fn(t, [sample], 0).metrics["ep"] == 1.0  # the verdict's counts decide, label items or not
 
 
 def test_unparsable_and_failed_notes_keep_the_previous_note(data_dir: Path) -> None:
@@ -173,7 +180,8 @@ def test_bad_records_name_the_field(data_dir: Path, change: dict, field: str) ->
     write(data_dir, record(**change))
     with pytest.raises(DataError) as err:
         drive(task(), data_dir, responder(), JUDGED)
-    assert err.value.field == field
+    assert err.value.field == field and err.value.doc_id == "c1"
+    assert err.value.file is not None and err.value.file.endswith("mmrc.jsonl") and err.value.line == 1
 
 
 def test_config_errors_at_load() -> None:
@@ -207,3 +215,17 @@ def test_replay_rescoring_sends_the_recorded_answers(tmp_path: Path) -> None:
 
     first = responses("a")
     assert first == responses("b") and all(None not in r for r in first.values())
+
+
+@pytest.mark.parametrize(("rec", "field"), [
+    ({"turns": [], "questions": [{"question": "?"}]}, "turns"),
+    ({"turns": [{"user": "hi"}], "questions": []}, "questions"),
+    ({"turns": [{"images": []}], "questions": [{"question": "?"}]}, "turns.0.user"),
+])
+def test_the_generic_record_is_checked_without_a_benchmark_adapter(rec: dict, field: str) -> None:
+    from mmtasks.dialogues.replay_probe import record_of
+    from mmtasks.documents.dataset import Document
+
+    with pytest.raises(DataError) as err:
+        record_of(Document(index=0, doc_id="g1", record=rec, images=(), source="g.jsonl"))
+    assert err.value.field == field and err.value.doc_id == "g1" and err.value.file == "g.jsonl"

@@ -66,7 +66,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
     stats = json.loads((tmp / "out" / "results.json").read_text())["run_stats"]
     assert len(prompts) == N_DOCS and stats["waves"] == 2 and stats["sent"]["model"] > N_DOCS
     accs = [res["results"][t]["acc"] for t in TASKS if "acc" in res["results"][t]]
-    assert any(0 < a < 100 for a in accs) and all(res["results"][t]["unparsed"] == 0 for t in TASKS)
+    assert any(0 < a < 100 for a in accs) and all(res["problems"][t]["unparsed"] == 0 for t in TASKS)
     return Reference(prompts, res, samples_files(tmp / "out"))
 
 

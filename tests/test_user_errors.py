@@ -156,7 +156,7 @@ def test_undefined_template_variable(capsys, data, tmp_path):
     d = _task_dir(tmp_path, (
         "task: tmpl_task\ndataset: {local: {dir: realbench, file: ranking_easy.jsonl}}\n"
         "prompt: {user: 'Question: {{ doc.text }} {{ instrution }}'}\n"
-        "answer: {parser: realbench_choice}\nmetrics: [{name: acc, function: choice_acc}]\n"
+        "answer: {parser: choice}\nmetrics: [{name: acc, function: choice_acc}]\n"
     ))
     code, err = run_cli(capsys, "--tasks", "tmpl_task", "--include-path", str(d), *base_args(data, tmp_path))
     assert code == 2
@@ -168,7 +168,7 @@ def test_sandbox_blocks_unsafe_template(capsys, data, tmp_path):
     d = _task_dir(tmp_path, (
         "task: evil_task\ndataset: {local: {dir: realbench, file: ranking_easy.jsonl}}\n"
         "prompt: {user: \"{{ doc.__class__.__mro__[1].__subclasses__() }}\"}\n"
-        "answer: {parser: realbench_choice}\nmetrics: [{name: acc, function: choice_acc}]\n"
+        "answer: {parser: choice}\nmetrics: [{name: acc, function: choice_acc}]\n"
     ))
     code, err = run_cli(capsys, "--tasks", "evil_task", "--include-path", str(d), *base_args(data, tmp_path))
     assert code == 2

@@ -67,8 +67,12 @@ class PromptConfig(_Strict):
 
 
 class AnswerConfig(_Strict):
-    parser: str = "realbench_text"
-    """Registered parser turning the raw reply into the compared value (None result = unparsed)."""
+    parser: str = "text"
+    """Registered parser turning the raw reply into the compared value (None result = unparsed):
+    ``text``, ``choice``, ``integer``, ``integer_set`` or a plugin's (see mmtasks/scoring/parsers.py)."""
+    parser_args: dict[str, Any] = Field(default_factory=dict)
+    """The parser's arguments (e.g. ``choice``: ``{options_field: options}``), validated at load
+    against the parser's own schema."""
     retries: int = 0
     """Re-ask up to this many times while the reply cannot be parsed (RealBench: "retry 5")."""
     space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
@@ -107,7 +111,8 @@ class TransformConfig(_Strict):
 
 
 class JudgeConfig(_Strict):
-    """An LLM judge as part of the task (used by MMDU, MMRC)."""
+    """An LLM judge as part of the task (its protocol must use one: ``single_turn``,
+    ``multi_turn``, ``replay_probe``)."""
 
     prompt: str = ""
     """Judge prompt template (Jinja, rendered with the protocol's variables, e.g. ``question``,
@@ -120,16 +125,25 @@ class JudgeConfig(_Strict):
     images: Literal["all", "none"] = "none"
     """``all``: attach every image of the document to each judge call; ``none``: text only."""
     parser: str
-    """Registered judge-reply parser."""
-    fields: list[str] = Field(default_factory=list)
+    """Registered judge-verdict parser (reply -> verdict fields; see mmtasks/scoring/verdicts.py)."""
+    parser_args: dict[str, Any] = Field(default_factory=dict)
+    """The verdict parser's arguments, validated at load against its own schema."""
+    metrics: list[str] | None = None
+    """Verdict fields that become per-sample metrics of the same name (None: every numeric field)."""
+    report_factor: float = 1.0
+    """Verdict values are multiplied by this before they are reported (MMDU: 10, turning the
+    judge's 0-10 scores into 0-100)."""
     retries: int = 3
+    """Re-ask the judge up to this many times while its reply is not a verdict, then count a
+    judge failure."""
     default_model: str | None = None
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
     """What a valid verdict looks like, for the ``random`` baseline used as a judge (a chance-level
     judge that exercises the whole pipeline offline): ``{kind: verdict, format: python|json,
     fields: {name: [low, high] | bool | image_subset}}``; a bound may name an earlier field.
-    String values are templates rendered with the judge prompt's variables."""
+    String values are templates rendered with the judge prompt's variables. When it is not
+    given, the verdict parser's own description is used (MMDU's and MMRC's give one)."""
 
     @model_validator(mode="after")
     def _has_prompt(self) -> "JudgeConfig":

@@ -24,8 +24,9 @@ class Sample:
     metrics: dict[str, float | None] = field(default_factory=dict)
     #: request failures (after the backend's retries), never scored as answers
     failures: list[str] = field(default_factory=list)
-    #: the final answer could not be parsed even after re-asking
-    unparsed: bool = False
+    #: answers that could not be parsed even after re-asking (0 or 1 for a one-answer protocol,
+    #: a count for one that asks several questions); counted as the task's ``unparsed`` problem
+    unparsed: int = 0
     #: breakdown name -> this document's group label
     breakdown: dict[str, str] = field(default_factory=dict)
     #: judge calls: parsed fields, raw replies, failures

@@ -5,7 +5,7 @@ dropped, never scored as if it were a verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +83,49 @@ def judge_request(task: "Task", doc: "Document", *, position: int, **variables: 
     if judge.system:
         messages.append(Message.text("system", judge.system))
     messages.append(Message("user", tuple(parts)))
-    space = task.rendered_space(judge.space, doc, "judge.space", **variables)
+    if "space" not in judge.model_fields_set and task.judge_parser is not None and task.judge_parser.spec.space is not None:
+        # the verdict parser knows its verdict's fields (the task need not restate them)
+        space = task.rendered_space(task.judge_parser.spec.space(task.variables(doc, **variables)), doc, "judge.parser")
+    else:
+        space = task.rendered_space(judge.space, doc, "judge.space", **variables)
     return Request(messages=tuple(messages), generation=judge.generation, target="judge",
                    task=task.name, doc_id=doc.doc_id, position=position, meta={"answer_space": space})
+
+
+def judge_call(task: "Task", doc: "Document", *, position: int, **variables: Any) -> tuple[Request, JudgeParser]:
+    """A judge request (see :func:`judge_request`) and the parser of its reply: the task's
+    verdict parser (``judge.parser``), given the variables the prompt was rendered with."""
+    if task.judge_parser is None:
+        raise ValueError(f"task {task.name!r} has no judge")
+    request = judge_request(task, doc, position=position, **variables)
+    context = task.variables(doc, **variables)
+    bound = task.judge_parser
+
+    def parse(text: str) -> dict[str, Any] | None:
+        fields = bound(text, context)
+        return fields if isinstance(fields, dict) else None
+
+    return request, parse
+
+
+def verdict_metrics(task: "Task", verdicts: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """Per-sample metrics from valid verdicts: for each verdict field named in ``judge.metrics``
+    (every numeric field when it names none), the mean over ``verdicts`` times
+    ``judge.report_factor``. Fields that are not numbers are left out."""
+    judge = task.config.judge
+    if judge is None:
+        return {}
+    valid = list(verdicts)
+    if not valid:
+        return {}
+    names = judge.metrics if judge.metrics is not None else [n for n, v in valid[0].items() if _number(v)]
+    out: dict[str, float] = {}
+    for name in names:
+        values = [v[name] for v in valid if _number(v.get(name))]
+        if values:
+            out[name] = judge.report_factor * sum(values) / len(values)
+    return out
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value

@@ -28,7 +28,10 @@ answered turn is judged on its own, without the dialogue history, from the
 question (the raw user text with its markers), the reference answer and the
 model's answer; all of a document's judge calls go out in one wave. A reply
 that cannot be parsed is re-asked ``judge.retries`` times, then recorded as a
-judge failure.
+judge failure. The dialogue's metrics are the means over its judged turns of
+the verdict fields named in ``judge.metrics`` (every numeric field when it names
+none), times ``judge.report_factor`` (the YAML says the scale: MMDU's 0-10
+scores are reported x10).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from mmtasks.core.conversation import Image, Message, Text
-from mmtasks.dialogues.judging import ask_judge, judge_request
+from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.errors import ConfigError, DataError
@@ -184,11 +187,11 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
 def _judge(task: "Task", doc: "Document", turns: list[Turn], records: list[dict[str, Any]], sample: Sample) -> Generator[list[Request], list[Reply], None]:
     """Judge every answered turn (one wave, re-asks included) and fill in the turn records."""
     judge = task.config.judge
-    assert judge is not None and task.judge_parser is not None
+    assert judge is not None
     answered = [k for k, r in enumerate(records) if r["status"] != "request_failure"]
-    requests = [judge_request(task, doc, position=k, question=turns[k].question, reference=turns[k].reference,
-                              answer=records[k]["response"]) for k in answered]
-    verdicts = yield from ask_judge(requests, task.judge_parser, judge.retries)
+    calls = [judge_call(task, doc, position=k, question=turns[k].question, reference=turns[k].reference,
+                        answer=records[k]["response"]) for k in answered]
+    verdicts = yield from ask_judge([r for r, _ in calls], [p for _, p in calls], judge.retries)
     for k, verdict in zip(answered, verdicts):
         record = records[k]
         sample.judge.append({"turn": k + 1, **verdict.to_json()})
@@ -197,8 +200,5 @@ def _judge(task: "Task", doc: "Document", turns: list[Turn], records: list[dict[
         else:
             record["status"], record["judge_error"] = "judge_failure", verdict.error
             sample.judge_failures += 1
-    valid = [r["scores"] for r in records if r["status"] == "judged"]
-    if valid:
-        # this dialogue's mean per dimension on the 0-100 scale (the aggregator works from the turns)
-        names = [n for n, v in valid[0].items() if isinstance(v, (int, float))]
-        sample.metrics = {n: 10 * sum(s[n] for s in valid) / len(valid) for n in names}
+    # this dialogue's mean per verdict field, on the reported scale (judge.report_factor)
+    sample.metrics = verdict_metrics(task, [r["scores"] for r in records if r["status"] == "judged"])

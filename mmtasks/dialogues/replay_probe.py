@@ -1,15 +1,35 @@
-"""Replay then probe (MMRC).
+"""Replay then probe: a recorded conversation is replayed to the model, then questions
+about it are asked against the history it built (MMRC's protocol, written generically).
+
+The record (the local format; a task's ``dataset.adapter`` may convert and check a
+benchmark's own)::
+
+    {"turns": [{"user": str, "images": [path, ...], "assistant": str | null}, ...],
+     "questions": [{...}, ...]}
+
+A question is any object; the task's templates and plugins read its fields.
 
 1. Replay: the user turns are fed in order, each with its own images; the model
-   answers every turn and its replies stay in the history (``history: self``,
-   paper 3.1), or the recorded replies are used without model calls
-   (``history: reference``).
-2. Probe: after the conversation every evaluation question is asked against
-   that history: as branches of the same history, all in one wave
-   (``probe: independent``), or one after another, each answer kept
-   (``probe: cumulative``, Algorithm 1).
-3. Judge: each answered question goes to the judge (all of a conversation's in
-   one wave), with re-asks; choice and true/false answers are also exact-matched.
+   answers every turn and its replies stay in the history (``history: self``),
+   or the recorded replies are used without model calls (``history: reference``).
+2. Probe: after the conversation every question (those matching
+   ``protocol_args.select``) is asked against that history: as branches of the
+   same history, all in one wave (``probe: independent``), or one after another,
+   each answer kept (``probe: cumulative``).
+3. Score: each answer is parsed with the task's parser (``answer.parser``, given
+   the question as its record) and scored by the task's metric functions against
+   the question's ``answer_field``; an answer that does not parse is counted as
+   unparsed. Then (unless ``--predict-only``) each answered question goes to the
+   judge (all of a conversation's in one wave), with re-asks; the verdict parser
+   (``judge.parser``) sees the question among its variables, so it may require
+   different fields for different questions.
+
+Each question's record in ``Sample.extra["questions"]`` holds the question's own
+fields and ``index``, ``reference``, ``response``, ``parsed``, ``metrics``,
+``verdict``, ``judge_failed``, ``judge_error`` (these win over question fields of
+the same name). The sample's metrics are the means over its questions of the
+per-question metrics and of the verdict fields named in ``judge.metrics`` (times
+``judge.report_factor``); a benchmark's aggregator reads the question records.
 
 With the note-taking strategy a note taker updates a JSON note after every user
 turn (in the same wave as the model's reply to that turn) and each probe shows
@@ -21,18 +41,15 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.core.conversation import Message
-from mmtasks.dialogues.judging import ask_judge, judge_request
+from mmtasks.core.request import Reply, Request
+from mmtasks.core.sample import Dialogue, Sample
+from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
 from mmtasks.dialogues.notetaking import NoteBook, NoteSettings, note_text
 from mmtasks.dialogues.protocols import DialogueContext, protocol
-from mmtasks.core.sample import Dialogue, Sample
-from mmtasks.documents.mmrc_record import ABILITIES, Ability, Conversation, Question, conversation_of
 from mmtasks.errors import ConfigError, DataError
-from mmtasks.core.request import Reply, Request
-from mmtasks.scoring.mmrc import doc_metrics
-from mmtasks.scoring.mmrc_parsers import exact_match, verdict_parser
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
@@ -50,12 +67,23 @@ class ReplayProbeArgs(BaseModel):
     """``self``: the model answers every turn and its replies are the history; ``reference``:
     the recorded ``assistant`` replies are (no model calls during the replay)."""
     probe: Literal["independent", "cumulative"] = "independent"
-    abilities: list[Ability] = Field(default_factory=lambda: list(ABILITIES))
-    """The abilities whose questions are asked (per-ability variants)."""
+    select: dict[str, list[Any]] = Field(default_factory=dict)
+    """Ask only the questions whose fields have one of the listed values
+    (``{ability: [AR]}``: a per-ability variant); empty: every question."""
     probe_prompt: str
-    """User message template of an evaluation question. Variables: ``question`` (the
-    question record: ``question``, ``format``, ``options`` ...) and ``note`` (the note as
-    JSON text under the note-taking strategy, else None)."""
+    """User message template of a question. Variables: ``question`` (the question record)
+    and ``note`` (the note as JSON text under the note-taking strategy, else None)."""
+    reference: str = "{{ question.answer }}"
+    """Template of the reference answer (shown to the judge as ``reference``, and the
+    sample's target). Variable: ``question``."""
+    answer_field: str = "answer"
+    """The question field the metric functions compare the parsed answer with."""
+    group_field: str | None = None
+    """A question field that groups questions (MMRC: ``ability``): each judge entry of the sample
+    carries its value as ``group``, so that ``mmtasks judge agreement`` reports per group."""
+    probe_space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
+    """What a valid answer looks like, for the ``random`` baseline (see ``answer.space``);
+    string values are templates with the variable ``question``."""
     judge_conversation: str = ""
     """Template of the conversation as text for the judge prompt (``conversation``).
     Variable ``turns``: ``number``, ``user``, ``images`` (1-based numbers), ``assistant``."""
@@ -69,13 +97,44 @@ def probe_args(task: "Task") -> ReplayProbeArgs:
     return args
 
 
-def _answer_space(q: Question) -> dict[str, Any]:
-    """What a valid answer looks like, for the ``random`` baseline."""
-    if q.format == "choice" and q.options:
-        return {"kind": "choice", "choices": list(q.options)}
-    if q.format == "tf":
-        return {"kind": "choice", "choices": ["true", "false"]}
-    return {"kind": "text"}
+class ReplayTurn(BaseModel):
+    """One user turn of the recorded conversation (other keys are kept)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    user: str
+    """The user's message text ("" when the turn is images only)."""
+    images: list[Any] = Field(default_factory=list)
+    """The turn's images (paths relative to the data folder), in the order shown."""
+    assistant: str | None = None
+    """The reply recorded in the original conversation (used by ``history: reference``)."""
+
+
+class ReplayRecord(BaseModel):
+    """The record a replay_probe task reads (other keys are kept)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    turns: list[ReplayTurn] = Field(min_length=1)
+    questions: list[dict[str, Any]] = Field(min_length=1)
+
+    def image_numbers(self) -> list[list[int]]:
+        """Per turn, the 0-based global indices of its images."""
+        out, offset = [], 0
+        for t in self.turns:
+            out.append(list(range(offset, offset + len(t.images))))
+            offset += len(t.images)
+        return out
+
+
+def record_of(doc: "Document") -> ReplayRecord:
+    """The document as a replay record; errors name the document and the field."""
+    try:
+        return ReplayRecord.model_validate(doc.record)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or None
+        raise DataError(err["msg"].removeprefix("Value error, "), file=doc.source, doc_id=doc.doc_id, field=loc) from None
 
 
 class _Run:
@@ -87,7 +146,7 @@ class _Run:
                               file=task.file, field="--image-mode")
         self.task, self.doc, self.ctx = task, doc, ctx
         self.args = probe_args(task)
-        self.conv: Conversation = conversation_of(doc)
+        self.conv = record_of(doc)
         if self.args.history == "reference":
             missing = [i for i, t in enumerate(self.conv.turns) if t.assistant is None]
             if missing:
@@ -99,7 +158,8 @@ class _Run:
                 raise ConfigError("--strategy notetaking needs protocol_args.notes (the note taker's prompt)",
                                   file=task.file, field="protocol_args.notes")
             self.notes = NoteBook.start(self.args.notes)
-        self.questions = [q for q in self.conv.questions if q.ability in self.args.abilities]
+        self.questions = [q for q in self.conv.questions
+                          if all(q.get(name) in values for name, values in self.args.select.items())]
         self.turn_images = self.conv.image_numbers()
         self.history: list[Message] = []
         if task.config.prompt.system:
@@ -108,7 +168,9 @@ class _Run:
         #: model requests made so far (replies are recorded in the same order)
         self.positions = 0
         self.sample = Sample(task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
-                             target=[q.gold for q in self.questions], breakdown=task.breakdown_values(doc))
+                             breakdown=task.breakdown_values(doc))
+        self.references = [task.render(self.args.reference, doc, "protocol_args.reference", question=q) for q in self.questions]
+        self.sample.target = list(self.references)
 
     # -- requests ---------------------------------------------------------
     def model_request(self, messages: list[Message], space: dict[str, Any]) -> Request:
@@ -123,10 +185,10 @@ class _Run:
         return Message("user", self.task.parts(self.task.config.prompt.user, self.doc, "prompt.user",
                                                turn=turn.model_dump(), turn_number=i + 1, turn_images=self.turn_images[i]))
 
-    def question_message(self, q: Question, with_note: bool) -> Message:
+    def question_message(self, q: dict[str, Any], with_note: bool) -> Message:
         note = note_text(self.notes.note) if self.notes is not None and with_note else None
         text = self.task.render(self.args.probe_prompt, self.doc, "protocol_args.probe_prompt",
-                                question=q.model_dump(), note=note)
+                                question=q, note=note)
         return Message.text("user", text.strip("\n"))
 
     def record_reply(self, reply: Reply, what: str) -> str | None:
@@ -161,29 +223,32 @@ class _Run:
     def probe(self) -> Waves:
         """Ask the questions; returns one answer per question (None: not answered)."""
         if self.args.probe == "independent":
-            wave = [self.model_request([*self.history, self.question_message(q, True)], _answer_space(q)) for q in self.questions]
+            wave = [self.model_request([*self.history, self.question_message(q, True)], self.space(q)) for q in self.questions]
             replies = (yield wave) if wave else []
             return [self.record_reply(r, f"question {k + 1}") for k, r in enumerate(replies)]
         answers: list[str | None] = [None] * len(self.questions)
         thread = list(self.history)
         for k, q in enumerate(self.questions):
-            (reply,) = yield [self.model_request([*thread, self.question_message(q, True)], _answer_space(q))]
+            (reply,) = yield [self.model_request([*thread, self.question_message(q, True)], self.space(q))]
             answers[k] = self.record_reply(reply, f"question {k + 1}")
             if answers[k] is None:
                 break  # the thread is broken: later questions stay unanswered
             thread += [self.question_message(q, False), Message.text("assistant", answers[k] or "")]
         return answers
 
-    def judge(self, answered: list[tuple[int, Question, str]]) -> Waves:
-        """All of the conversation's judge calls in one wave; each ability's verdict fields required."""
-        cfg, base = self.task.config.judge, self.task.judge_parser
-        assert cfg is not None and base is not None
+    def space(self, q: dict[str, Any]) -> dict[str, Any]:
+        """The answer space of question ``q``, for the random baseline."""
+        return self.task.rendered_space(self.args.probe_space, self.doc, "protocol_args.probe_space", question=q)
+
+    def judge(self, answered: list[tuple[int, dict[str, Any], str]]) -> Waves:
+        """All of the conversation's judge calls in one wave."""
+        cfg = self.task.config.judge
+        assert cfg is not None
         conversation = self.conversation_text()
-        requests = [judge_request(self.task, self.doc, position=k, question=q.model_dump(), reference=q.gold,
-                                  response=answer, conversation=conversation)
-                    for k, q, answer in answered]
-        parsers = [verdict_parser(base, q.ability) for _, q, _ in answered]
-        return (yield from ask_judge(requests, parsers, cfg.retries))
+        calls = [judge_call(self.task, self.doc, position=k, question=q, reference=self.references[k],
+                            response=answer, conversation=conversation)
+                 for k, q, answer in answered]
+        return (yield from ask_judge([r for r, _ in calls], [p for _, p in calls], cfg.retries))
 
     def conversation_text(self) -> str:
         if not self.args.judge_conversation:
@@ -194,14 +259,29 @@ class _Run:
         return self.task.render(self.args.judge_conversation, self.doc, "protocol_args.judge_conversation", turns=turns).strip("\n")
 
 
-def _question_record(k: int, q: Question, answer: str | None) -> dict[str, Any]:
-    parsed, em = exact_match(answer, q.format, q.answer, q.options) if answer is not None else (None, None)
-    return {
-        "index": k, "ability": q.ability, "format": q.format, "question": q.question, "reference": q.gold,
-        "response": answer, "parsed": parsed, "exact_match": em,
-        "label_items": q.items, "gold_images": q.images, "refuse": q.refuse, "updates": q.updates,
-        "verdict": None, "judge_failed": False, "judge_error": None,
-    }
+    def question_record(self, k: int, answer: str | None) -> dict[str, Any]:
+        """Question ``k``'s record: its fields, the answer parsed and scored by the task's metric functions."""
+        q = self.questions[k]
+        parsed: Any = None
+        metrics: dict[str, float | None] = {}
+        if answer is not None:
+            parsed = self.task.parser(answer, q)
+            target = q.get(self.args.answer_field)
+            metrics = {name: fn(parsed, target, q) for name, fn in self.task.metric_fns.items()}
+        return {**q, "index": k, "reference": self.references[k], "response": answer, "parsed": parsed,
+                "metrics": metrics, "verdict": None, "judge_failed": False, "judge_error": None}
+
+
+def _means(records: list[dict[str, Any]], judged: list[dict[str, Any]], task: "Task") -> dict[str, float | None]:
+    """The conversation's means: of each per-question metric, and of the judged verdict fields."""
+    values: dict[str, list[float]] = {}
+    for rec in records:
+        for name, v in rec["metrics"].items():
+            if v is not None:
+                values.setdefault(name, []).append(float(v))
+    out: dict[str, float | None] = {name: sum(vs) / len(vs) for name, vs in values.items()}
+    out.update(verdict_metrics(task, judged))
+    return out
 
 
 @protocol("replay_probe", args=ReplayProbeArgs, uses_judge=True)
@@ -211,15 +291,17 @@ def replay_probe(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogu
     replayed = yield from run.replay()
     sample.prompt = [m.to_json() for m in run.history]
     answers: list[str | None] = (yield from run.probe()) if replayed else [None] * len(run.questions)
-    records = [_question_record(k, q, a) for k, (q, a) in enumerate(zip(run.questions, answers))]
+    records = [run.question_record(k, a) for k, a in enumerate(answers)]
+    sample.unparsed = sum(1 for rec in records if rec["response"] is not None and rec["parsed"] is None)
     if task.config.judge is not None and ctx.has_judge and not ctx.predict_only:
         answered = [(k, q, a) for k, (q, a) in enumerate(zip(run.questions, answers)) if a is not None]
         verdicts = yield from run.judge(answered)
         for (k, _, _), v in zip(answered, verdicts):
             records[k].update(verdict=v.fields, judge_failed=not v.ok, judge_error=v.error)
-            sample.judge.append({"question": k, **v.to_json()})
+            group = run.questions[k].get(run.args.group_field) if run.args.group_field else None
+            sample.judge.append({"question": k, **({"group": group} if group is not None else {}), **v.to_json()})
         sample.judge_failures = sum(1 for v in verdicts if not v.ok)
-    sample.metrics = doc_metrics(records)
+    sample.metrics = _means(records, [r["verdict"] for r in records if r["verdict"] is not None], task)
     sample.extra = {
         "history": run.args.history, "probe": run.args.probe, "n_turns": len(run.conv.turns),
         "replayed": replayed, "questions": records,

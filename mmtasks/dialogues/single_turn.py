@@ -1,19 +1,33 @@
-"""Single turn (RealBench): one user message, parse the reply, re-ask while it cannot be parsed."""
+"""Single turn: one user message, parse the reply, re-ask while it cannot be parsed;
+then, for a task with a ``judge`` (and a run with a judge model), judge the answer.
+
+The answer is parsed with the task's parser (``answer.parser``) and scored by its
+metric functions (``metrics[].function``). The judge (unless ``--predict-only``)
+gets one call per answered document, rendered from ``judge.prompt`` with the
+variables ``answer`` (the reply text), ``parsed`` (the parsed answer) and
+``reference`` (the target), beside ``doc``; a reply that is not a verdict is
+re-asked ``judge.retries`` times, then counted as a judge failure. The verdict's
+fields are kept in ``extra["verdict"]``; those named in ``judge.metrics`` (every
+numeric field when it names none), times ``judge.report_factor``, become the
+sample's metrics beside the metric functions' - for the default aggregator to
+average, or for a task's own aggregator to read.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mmtasks.dialogues.protocols import DialogueContext, protocol
-from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.core.request import Request
+from mmtasks.core.sample import Dialogue, Sample
+from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
+from mmtasks.dialogues.protocols import DialogueContext, protocol
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
     from mmtasks.task import Task
 
 
-@protocol("single_turn", supports_combined_images=True)
+@protocol("single_turn", uses_judge=True, supports_combined_images=True)
 def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     messages = task.initial_messages(doc)
     target = task.target(doc)
@@ -34,14 +48,26 @@ def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue
         if not reply.ok:
             sample.failures.append(reply.error or "request failed")
             break
-        parsed = task.parser(reply.text or "")
+        parsed = task.parser(reply.text or "", doc.record)
         if parsed is not None:
             break
     sample.parsed = parsed
+    judged = task.config.judge is not None
     if sample.failures:
-        # A failed request is never scored as an answer.
+        # A failed request is never scored as an answer, nor judged.
         sample.metrics = {name: None for name in task.metric_fns}
-    else:
-        sample.unparsed = parsed is None
-        sample.metrics = task.score(parsed, target, doc)
+        return sample
+    sample.unparsed = int(parsed is None)
+    sample.metrics = dict(task.score(parsed, target, doc))
+    if judged and ctx.has_judge and not ctx.predict_only:
+        request, parse = judge_call(task, doc, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=target)
+        assert task.config.judge is not None
+        (verdict,) = yield from ask_judge([request], parse, task.config.judge.retries)
+        sample.judge.append(verdict.to_json())
+        sample.extra["verdict"] = verdict.fields
+        if verdict.ok:
+            assert verdict.fields is not None
+            sample.metrics.update(verdict_metrics(task, [verdict.fields]))
+        else:
+            sample.judge_failures += 1
     return sample

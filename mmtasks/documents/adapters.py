@@ -2,8 +2,8 @@
 
 A task selects one with ``dataset.adapter: NAME``. Adapters are registered in
 :data:`mmtasks.registry.adapters` (``@adapters.register("name")``); each receives one
-raw record and returns the record in the local format. Importing this module
-registers the built-in ones.
+raw record and returns the record in the local format. Benchmarks register
+theirs in plugin files of their task folders (MMRC: ``mmrc`` and ``mmrc_hf``).
 """
 
 from __future__ import annotations
@@ -12,5 +12,3 @@ from collections.abc import Callable
 from typing import Any
 
 Adapter = Callable[[dict[str, Any]], dict[str, Any]]
-
-from mmtasks.documents import mmrc_hf  # noqa: E402,F401  (registers mmrc_hf)

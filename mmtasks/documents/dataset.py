@@ -147,7 +147,13 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
     paths = ConfinedPaths(folder)
     for index, rec, lineno in records:
         if adapter is not None:
-            rec = adapter(rec)
+            try:
+                rec = adapter(rec)
+            except DataError as exc:
+                if exc.file is not None:
+                    raise
+                # the adapter knows the record, the loader knows where it came from
+                raise DataError(exc.message, file=source, line=lineno, doc_id=exc.doc_id, field=exc.field, hint=exc.hint) from None
         doc_id = str(rec.get(ds.id_field, index))
         where = {"file": source, "line": lineno, "doc_id": doc_id}
         if doc_id in seen:

@@ -4,6 +4,10 @@ An entry is one model configuration - model spec, model args and strategy - on o
 benchmark. When several runs hold the same task for the same configuration, the run
 with the newest ``date`` wins for that task (on equal dates, the one given last);
 an entry may therefore combine tasks from several runs, each listed in ``Entry.runs``.
+
+A task scored by the chance-level ``random`` judge makes its own entry (never merged
+with the same model's real judgements), marked ``chance_judge`` and never ranked:
+such entries come after every ranked entry.
 """
 
 from __future__ import annotations
@@ -20,7 +24,17 @@ from mmtasks import __version__
 from mmtasks.leaderboard.benchmarks import BENCHMARKS, BenchmarkDef
 from mmtasks.leaderboard.paper import PAPER_RESULTS, load_paper_tables, paper_citation, paper_entries
 from mmtasks.leaderboard.results import Run, iso_utc, load_run
-from mmtasks.leaderboard.schema import Benchmark, Cell, Chart, Column, Entry, Leaderboard, NSamples, RunRef
+from mmtasks.leaderboard.schema import (
+    Benchmark,
+    Cell,
+    Chart,
+    Column,
+    Coverage,
+    Entry,
+    Leaderboard,
+    NSamples,
+    RunRef,
+)
 
 
 def load_runs(paths: Iterable[Path]) -> list[Run]:
@@ -38,9 +52,12 @@ def build_leaderboard(
     benchmarks = []
     for bench in BENCHMARKS:
         table = tables.get(bench.id)
-        entries = _run_entries(bench, runs)
+        measured = _run_entries(bench, runs)
+        # ranked runs, the papers' rows, then the rows that are never ranked (chance-level judge)
+        entries = [e for e in measured if e.ranked]
         if table is not None:
             entries += paper_entries(bench, table, file=paper_file)
+        entries += [e for e in measured if not e.ranked]
         benchmarks.append(
             Benchmark(
                 id=bench.id,
@@ -70,15 +87,15 @@ def unused_tasks(runs: Sequence[Run]) -> dict[str, list[str]]:
 # --- entries from runs ---------------------------------------------------------------
 
 
-def run_identity(run: Run) -> str:
+def run_identity(run: Run, task: str | None = None) -> str:
     """What makes two runs the same leaderboard row: model spec, model args, strategy and
-    evaluation setting (image mode, history, probes, limit)."""
+    evaluation setting (image mode, history, probes, limit); for ``task``, also whether its
+    scores come from the chance-level ``random`` judge."""
     config = run.results.config
-    return json.dumps(
-        {"model": config.model, "model_args": config.model_args, "variant": config.variant()},
-        sort_keys=True,
-        default=str,
-    )
+    identity: dict[str, object] = {"model": config.model, "model_args": config.model_args, "variant": config.variant()}
+    if task is not None and run.results.chance_judged(task):
+        identity["chance_judge"] = True
+    return json.dumps(identity, sort_keys=True, default=str)
 
 
 def _run_entries(bench: BenchmarkDef, runs: Sequence[Run]) -> list[Entry]:
@@ -88,29 +105,38 @@ def _run_entries(bench: BenchmarkDef, runs: Sequence[Run]) -> list[Entry]:
         for task in bench.tasks:
             if task not in run.results.results:
                 continue
-            chosen = winners.setdefault(run_identity(run), {})
+            chosen = winners.setdefault(run_identity(run, task), {})
             current = chosen.get(task)
             if current is None or run.results.date >= current.results.date:
                 chosen[task] = run
     entries = [_run_entry(bench, identity, task_runs) for identity, task_runs in winners.items()]
     headline = bench.headline
-    entries.sort(key=lambda e: (e.values[headline].value is None, -(e.values[headline].value or 0.0)))
+    entries.sort(key=lambda e: (not e.ranked, e.values[headline].value is None, -(e.values[headline].value or 0.0)))
     return entries
 
 
 def _run_entry(bench: BenchmarkDef, identity: str, task_runs: dict[str, Run]) -> Entry:
     newest = max(task_runs.values(), key=lambda run: run.results.date)
     config = newest.results.config
+    coverage = {
+        task: Coverage(**record.model_dump())
+        for task, run in task_runs.items()
+        if (record := run.results.coverage.get(task)) is not None
+    }
     values: dict[str, Cell] = {}
     for column in bench.columns:
         if column.task is not None:
             values[column.key] = _cell(column, task_runs.get(column.task))
     for column in bench.columns:
         if column.mean_of:
-            values[column.key] = _mean_cell(column, values)
+            parts = [bench.column(key).task for key in column.mean_of]
+            values[column.key] = _mean_cell(column, values, [coverage.get(t) if t else None for t in parts])
+    chance = any(run.results.chance_judged(task) for task, run in task_runs.items())
     return Entry(
         id="run-" + hashlib.sha1(identity.encode("utf-8")).hexdigest()[:12],
         source="run",
+        ranked=not chance,
+        chance_judge=chance,
         model=config.model + "".join(f" + {v}" for v in config.variant()),
         model_spec=config.model,
         model_args=config.model_args,
@@ -118,9 +144,12 @@ def _run_entry(bench: BenchmarkDef, identity: str, task_runs: dict[str, Run]) ->
         judge=config.judge,
         judge_args=config.judge_args if isinstance(config.judge_args, dict) else {"args": config.judge_args},
         mmtasks_version=config.mmtasks_version,
-        date=newest.results.iso_date,
+        date=newest.iso_date,
         values=values,
         metrics={task: run.results.metrics(task) for task, run in task_runs.items()},
+        problems={task: dict(run.results.problems[task]) for task, run in task_runs.items()
+                  if task in run.results.problems},
+        coverage=coverage,
         n_samples={
             task: NSamples(original=record.original, effective=record.effective)
             for task, run in task_runs.items()
@@ -142,14 +171,16 @@ def _cell(column: Column, run: Run | None) -> Cell:
     if column.metric not in metrics:
         return Cell(missing=f"run {run.name} has no {column.metric!r} for {column.task}")
     n_record = run.results.n_samples.get(column.task)
+    coverage = run.results.coverage.get(column.task)
     return Cell(
         value=metrics[column.metric],
         stderr=metrics.get(f"{column.metric}_stderr"),
         n=n_record.effective if n_record is not None else None,
+        coverage=coverage.percent if coverage is not None else None,
     )
 
 
-def _mean_cell(column: Column, values: dict[str, Cell]) -> Cell:
+def _mean_cell(column: Column, values: dict[str, Cell], coverage: Sequence[Coverage | None]) -> Cell:
     parts = [values[key] for key in column.mean_of]
     absent = [key for key, cell in zip(column.mean_of, parts) if cell.value is None]
     if absent:
@@ -160,7 +191,11 @@ def _mean_cell(column: Column, values: dict[str, Cell]) -> Cell:
     stderr = math.sqrt(sum(e * e for e in errors if e is not None)) / len(parts) if None not in errors else None
     counts = [cell.n for cell in parts]
     n = sum(c for c in counts if c is not None) if None not in counts else None
-    return Cell(value=round(mean, 6), stderr=round(stderr, 6) if stderr is not None else None, n=n)
+    total = sum(c.total for c in coverage if c is not None)
+    percent = (100.0 * sum(c.scored for c in coverage if c is not None) / total
+               if total and None not in coverage else None)
+    return Cell(value=round(mean, 6), stderr=round(stderr, 6) if stderr is not None else None, n=n,
+                coverage=round(percent, 6) if percent is not None else None)
 
 
 def _numeric_breakdowns(run: Run, task: str) -> dict[str, dict[str, dict[str, float]]]:
@@ -180,7 +215,7 @@ def _run_refs(task_runs: dict[str, Run]) -> list[RunRef]:
     refs = [
         RunRef(
             run=run.name,
-            date=run.results.iso_date,
+            date=run.iso_date,
             tasks=tasks,
             git_hash=run.results.git_hash,
             mmtasks_version=run.results.config.mmtasks_version,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -12,7 +13,8 @@ from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.benchmarks import BenchmarkDef
 from mmtasks.leaderboard.schema import Cell, Citation, Entry
 
-PAPER_RESULTS = Path(__file__).with_name("paper_results.yaml")
+#: the papers' reference numbers, package data read through :mod:`importlib.resources`
+PAPER_RESULTS = Path(str(resources.files("mmtasks.leaderboard") / "paper_results.yaml"))
 
 
 class _Strict(BaseModel):

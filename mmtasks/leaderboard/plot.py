@@ -73,6 +73,8 @@ def _label(entry: Entry) -> str:
     name = entry.model + (f" + {entry.strategy}" if entry.source == "paper" and entry.strategy else "")
     text = name if len(name) <= 48 else name[:47] + "…"
     text = text.replace("$", r"\$")
+    if entry.chance_judge:
+        return f"{text} (chance-level judge)"
     return f"{text} (paper)" if entry.source == "paper" else text
 
 

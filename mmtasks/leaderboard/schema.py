@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class _Model(BaseModel):
@@ -84,6 +84,23 @@ class Cell(_Model):
     """Samples the value is computed on (``n-samples[task].effective``), when known."""
     missing: str | None = None
     """Why ``value`` is ``null`` (e.g. ``"not in any run"``, ``"not reported by the paper"``)."""
+    coverage: float | None = None
+    """Percent of the task's documents (turns, questions) that the value is computed on, when
+    the run reports coverage; for a computed column, over all its parts. Under 100: some
+    were not scored (see :attr:`Entry.coverage`)."""
+
+
+class Coverage(_Model):
+    """How much of a task's data a run scored (``results.json``'s ``coverage[task]``)."""
+
+    unit: str
+    """``documents``, ``turns`` or ``questions``."""
+    scored: int
+    total: int
+    percent: float | None = None
+    unscored: dict[str, int] = Field(default_factory=dict)
+    """Why the rest were not scored: kind (``request_failure``, ``context_overflow``,
+    ``judge_failure``, ``unparsed``) -> count."""
 
 
 class NSamples(_Model):
@@ -112,6 +129,12 @@ class Entry(_Model):
     """Stable identifier, unique within the benchmark."""
     source: Literal["run", "paper"]
     """``"run"``: measured by mmtasks; ``"paper"``: reported by the benchmark's paper."""
+    ranked: bool = True
+    """Whether the row takes part in the ranking. Unranked rows (``chance_judge``) come after
+    every ranked row whatever the sort, without a rank."""
+    chance_judge: bool = False
+    """The row's judge-scored values come from the chance-level ``random`` judge: they
+    exercise the pipeline and are not a judgement of the model."""
     model: str
     """Display name: the model spec for runs, the paper's name for paper rows."""
     model_spec: str | None = None
@@ -127,7 +150,12 @@ class Entry(_Model):
     values: dict[str, Cell]
     """Column key -> cell, for every column of the benchmark."""
     metrics: dict[str, dict[str, float]] = Field(default_factory=dict)
-    """Every numeric metric of every task of this benchmark, as in ``results.json``."""
+    """Every metric of every task of this benchmark that has a value, as in ``results.json``
+    (counters are not metrics: see :attr:`problems`)."""
+    problems: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """task -> kind (``request_failures``, ``unparsed``, ``judge_failures``...) -> count."""
+    coverage: dict[str, Coverage] = Field(default_factory=dict)
+    """task -> how much of its data was scored, when the run reports it."""
     n_samples: dict[str, NSamples] = Field(default_factory=dict)
     task_versions: dict[str, int | float | str] = Field(default_factory=dict)
     breakdowns: dict[str, dict[str, dict[str, dict[str, float]]]] = Field(default_factory=dict)
@@ -153,7 +181,7 @@ class Benchmark(_Model):
 class Leaderboard(_Model):
     """The whole ``leaderboard.json``."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[2] = SCHEMA_VERSION
     generated_at: str
     """ISO 8601 UTC time of the build."""
     mmtasks_version: str

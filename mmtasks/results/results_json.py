@@ -1,69 +1,92 @@
-"""results.json in lm-evaluation-harness's layout (``results``, ``groups``, ``configs``,
-``versions``, ``n-samples``, ``higher_is_better``, ``config``, ``git_hash``, ``date``),
-plus ``breakdowns`` and ``problems``. ``results[task][metric]`` is a number."""
+"""Writing ``results.json``: built and validated through :class:`~mmtasks.results.schema.ResultsFile`
+(the one schema its readers use too), then written atomically."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from mmtasks import __version__
 from mmtasks.results.files import atomic_write_text, dumps
+from mmtasks.results.schema import GroupResult, ResultsFile
 from mmtasks.scoring.aggregation import TaskResult
 from mmtasks.task import Task
 
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
 
 def git_hash() -> str | None:
+    """The commit of the mmtasks checkout this code runs from; ``None`` for an installed package
+    (or one that merely sits inside some other repository)."""
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "--short", "HEAD"], cwd=PACKAGE_DIR,
                              capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None
+    lines = out.stdout.split()
+    if out.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != PACKAGE_DIR.parent:
+        return None
+    return lines[1]
 
 
-def group_results(groups: dict[str, list[str]], tasks: dict[str, Task], results: dict[str, TaskResult]) -> dict[str, dict[str, Any]]:
-    """Per group: the plain mean of its tasks' headline metrics (RealBench's "avg" column)."""
-    out: dict[str, dict[str, Any]] = {}
+def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
+                  results: Mapping[str, TaskResult]) -> dict[str, GroupResult]:
+    """Per group the run touches: the plain mean of its tasks' headline metrics (RealBench's
+    "avg" column), only when every member was run and scored; otherwise which members are
+    missing and the mean over those present, labelled partial."""
+    out: dict[str, GroupResult] = {}
     for group, members in groups.items():
         present = [t for t in members if t in results]
         if not present:
             continue
-        values = []
+        values: dict[str, float] = {}
         for t in present:
             primary = tasks[t].config.primary_metric
             v = results[t].metrics.get(primary) if primary else None
-            if isinstance(v, (int, float)):
-                values.append(float(v))
-        row: dict[str, Any] = {"average": sum(values) / len(values) if values else None, "n_tasks": len(present)}
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                values[t] = float(v)
         missing = [t for t in members if t not in results]
-        if missing:
-            row["missing_tasks"] = missing
-        out[group] = row
+        unscored = [t for t in present if t not in values]
+        mean = sum(values.values()) / len(values) if values else None
+        complete = not missing and not unscored
+        out[group] = GroupResult(
+            average=mean if complete else None,
+            n_tasks=len(present),
+            tasks=present,
+            missing_tasks=missing,
+            unscored_tasks=unscored,
+            partial_average=None if complete else mean,
+        )
     return out
 
 
 def build_results(
-    *, tasks: dict[str, Task], results: dict[str, TaskResult], n_original: dict[str, int],
-    groups: dict[str, list[str]], run_config: dict[str, Any], stats: dict[str, Any],
+    *, tasks: Mapping[str, Task], results: Mapping[str, TaskResult], n_original: Mapping[str, int],
+    groups: Mapping[str, list[str]], run_config: dict[str, Any], stats: dict[str, Any],
 ) -> dict[str, Any]:
-    return {
-        "results": {name: {"alias": name, **r.metrics} for name, r in results.items()},
-        "groups": group_results(groups, tasks, results),
-        "breakdowns": {name: r.breakdowns for name, r in results.items() if r.breakdowns},
-        "problems": {name: r.problems for name, r in results.items()},
-        "configs": {name: tasks[name].config.model_dump(mode="json") for name in results},
-        "versions": {name: tasks[name].config.version for name in results},
-        "n-samples": {name: {"original": n_original.get(name, r.n_samples), "effective": r.n_samples} for name, r in results.items()},
-        "higher_is_better": {name: r.higher_is_better for name, r in results.items()},
-        "config": {**run_config, "mmtasks_version": __version__},
-        "run_stats": stats,
-        "git_hash": git_hash(),
-        "date": time.time(),
-    }
+    """results.json's object, validated by :class:`ResultsFile` (a bug here fails loudly,
+    before the file is written)."""
+    model = ResultsFile(
+        results={name: {"alias": name, **r.metrics} for name, r in results.items()},
+        groups=group_results(groups, tasks, results),
+        breakdowns={name: r.breakdowns for name, r in results.items() if r.breakdowns},
+        problems={name: r.problems for name, r in results.items()},
+        coverage={name: r.coverage for name, r in results.items() if r.coverage is not None},
+        configs={name: tasks[name].config.model_dump(mode="json") for name in results},
+        versions={name: tasks[name].config.version for name in results},
+        n_samples={name: {"original": n_original.get(name, r.n_samples), "effective": r.n_samples, **r.counts}
+                   for name, r in results.items()},
+        higher_is_better={name: r.higher_is_better for name, r in results.items()},
+        config={**run_config, "mmtasks_version": __version__},
+        run_stats=stats,
+        git_hash=git_hash(),
+        date=time.time(),
+    )
+    return model.to_json()
 
 
 def write_results(path: Path, data: dict[str, Any]) -> None:

@@ -1,10 +1,16 @@
 """Turning a task's samples into its results: metric means with bootstrap
-standard errors, failure counts and breakdowns.
+standard errors, breakdowns, and the problems counted once for every task.
 
-Aggregators are registered by name (``aggregator:`` in the task YAML) with the
-:func:`aggregator` decorator, which also declares the metrics each reports; the
-default, ``per_sample_mean``, averages each per-sample metric (those with a
-``function``).
+Aggregators are registered by name (``aggregator:`` in the task YAML) with
+``@aggregator(name, emits=...)``; ``emits(config)`` says which metrics the
+aggregator can report for a task, and the YAML ``metrics:`` are checked against
+it when the task loads. The default, ``per_sample_mean``, averages each
+per-sample metric: those of the metric functions and, for a judged task, the
+verdict fields named in ``judge.metrics``.
+
+Whatever the aggregator, :func:`aggregate` keeps only the declared metrics (and
+their ``_stderr``/``_all``/``_micro``/``_macro`` variants) and counts the
+problems from the samples with :func:`count_problems`.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mmtasks import registry
+from mmtasks.registry import aggregators as _aggregators
 from mmtasks.scoring.bootstrap import bootstrap_stderr
 
 if TYPE_CHECKING:
@@ -27,38 +33,85 @@ if TYPE_CHECKING:
 class TaskResult:
     """What results.json holds for one task."""
 
+    #: metric name -> value: the task's declared metrics and their variants (``<metric>_stderr``,
+    #: ``_all``, ``_micro``, ``_macro``) only; never a counter
     metrics: dict[str, float | int | None] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, dict[str, float | int | None]]] = field(default_factory=dict)
+    #: results.json's coverage[task] when the aggregator reports it: unit, scored, total,
+    #: unscored by kind (validated by mmtasks.results.schema.Coverage when results.json is built)
+    coverage: dict[str, Any] | None = None
     higher_is_better: dict[str, bool] = field(default_factory=dict)
     n_samples: int = 0
-    #: counted problems: request failures, unparsed answers, judge failures
+    #: counted problems (see :func:`count_problems`): request failures, unparsed answers, judge
+    #: failures. Any of them makes the run exit 1 (unless --allow-failures).
     problems: dict[str, int] = field(default_factory=dict)
+    #: other counts an aggregator reports beside ``n_samples`` (judged turns, questions ...);
+    #: results.json shows them under ``n-samples``
+    counts: dict[str, int] = field(default_factory=dict)
 
 
-AggregatorFn = Callable[["Task", Iterable["Sample"], int], TaskResult]
+#: ``(task, samples, seed) -> TaskResult``; samples may be a file read back one at a time
+AggregatorFn = Callable[["Task", Sequence["Sample"], int], TaskResult]
+
+#: the suffixes of a metric's variants that an aggregator may report beside it
+VARIANTS = ("stderr", "all", "micro", "macro")
+#: the problems every task reports, counted from its samples
+PROBLEMS = ("request_failures", "unparsed", "judge_failures")
 
 
 @dataclass(frozen=True)
 class AggregatorSpec:
-    """A registered aggregator."""
+    """A registered aggregator: its function and the metrics it can emit for a task config."""
 
     name: str
-    #: ``(task, samples, seed) -> TaskResult``
     fn: AggregatorFn
-    #: the metric names it reports for a task config; the YAML's ``metrics:`` are checked
-    #: against them when the task loads
+    #: the metric names this aggregator emits for a task (the YAML ``metrics:`` must be among them)
     emits: Callable[["TaskConfig"], Collection[str]]
 
 
 def aggregator(name: str, *, emits: Callable[["TaskConfig"], Collection[str]]) -> Callable[[AggregatorFn], AggregatorFn]:
-    """Register the decorated function as aggregator ``name`` (an :class:`AggregatorSpec` in
-    ``mmtasks.registry.aggregators``); the function itself is returned unchanged."""
+    """Register ``fn(task, samples, seed) -> TaskResult`` as the aggregator ``name``."""
 
     def deco(fn: AggregatorFn) -> AggregatorFn:
-        registry.aggregators.register(name, AggregatorSpec(name=name, fn=fn, emits=emits))
+        _aggregators.register(name, AggregatorSpec(name=name, fn=fn, emits=emits))
         return fn
 
     return deco
+
+
+def count_problems(samples: Iterable["Sample"]) -> dict[str, int]:
+    """The problems of a task, counted from its samples the same way for every protocol and
+    aggregator: failed requests (``Sample.failures``, one entry per failed model or note-taker
+    request), answers left unparsed after re-asking (``Sample.unparsed``: 0/1 for one answer, a
+    count for several), and judge calls that gave no verdict (``Sample.judge_failures``)."""
+    out = dict.fromkeys(PROBLEMS, 0)
+    for s in samples:
+        out["request_failures"] += len(s.failures)
+        out["unparsed"] += int(s.unparsed)
+        out["judge_failures"] += int(s.judge_failures)
+    return out
+
+
+def coverage(unit: str, total: int, unscored: dict[str, int], unexplained: int = 0) -> dict[str, Any] | None:
+    """``coverage[task]`` of results.json: how many ``unit`` (documents, turns, questions) have a
+    score, and why the others do not (``request_failure``, ``judge_failure`` ...). None when some
+    units are unscored for no counted reason (a ``--predict-only`` run leaves the judge's unasked)."""
+    if unexplained:
+        return None
+    kinds = {k: v for k, v in unscored.items() if v}
+    return {"unit": unit, "scored": total - sum(kinds.values()), "total": total, "unscored": kinds}
+
+
+def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], seed: int) -> TaskResult:
+    """Run ``spec`` on ``samples``; keep the task's declared metrics (and their variants) only, and
+    count the problems generically (:func:`count_problems`), whatever the aggregator reported."""
+    result = spec.fn(task, samples, seed)
+    declared = [m.name for m in task.config.metrics]
+    wanted = {*declared, *(f"{m}_{v}" for m in declared for v in VARIANTS)}
+    result.metrics = {k: v for k, v in result.metrics.items() if k in wanted}
+    result.higher_is_better = {k: v for k, v in result.higher_is_better.items() if k in declared}
+    result.problems = count_problems(samples)
+    return result
 
 
 def mean(values: Sequence[float]) -> float | None:
@@ -129,35 +182,44 @@ def label_sort_key(label: str) -> tuple[int, float, str]:
         return (1, 0.0, label)
 
 
-def _metrics_with_function(config: "TaskConfig") -> list[str]:
-    return [m.name for m in config.metrics if m.function]
+def _per_sample_metrics(config: "TaskConfig") -> list[str]:
+    """The per-sample metrics of a task: those computed by a metric function, and the judge's
+    verdict fields named in ``judge.metrics``."""
+    names = [m.name for m in config.metrics if m.function]
+    if config.judge is not None and config.judge.metrics:
+        names += [n for n in config.judge.metrics if n not in names]
+    return names
 
 
-@aggregator("per_sample_mean", emits=_metrics_with_function)
-def per_sample_mean(task: "Task", samples: Iterable["Sample"], seed: int) -> TaskResult:
-    """Means of each metric with bootstrap stderr, counts of failures and unparsed answers, and
-    breakdowns, in one pass over ``samples`` (which may be read back from disk as they come)."""
+@aggregator("per_sample_mean", emits=_per_sample_metrics)
+def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+    """Means of each metric with bootstrap stderr (and ``_all``, counting failed requests as 0,
+    when some failed) and breakdowns, in one pass over ``samples`` (which may be read back from
+    disk as they come)."""
     names = [m.name for m in task.config.metrics]
     overall = _Values(names)
     groups: dict[str, dict[str, _Values]] = {}
-    failures = unparsed = 0
+    failed = judge_failed = unexplained = 0
     for s in samples:
         overall.add(s, _metric)
         _add_to_groups(groups, s, names, _metric)
-        failures += 1 if s.failures else 0
-        unparsed += 1 if s.unparsed else 0
+        failed += 1 if s.failures else 0
+        if names and not s.failures and all(_metric(s, m) is None for m in names):  # a document without a score
+            if s.judge_failures:
+                judge_failed += 1
+            else:
+                unexplained += 1
     result = TaskResult(n_samples=overall.n)
+    result.coverage = coverage("documents", overall.n, {"request_failure": failed, "judge_failure": judge_failed},
+                               unexplained) if names else None
     for m in task.config.metrics:
         values = overall.values[m.name]
         avg, err = mean_and_stderr(values, seed)
         result.metrics[m.name] = avg
         result.metrics[f"{m.name}_stderr"] = err
         result.higher_is_better[m.name] = m.higher_is_better
-        if failures:
+        if failed:
             # failed requests counted as 0, beside the headline that excludes them
             result.metrics[f"{m.name}_all"] = sum(values) / overall.n if overall.n else None
-    result.metrics["unparsed"] = unparsed
-    result.metrics["failures"] = failures
-    result.problems = {"request_failures": failures, "unparsed": unparsed}
     result.breakdowns = _table(groups, names)
     return result

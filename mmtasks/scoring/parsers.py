@@ -1,117 +1,261 @@
-"""Answer parsers, registered by name for task YAML (``answer.parser``).
+"""Answer parsers: a model's reply -> the value a metric compares.
 
-Every parser first removes the answer wrapping (see
-:func:`~mmtasks.scoring.text_normalize.strip_answer_prefix`). Parsers that read
+A parser is registered by name (``answer.parser`` in the task YAML) and called as
+
+    parse(text, doc) -> value | None
+
+``text`` is the raw reply and ``doc`` the document's record (a mapping: the
+parser may read the answer's vocabulary from it, e.g. the option letters).
+``None`` means "no answer found": the protocol may re-ask, and a final ``None``
+is counted as ``unparsed`` and scores 0.
+
+A parser may take typed arguments, written in the task YAML as
+``answer.parser_args`` and validated when the task loads (an unknown key or a
+value of the wrong type is an error naming the file and the key)::
+
+    answer:
+      parser: choice
+      parser_args: {options_field: options}
+
+Such a parser declares its arguments' pydantic model and receives the validated
+instance as a third argument::
+
+    class ChoiceArgs(ParserArgs):
+        options_field: str = "options"
+
+    @parser("choice", args=ChoiceArgs)
+    def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None: ...
+
+A parser without ``args`` is called as ``fn(text, doc)``, or as ``fn(text)``
+when it takes a single argument (a parser that needs no document); a plain
+function registered with ``mmtasks.registry.parsers.register(name)`` is one of
+those. Judge-verdict parsers (``judge.parser``, see
+:mod:`mmtasks.scoring.verdicts`) have the same shape, with the judge prompt's
+variables in place of ``doc``.
+
+Every built-in parser first removes the answer wrapping (see
+:func:`~mmtasks.scoring.text_normalize.strip_answer_prefix`); those reading
 numbers or letters also fold fullwidth forms (``３``, ``，``, ``Ｂ``) to ASCII.
-``None`` means "no answer found"; the runner may re-ask, and a final ``None``
-scores 0.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from mmtasks.registry import parsers
-from mmtasks.scoring.text_normalize import collapse_whitespace, nfkc, strip_answer_prefix
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from mmtasks.errors import ConfigError, DataError
+from mmtasks.registry import Registry
+from mmtasks.registry import parsers as _parsers
+from mmtasks.scoring.text_normalize import nfkc, strip_answer_prefix
+
+
+class ParserArgs(BaseModel):
+    """Base of a parser's arguments (``answer.parser_args``): unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class ParserSpec:
+    """A registered parser: its function and the model of its arguments (None: it takes none)."""
+
+    name: str
+    fn: Callable[..., Any]
+    args: type[ParserArgs] | None = None
+    #: what a valid reply looks like, for the ``random`` baseline: ``space(context) -> answer
+    #: space`` (see ``answer.space``). A verdict parser gives one so that a task need not restate
+    #: its verdict's fields in ``judge.space``.
+    space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    #: whether ``fn`` takes the document (a parser without arguments may be ``fn(text)``)
+    takes_doc: bool = True
+
+
+def parser(name: str, *, args: type[ParserArgs] | None = None, registry: Registry[Any] = _parsers,
+           space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn(text, doc)`` (or ``fn(text, doc, args)`` with ``args``) as the parser ``name``."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        registry.register(name, ParserSpec(name=name, fn=fn, args=args, space=space, takes_doc=args is not None or _positional(fn) >= 2))
+        return fn
+
+    return deco
+
+
+@dataclass(frozen=True)
+class BoundParser:
+    """A parser with its validated arguments: ``bound(text, doc) -> value | None``."""
+
+    spec: ParserSpec
+    args: ParserArgs | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def __call__(self, text: str, doc: Mapping[str, Any]) -> Any:
+        if self.spec.args is not None:
+            return self.spec.fn(text, doc, self.args)
+        return self.spec.fn(text, doc) if self.spec.takes_doc else self.spec.fn(text)
+
+
+def as_spec(name: str, obj: Any) -> ParserSpec:
+    """A registry entry as a :class:`ParserSpec` (a bare function is a parser without arguments)."""
+    if isinstance(obj, ParserSpec):
+        return obj
+    if callable(obj):
+        return ParserSpec(name=name, fn=obj, takes_doc=_positional(obj) >= 2)
+    raise TypeError(f"parser {name!r} is registered as {type(obj).__name__}, not a function")
+
+
+def bind(name: str, parser_args: Mapping[str, Any] | None, *, registry: Registry[Any] = _parsers,
+         plugins: Collection[Path] = (), file: str | Path | None = None, field: str = "answer") -> BoundParser:
+    """Resolve parser ``name`` and validate its arguments; errors name ``file`` and ``field.parser(_args)``.
+
+    ``field`` is the YAML block the parser is named in (``answer`` or ``judge``).
+    """
+    spec = as_spec(name, registry.get(name, plugins=plugins, file=file, field=f"{field}.parser"))
+    given = dict(parser_args or {})
+    if spec.args is None:
+        if given:
+            raise ConfigError(f"parser {name!r} takes no arguments", file=file, field=f"{field}.parser_args.{next(iter(given))}")
+        return BoundParser(spec)
+    try:
+        return BoundParser(spec, spec.args.model_validate(given))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in (f"{field}.parser_args", *err["loc"]))
+        msg = f"unknown key for parser {name!r}" if err["type"] == "extra_forbidden" else err["msg"]
+        raise ConfigError(msg, file=file, field=loc) from None
+
+
+def _positional(fn: Callable[..., Any]) -> int:
+    """How many positional arguments ``fn`` accepts (a large number for ``*args``)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 99
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _doc_error(doc: Mapping[str, Any], field: str, message: str) -> DataError:
+    return DataError(message, doc_id=str(doc["id"]) if "id" in doc else None, field=field)
+
 
 # --- numbers -------------------------------------------------------------
 
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4,
-              "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_CN_NUMBER = "[零〇一二两三四五六七八九十]{1,3}"
-#: A Chinese numeral used as an image number: "图三", "第十二张".
-_CN_IMAGE_NUMBER = re.compile(rf"(?<=[第图])({_CN_NUMBER})")
 _INTEGER = re.compile(r"[0-9]+")
-#: "2-4", "2~4", "2到4", "2至4": a range of image numbers.
+#: "2-4", "2~4", "2到4", "2至4": a range of numbers.
 _RANGE = re.compile(r"([0-9]+)\s*(?:-|–|—|~|到|至)\s*([0-9]+)")
-_MAX_RANGE = 30
 
 
-def _cn_to_int(numeral: str) -> int | None:
-    """一..九十九 (also "十", "十三", "二十", "两"); None for other shapes."""
-    if "十" not in numeral:
-        return _CN_DIGITS[numeral] if len(numeral) == 1 else None
-    tens, _, ones = numeral.partition("十")
-    if len(tens) > 1 or len(ones) > 1 or "十" in ones:
-        return None
-    value = (_CN_DIGITS[tens] if tens else 1) * 10 + (_CN_DIGITS[ones] if ones else 0)
-    return value or None
-
-
-def _arabize(text: str) -> str:
-    """Fold fullwidth forms and write image numbers given in Chinese as digits."""
-
-    def repl(match: re.Match[str]) -> str:
-        value = _cn_to_int(match.group(1))
-        return match.group(1) if value is None else str(value)
-
-    return _CN_IMAGE_NUMBER.sub(repl, nfkc(text))
-
-
-@parsers.register("realbench_retrieval_single")
-def retrieval_single(text: str) -> int | None:
-    """The first integer of the answer ("Image 3", "图3", "第三张", "３")."""
-    match = _INTEGER.search(_arabize(strip_answer_prefix(text)))
+def first_integer(text: str) -> int | None:
+    """The first run of digits of ``text`` (already unwrapped and folded), or None."""
+    match = _INTEGER.search(text)
     return int(match.group()) if match else None
 
 
-@parsers.register("realbench_retrieval_multi")
-def retrieval_multi(text: str) -> list[int] | None:
-    """All image numbers in the answer, sorted and without repeats.
-
-    Reads "1, 3", "1，3", "图1和图3", "Image 2, Image 5", "图一、图三"; a
-    range "2-4" (also "2~4", "2到4") stands for 2, 3, 4 when it spans at most
-    30 numbers.
-    """
-    clean = _arabize(strip_answer_prefix(text))
+def integers(text: str, max_range: int) -> list[int] | None:
+    """Every number of ``text``, sorted, without repeats; a range "2-4" (also "2~4", "2到4",
+    "2至4") stands for 2, 3, 4 when it spans at most ``max_range`` numbers (0: no ranges)."""
     numbers: set[int] = set()
 
     def expand(match: re.Match[str]) -> str:
         low, high = int(match.group(1)), int(match.group(2))
-        if low < high <= low + _MAX_RANGE:
+        if low < high <= low + max_range:
             numbers.update(range(low, high + 1))
             return " "
         return match.group()
 
-    rest = _RANGE.sub(expand, clean)
+    rest = _RANGE.sub(expand, text) if max_range > 0 else text
     numbers.update(int(n) for n in _INTEGER.findall(rest))
     return sorted(numbers) if numbers else None
 
 
+@parser("integer")
+def integer(text: str, doc: Mapping[str, Any]) -> int | None:
+    """The first integer of the answer ("Image 3" -> 3, "３" -> 3)."""
+    return first_integer(nfkc(strip_answer_prefix(text)))
+
+
+class IntegerSetArgs(ParserArgs):
+    max_range: int = 30
+    """A range "a-b" stands for every number from a to b when b - a is at most this (0: never)."""
+
+
+@parser("integer_set", args=IntegerSetArgs)
+def integer_set(text: str, doc: Mapping[str, Any], args: IntegerSetArgs) -> list[int] | None:
+    """All integers of the answer, sorted and without repeats ("1, 3", "１，３", "2-4")."""
+    return integers(nfkc(strip_answer_prefix(text)), args.max_range)
+
+
 # --- letters -------------------------------------------------------------
 
-#: An uppercase A-D not touching another Latin letter: "B", "(B)", "B.", "选B",
-#: "B选项"; not the "A" of "Answer" or "Apple".
-_STANDALONE_CHOICE = re.compile(r"(?<![A-Za-z])([A-D])(?![A-Za-z])")
-#: A reply that is nothing but one lowercase letter: "b", "(c)", "d.".
-_LONE_LOWERCASE = re.compile(r"^[(\[]?\s*([a-d])\s*[)\].、:]?$")
+
+class ChoiceArgs(ParserArgs):
+    options_field: str = "options"
+    """The record field holding the options: a mapping letter -> option (its keys are the
+    letters), or a list (lettered A, B, C ... in order)."""
+    letters: list[str] | None = None
+    """Fixed option letters, for records that do not list their options (``options_field`` is
+    then not read)."""
+
+    @field_validator("letters")
+    @classmethod
+    def _single_letters(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and (not v or not all(len(k) == 1 and k.isalpha() for k in v)):
+            raise ValueError("letters must be a non-empty list of single letters")
+        return [k.upper() for k in v] if v is not None else None
 
 
-@parsers.register("realbench_choice")
-def choice(text: str) -> str | None:
-    """The first standalone capital letter A-D, or None.
+def option_letters(doc: Mapping[str, Any], field: str) -> list[str]:
+    """The option letters of a document: the keys of a mapping, or A, B, C ... for a list."""
+    options = doc.get(field)
+    if isinstance(options, Mapping) and options:
+        letters = [str(k).strip() for k in options]
+        if all(len(k) == 1 and k.isalpha() for k in letters):
+            return [k.upper() for k in letters]
+        raise _doc_error(doc, field, f"option keys must be single letters, got {sorted(letters)}")
+    if isinstance(options, (list, tuple)) and 0 < len(options) <= 26:
+        return [chr(ord("A") + i) for i in range(len(options))]
+    raise _doc_error(doc, field, f"expected the options (a mapping letter -> option, or a list of at most 26), got {options!r}"[:200])
 
-    Lowercase letters count only when the whole reply is that letter ("b",
-    "(c)"): inside a sentence a lowercase "a" is almost always the article.
+
+def choose_letter(text: str, letters: Collection[str]) -> str | None:
+    """The first standalone capital letter of ``letters`` in ``text``, or None.
+
+    Standalone: not touching another Latin letter ("B", "(B)", "B.", "选B", "B选项";
+    not the "A" of "Answer" or "Apple"). Lowercase letters count only when the whole
+    reply is that letter ("b", "(c)"): inside a sentence a lowercase "a" is almost
+    always the article.
     """
     clean = nfkc(strip_answer_prefix(text))
-    match = _STANDALONE_CHOICE.search(clean)
+    pattern = "".join(re.escape(k) for k in letters)
+    match = re.search(rf"(?<![A-Za-z])([{pattern}])(?![A-Za-z])", clean)
     if match:
         return match.group(1)
-    lone = _LONE_LOWERCASE.match(clean.strip())
+    lone = re.match(rf"^[(\[]?\s*([{pattern.lower()}])\s*[)\].、:]?$", clean.strip())
     return lone.group(1).upper() if lone else None
+
+
+@parser("choice", args=ChoiceArgs)
+def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
+    """The chosen option letter, among the document's own letters (any number of options)."""
+    return choose_letter(text, args.letters or option_letters(doc, args.options_field))
 
 
 # --- text ----------------------------------------------------------------
 
 
-@parsers.register("realbench_text")
-def text_answer(text: str) -> str:
-    """The answer text without its wrapping ("" when nothing is left)."""
+@parser("text")
+def text_answer(text: str, doc: Mapping[str, Any]) -> str:
+    """The answer text without its wrapping ("" when nothing is left); never unparsed."""
     return strip_answer_prefix(text)
 
-
-@parsers.register("realbench_unanswerable")
-def unanswerable(text: str) -> str:
-    """The answer folded for phrase matching: NFKC, case-folded, single spaces."""
-    return collapse_whitespace(nfkc(strip_answer_prefix(text))).casefold()

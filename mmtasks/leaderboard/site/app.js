@@ -9,7 +9,7 @@
 (function () {
   "use strict";
 
-  const SCHEMA_VERSION = 1;
+  const SCHEMA_VERSION = 2;
   const SVG_NS = "http://www.w3.org/2000/svg";
   const PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d",
                    "#475569", "#9333ea", "#ea580c", "#0d9488", "#be123c", "#4f46e5", "#a16207", "#15803d"];
@@ -213,11 +213,28 @@
     return cell && isNum(cell.value) ? cell.value : null;
   }
 
+  /** Rows not ranked (judged by the chance-level judge) come after every ranked row, whatever the sort. */
+  function isRanked(entry) {
+    return entry.ranked !== false;
+  }
+
+  /** The lowest coverage percent over the entry's tasks, or null when none is reported. */
+  function lowestCoverage(entry) {
+    const percents = Object.values(entry.coverage || {}).map(c => c && c.percent).filter(isNum);
+    return percents.length ? Math.min(...percents) : null;
+  }
+
+  function formatPercent(p) {
+    return (p >= 99.95 && p < 100 ? "99.9" : p.toFixed(p >= 10 ? 0 : 1)) + "%";
+  }
+
   function sortEntries(bench, rows) {
     const { key, dir } = sortState(bench);
     const sign = dir === "asc" ? 1 : -1;
     const byName = (a, b) => a.entry.model.localeCompare(b.entry.model);
     return rows.slice().sort(function (a, b) {
+      const ra = isRanked(a.entry), rb = isRanked(b.entry);
+      if (ra !== rb) return ra ? -1 : 1;
       if (key === "model") return sign * byName(a, b);
       const va = cellValue(a.entry, key), vb = cellValue(b.entry, key);
       if (va === null && vb === null) return byName(a, b);
@@ -258,10 +275,18 @@
     const best = bestValues(columns, rows);
     const body = el("tbody", {});
     const sorted = sortEntries(bench, rows);
-    sorted.forEach(function (row, index) {
+    let rank = 0;
+    sorted.forEach(function (row) {
       const entry = row.entry;
-      const tr = el("tr", { class: entry.source === "paper" ? "paper-row" : "run-row", "data-entry": entry.id },
-        el("td", { class: "rank" }, String(index + 1)),
+      const classes = [entry.source === "paper" ? "paper-row" : "run-row"];
+      if (!isRanked(entry)) classes.push("unranked-row");
+      const coverage = lowestCoverage(entry);
+      if (coverage !== null && coverage < 100) classes.push("partial-coverage");
+      const rankCell = isRanked(entry)
+        ? el("td", { class: "rank" }, String(++rank))
+        : el("td", { class: "rank", title: "Not ranked" }, MISSING);
+      const tr = el("tr", { class: classes.join(" "), "data-entry": entry.id },
+        rankCell,
         modelCell(entry, row.colour),
         columns.map(c => valueCell(entry, c, best[c.key], c.key === bench.headline)));
       body.appendChild(tr);
@@ -277,7 +302,7 @@
   function bestValues(columns, rows) {
     const best = {};
     for (const c of columns) {
-      const values = rows.map(r => cellValue(r.entry, c.key)).filter(v => v !== null);
+      const values = rows.filter(r => isRanked(r.entry)).map(r => cellValue(r.entry, c.key)).filter(v => v !== null);
       if (values.length > 1) best[c.key] = c.higher_is_better === false ? Math.min(...values) : Math.max(...values);
     }
     return best;
@@ -292,6 +317,16 @@
       badges.push(el("span", { class: "badge badge-paper", title: "Reported by the paper, not run by mmtasks" }, "paper"));
     }
     if (entry.strategy) badges.push(el("span", { class: "badge badge-strategy" }, entry.strategy));
+    if (entry.chance_judge) {
+      badges.push(el("span", { class: "badge badge-chance",
+        title: "Scored by the chance-level random judge: these numbers exercise the pipeline and say nothing " +
+          "about the model. Not ranked." }, "chance judge"));
+    }
+    const coverage = lowestCoverage(entry);
+    if (coverage !== null && coverage < 100) {
+      badges.push(el("span", { class: "badge badge-coverage", title: coverageTooltip(entry) },
+        "coverage " + formatPercent(coverage)));
+    }
     const details = [];
     if (entry.source === "paper") {
       details.push(entry.citation && entry.citation.text ? shortCitation(entry.citation.text) : "reported by the paper");
@@ -306,6 +341,17 @@
       details.length ? el("div", { class: "model-details" }, details.join(" \u00b7 ")) : null);
     td.setAttribute("title", entryTooltip(entry));
     return td;
+  }
+
+  function coverageTooltip(entry) {
+    const lines = ["Part of the data was not scored:"];
+    for (const [task, c] of Object.entries(entry.coverage || {})) {
+      if (!c || !isNum(c.percent) || c.percent >= 100) continue;
+      const why = Object.entries(c.unscored || {}).filter(([, n]) => n > 0).map(([kind, n]) => kind + " " + n);
+      lines.push(task + ": " + c.scored + " of " + c.total + " " + (c.unit || "documents") + " scored" +
+        (why.length ? " (" + why.join(", ") + ")" : ""));
+    }
+    return lines.join("\n");
   }
 
   function shortCitation(text) {
@@ -356,14 +402,20 @@
       return el("td", { class: classes.join(" "), "data-key": column.key,
         title: cell.missing || "missing", "aria-label": "missing" }, MISSING);
     }
-    if (best !== undefined && cell.value === best) classes.push("best");
+    if (best !== undefined && cell.value === best && isRanked(entry)) classes.push("best");
     const parts = [el("span", { class: "value" }, formatValue(cell.value, column))];
     if (state.showStderr && isNum(cell.stderr)) {
       parts.push(el("span", { class: "stderr" }, "\u00b1" + formatStderr(cell.stderr)));
     }
+    const partial = isNum(cell.coverage) && cell.coverage < 100;
+    if (partial) {
+      classes.push("partial");
+      parts.push(el("span", { class: "coverage" }, formatPercent(cell.coverage)));
+    }
     const tip = [column.label + ": " + formatValue(cell.value, column)];
     if (isNum(cell.stderr)) tip.push("stderr " + cell.stderr);
     if (Number.isInteger(cell.n)) tip.push("n = " + cell.n);
+    if (isNum(cell.coverage)) tip.push("coverage " + cell.coverage.toFixed(1) + "% of the data scored");
     const td = el("td", { class: classes.join(" "), "data-key": column.key, "data-value": String(cell.value),
       title: tip.join(", ") }, parts);
     const span = (column.scale_max - column.scale_min) || 1;
@@ -445,6 +497,7 @@
     return el("figure", { class: "card radar-card" + (entry.source === "paper" ? " paper-card" : "") },
       el("figcaption", {}, swatch, el("span", { class: "model-name" }, entry.model),
         entry.source === "paper" ? el("span", { class: "badge badge-paper" }, "paper") : null,
+        entry.chance_judge ? el("span", { class: "badge badge-chance" }, "chance judge") : null,
         entry.strategy ? el("span", { class: "badge badge-strategy" }, entry.strategy) : null),
       root,
       el("p", { class: "radar-note" }, "Scale " + scale.scale_min + "\u2013" + scale.scale_max + (scale.unit || "") +

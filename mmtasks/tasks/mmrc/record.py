@@ -1,29 +1,133 @@
-"""PROVISIONAL adapter ``mmrc_hf``: a record of the Hugging Face release
-``WUUE/MMRC_Real_World_Conversation`` in MMRC's local format (shared/specs/mmrc.md).
+"""The MMRC record (the local format of shared/specs/mmrc.md), checked and normalised by the
+dataset adapters ``mmrc`` (local files) and ``mmrc_hf`` (the Hugging Face release, PROVISIONAL).
 
-The release's schema has not been seen. This adapter accepts the field names
-such a release most likely uses (listed in the ``*_KEYS`` tuples below; the
-local names come first, so local records pass through unchanged) and raises a
-:class:`DataError` naming the missing field otherwise. When the real schema is
-known, fix the key lists (or write the mapping out) and extend
-tests/test_mmrc_hf_adapter.py with a real record. Use it with::
-
-    dataset:
-      hf: {path: WUUE/MMRC_Real_World_Conversation, split: test}
-      adapter: mmrc_hf
-
-Images must be paths (relative to the data dir) or ``{"path": ...}`` dicts
-(``datasets`` Image features loaded with ``decode=False``); embedded pixels are
-not supported.
+A record holds the user turns (each with its images and, optionally, the original assistant
+reply) and the evaluation questions. Image numbers in questions are 1-based over all images
+of the conversation, in turn order. The adapters return the record with every question field
+present (abilities in upper case, answers stripped, true/false answers as text): what the
+``replay_probe`` protocol, the templates and the scoring read.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from mmtasks.registry import adapters
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
 from mmtasks.errors import DataError
+from mmtasks.registry import adapters
+
+from .abilities import ABILITIES
+
+
+class _Record(BaseModel):
+    # Unknown keys are kept (the official data may carry more), never rejected.
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class Turn(_Record):
+    user: str
+    """The user's message text ("" when the turn is images only)."""
+    images: list[str] = Field(default_factory=list)
+    """Image paths relative to the data folder, in the order shown."""
+    assistant: str | None = None
+    """The reply recorded in the original conversation (used by ``history: reference``)."""
+
+
+class Question(_Record):
+    ability: str
+    format: Literal["open", "choice", "tf"] = "open"
+    question: str
+    answer: str
+    """Reference answer: free text, the option letter (choice) or ``true``/``false`` (tf)."""
+    options: dict[str, str] | None = None
+    items: list[str] | None = None
+    """IE: the facts a correct answer lists (label items)."""
+    images: list[int] | None = None
+    """IM: 1-based numbers of the images that belong to the correct answer."""
+    refuse: bool | None = None
+    """AR: true when the history lacks the answer and the model should decline."""
+    updates: int | None = None
+    """IU: how many times the asked-about information was updated in the conversation."""
+
+    @field_validator("ability", mode="before")
+    @classmethod
+    def _known(cls, v: Any) -> Any:
+        code = v.upper() if isinstance(v, str) else v
+        if code not in ABILITIES:
+            raise ValueError(f"unknown ability {v!r}; expected one of {' '.join(ABILITIES)}")
+        return code
+
+    @field_validator("answer", mode="after")
+    @classmethod
+    def _stripped(cls, v: str) -> str:
+        return v.strip()
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer_text(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return v
+
+    @model_validator(mode="after")
+    def _format_fields(self) -> "Question":
+        if self.format == "choice":
+            if not self.options:
+                raise ValueError("a choice question needs options")
+            if self.answer.strip() not in self.options:
+                raise ValueError(f"the answer {self.answer!r} is not one of the options {sorted(self.options)}")
+        if self.format == "tf" and self.answer.strip().lower() not in ("true", "false"):
+            raise ValueError(f"a tf answer must be true or false, got {self.answer!r}")
+        return self
+
+
+class Conversation(_Record):
+    turns: list[Turn] = Field(min_length=1)
+    questions: list[Question] = Field(min_length=1)
+    category: str | None = None
+
+    @property
+    def n_images(self) -> int:
+        return sum(len(t.images) for t in self.turns)
+
+    def image_numbers(self) -> list[list[int]]:
+        """Per turn, the 0-based global indices of its images."""
+        out, offset = [], 0
+        for t in self.turns:
+            out.append(list(range(offset, offset + len(t.images))))
+            offset += len(t.images)
+        return out
+
+
+def conversation_of(rec: Mapping[str, Any]) -> Conversation:
+    """Validate a record as an MMRC conversation; errors name the document and the field."""
+    doc_id = str(rec["id"]) if "id" in rec else None
+    try:
+        conv = Conversation.model_validate(rec)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or None
+        raise DataError(err["msg"].removeprefix("Value error, "), doc_id=doc_id, field=loc) from None
+    for qi, q in enumerate(conv.questions):
+        bad = [n for n in q.images or [] if not 1 <= n <= conv.n_images]
+        if bad:
+            raise DataError(f"image numbers {bad} are out of range: the conversation has {conv.n_images} images",
+                            doc_id=doc_id, field=f"questions.{qi}.images")
+    return conv
+
+
+@adapters.register("mmrc")
+def mmrc_record(rec: dict[str, Any]) -> dict[str, Any]:
+    """A local MMRC record, checked and normalised (every question field present, abilities in
+    upper case, answers stripped, true/false answers as text): what the templates and the
+    scoring read."""
+    return conversation_of(rec).model_dump(mode="json")
+
+
+# --- the Hugging Face release (PROVISIONAL) ----------------------------------------
 
 ID_KEYS = ("id", "conversation_id", "dialog_id", "dialogue_id", "conv_id")
 TURNS_KEYS = ("turns", "conversation", "conversations", "dialogue", "dialog", "history", "messages")
@@ -39,14 +143,7 @@ FORMAT_KEYS = ("format", "question_type", "qtype", "answer_type")
 OPTIONS_KEYS = ("options", "choices")
 ROLE_KEYS = ("role", "from", "speaker")
 
-ABILITY_NAMES = {
-    "ie": "IE", "information extraction": "IE",
-    "cr": "CR", "cross-turn reasoning": "CR", "cross turn reasoning": "CR", "multi-turn reasoning": "CR",
-    "iu": "IU", "information update": "IU",
-    "im": "IM", "image management": "IM",
-    "mr": "MR", "memory recall": "MR", "long-term memory recall": "MR",
-    "ar": "AR", "answer refusal": "AR",
-}
+ABILITY_NAMES = {name: code for code, a in ABILITIES.items() for name in (code.lower(), *a.names)}
 FORMAT_NAMES = {
     "open": "open", "open-ended": "open", "open question": "open", "open_question": "open",
     "choice": "choice", "multiple choice": "choice", "multiple-choice": "choice", "multiple_choice": "choice", "mcq": "choice",
@@ -130,7 +227,7 @@ def _question(q: Any, i: int, doc_id: str | None) -> dict[str, Any]:
     code = ABILITY_NAMES.get(ability.lower())
     if code is None:
         raise DataError(f"mmrc_hf (provisional adapter): unknown ability {ability!r}", doc_id=doc_id, field=f"{where}.ability",
-                        hint="expected one of IE CR IU IM MR AR or their names")
+                        hint=f"expected one of {' '.join(ABILITIES)} or their names")
     options = _options(_pick(q, OPTIONS_KEYS, "options", doc_id, required=False))
     fmt_raw = _pick(q, FORMAT_KEYS, f"{where}.format", doc_id, required=False)
     fmt = FORMAT_NAMES.get(str(fmt_raw).strip().lower()) if fmt_raw is not None else ("choice" if options else "open")
@@ -147,9 +244,8 @@ def _question(q: Any, i: int, doc_id: str | None) -> dict[str, Any]:
     return out
 
 
-@adapters.register("mmrc_hf")
-def mmrc_hf(rec: dict[str, Any]) -> dict[str, Any]:
-    """A Hub record in the local format (PROVISIONAL: the release's schema is unverified)."""
+def hub_to_local(rec: dict[str, Any]) -> dict[str, Any]:
+    """A Hub record mapped to the local field names (not yet checked)."""
     doc_id = _pick(rec, ID_KEYS, "id", None)
     doc_id = str(doc_id)
     questions = _pick(rec, QUESTIONS_KEYS, "questions", doc_id)
@@ -161,3 +257,21 @@ def mmrc_hf(rec: dict[str, Any]) -> dict[str, Any]:
     if category is not None:
         out["category"] = str(category)
     return out
+
+
+@adapters.register("mmrc_hf")
+def mmrc_hf(rec: dict[str, Any]) -> dict[str, Any]:
+    """A Hub record in the local format, checked and normalised like a local one (PROVISIONAL:
+    the release's schema is unverified).
+
+    The release's schema has not been seen. :func:`hub_to_local` accepts the field names such
+    a release most likely uses (the ``*_KEYS`` tuples above; the local names come first, so
+    local records pass through unchanged) and raises a :class:`DataError` naming the missing
+    field otherwise. Images must be paths (relative to the data dir) or ``{"path": ...}``
+    dicts; embedded pixels are not supported. Use it with::
+
+        dataset:
+          hf: {path: WUUE/MMRC_Real_World_Conversation, split: test}
+          adapter: mmrc_hf
+    """
+    return mmrc_record(hub_to_local(rec))

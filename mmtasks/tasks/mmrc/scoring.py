@@ -1,23 +1,6 @@
-"""MMRC results (shared/specs/mmrc.md): per-ability judge scores, overall, the precision
-metrics EP / IMP / RP, exact match, failure counts and the length / updates breakdowns.
-
-Every value is computed per question (one sample is a conversation holding its
-questions in ``extra["questions"]``) and averaged over questions:
-
-- ``ie cr iu im mr ar``: mean judge score (0-5) of the ability's questions;
-  ``overall`` = mean of the six ability means (None unless all six are scored).
-- ``ep`` (0-1): mean over IE questions of matched_items / model_items, 0 when
-  the answer states no item.
-- ``imp`` (0-1): mean over IM questions of |named ∩ gold| / |gold|, gold = the
-  question's ``images`` (a question without gold images has no IMP).
-- ``rp`` (percent): 100 x share of AR questions with ``refuse: true`` that the
-  judge says the model refused.
-- ``exact_match`` (0-1): choice and true/false questions, the parsed answer
-  against the gold letter / truth value (unparsable: 0).
-
-A judge failure or a failed model request leaves the question unscored: it is
-counted (``judge_failures``, ``request_failures``), never scored as 0.
-"""
+"""The ``mmrc`` aggregator: per-ability judge scores, overall, EP / IMP / RP, exact match and the
+length / category / updates breakdowns, from the question records that ``replay_probe``
+writes (``Sample.extra["questions"]``). See mmrc.py for the definitions."""
 
 from __future__ import annotations
 
@@ -25,22 +8,21 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.scoring.aggregation import TaskResult, aggregator, label_sort_key, mean, mean_and_stderr
+from mmtasks.scoring.aggregation import TaskResult, aggregator, coverage, label_sort_key, mean, mean_and_stderr
+
+from .abilities import ABILITY_METRICS, METRICS
 
 if TYPE_CHECKING:
     from mmtasks.core.sample import Sample
     from mmtasks.task import Task
 
-ABILITY_METRICS: dict[str, str] = {"IE": "ie", "CR": "cr", "IU": "iu", "IM": "im", "MR": "mr", "AR": "ar"}
-PRECISION_METRICS = ("ep", "imp", "rp")
-METRICS = (*ABILITY_METRICS.values(), "overall", *PRECISION_METRICS, "exact_match")
-
 
 def question_values(rec: dict[str, Any]) -> dict[str, float]:
     """The metric values one question contributes (only those that apply and were scored)."""
     out: dict[str, float] = {}
-    if rec.get("exact_match") is not None:
-        out["exact_match"] = float(rec["exact_match"])
+    em = (rec.get("metrics") or {}).get("exact_match")
+    if em is not None:
+        out["exact_match"] = float(em)
     verdict = rec.get("verdict")
     if verdict is None:
         return out
@@ -49,8 +31,8 @@ def question_values(rec: dict[str, Any]) -> dict[str, float]:
     if ability == "IE":
         stated = verdict["model_items"]
         out["ep"] = verdict["matched_items"] / stated if stated > 0 else 0.0
-    elif ability == "IM" and rec.get("gold_images"):
-        gold = set(rec["gold_images"])
+    elif ability == "IM" and rec.get("images"):
+        gold = set(rec["images"])
         out["imp"] = len(gold & set(verdict["named_images"])) / len(gold)
     elif ability == "AR" and rec.get("refuse") is True:
         out["rp"] = 100.0 if verdict["refused"] else 0.0
@@ -77,11 +59,6 @@ def _means(values: dict[str, list[float]]) -> dict[str, float | None]:
     out: dict[str, float | None] = {m: mean(values.get(m, [])) for m in METRICS if m != "overall"}
     out["overall"] = overall_of(out)
     return out
-
-
-def doc_metrics(records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
-    """A conversation's own means (Sample.metrics): what its questions scored."""
-    return {k: v for k, v in _means(collect(records)).items() if v is not None}
 
 
 def _records(samples: Sequence["Sample"]) -> list[tuple["Sample", dict[str, Any]]]:
@@ -132,17 +109,16 @@ def mmrc(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
     for m in METRICS:
         result.metrics[f"{m}_stderr"] = stderrs[m]
         result.higher_is_better[m] = True
-    judge_failures = sum(1 for rec in records if rec.get("judge_failed"))
-    request_failures = sum(len(s.failures) for s in samples)
-    result.metrics.update({
+    unanswered = sum(1 for rec in records if rec.get("response") is None)
+    judge_failed = sum(1 for rec in records if rec.get("response") is not None and rec.get("judge_failed"))
+    unjudged = sum(1 for rec in records if rec.get("response") is not None and rec.get("verdict") is None and not rec.get("judge_failed"))
+    result.coverage = coverage("questions", len(records), {"request_failure": unanswered, "judge_failure": judge_failed},
+                               unexplained=unjudged)
+    result.counts = {
         "n_questions": len(records),
         "scored_questions": sum(1 for rec in records if rec.get("verdict") is not None),
-        "judge_failures": judge_failures,
-        "request_failures": request_failures,
         "unanswered_questions": sum(1 for rec in records if rec.get("response") is None),
-        "exact_match_unparsed": sum(1 for rec in records if rec.get("exact_match") is not None and rec.get("parsed") is None),
         "note_unparsed": sum(int(s.extra.get("note_unparsed", 0)) for s in samples),
-    })
-    result.problems = {"request_failures": request_failures, "judge_failures": judge_failures}
+    }
     result.breakdowns = _breakdowns(pairs)
     return result

@@ -1,0 +1,336 @@
+"""The ``results.json`` schema: one typed model for whoever writes the file (the runner,
+through :mod:`mmtasks.results.results_json`) and whoever reads it (the leaderboard,
+rescoring, the Python API).
+
+The layout is lm-evaluation-harness's (``results``, ``groups``, ``configs``, ``versions``,
+``n-samples``, ``higher_is_better``, ``config``, ``git_hash``, ``date``) plus ours:
+``breakdowns``, ``problems``, ``coverage`` and ``run_stats``.
+
+Rules the model enforces:
+
+- ``results[task][metric]`` is a number or ``null`` (never a string, a list or a
+  boolean); the one label is ``alias``. Non-finite numbers (NaN, infinities) are
+  stored as ``null``: JSON has no spelling for them.
+- Counters (request failures, unparsed answers, judge failures) live in ``problems``;
+  counts of what was evaluated live in ``n-samples`` (and ``coverage``). Files written
+  before this rule may still hold counters among the metrics (:data:`LEGACY_COUNTERS`):
+  they load, and :meth:`TaskMetrics.metrics` leaves them out.
+- A run may cover part of a group: ``groups[g].missing_tasks`` names the members it
+  lacks and ``groups[g].average`` is then ``null`` (a partial mean is not the
+  group's score); ``partial_average`` keeps the mean over the members run.
+- Every task named in ``n-samples``, ``breakdowns``, ``problems``, ``coverage``,
+  ``configs``, ``versions`` or ``higher_is_better`` has results.
+
+Readers should use :func:`read_results`, which names the file and the offending field
+when a file does not fit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    ValidationError,
+    model_validator,
+)
+
+from mmtasks.errors import DataError
+
+RESULTS_FILE = "results.json"
+
+#: Kinds of ``problems[task]`` counted by the harness (others may appear, e.g. a task's
+#: own ``note_unparsed``): each is a number of samples, turns or questions, never a score.
+PROBLEM_KINDS = ("request_failures", "context_overflow", "unparsed", "judge_failures")
+
+#: Kinds of ``coverage[task].unscored``: why a document, turn or question was not scored.
+UNSCORED_KINDS = ("request_failure", "context_overflow", "judge_failure", "unparsed")
+
+#: Counters that aggregators used to put among a task's metrics. They are not metrics: a
+#: reader leaves them out of :meth:`TaskMetrics.metrics`; new files keep them in ``problems``
+#: and ``n-samples`` only.
+LEGACY_COUNTERS = frozenset({
+    "unparsed", "failures", "request_failures", "judge_failures", "context_overflow",
+    "judged_turns", "n_questions", "scored_questions", "unanswered_questions",
+    "exact_match_unparsed", "note_unparsed",
+})
+
+
+def _metric_value(value: Any) -> Any:
+    """A metric: a number or null; NaN and infinities become null."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected a number or null, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+#: ``results[task][metric]``, ``breakdowns[task][dimension][bucket][metric]``
+MetricValue = Annotated[int | float | None, BeforeValidator(_metric_value)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=(), populate_by_name=True)
+
+
+class _Open(BaseModel):
+    """Keys beyond the declared ones are kept (a record that other parts of the program extend)."""
+
+    model_config = ConfigDict(extra="allow", protected_namespaces=(), populate_by_name=True)
+
+
+class TaskMetrics(BaseModel):
+    """``results[task]``: ``alias`` plus ``metric -> number or null``.
+
+    Metric names are the task's (``acc``, ``rouge_l``, ``overall``) with lm-eval's
+    ``<metric>_stderr`` beside each, and variants such as ``<metric>_all`` (failed
+    samples counted as 0), ``_micro``, ``_macro``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    alias: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The task's display name (lm-eval's ``alias``); the task name by default."""
+
+    __pydantic_extra__: dict[str, MetricValue]
+
+    @property
+    def values(self) -> dict[str, int | float | None]:
+        """Every value but ``alias``, counters included (as stored)."""
+        return dict(self.__pydantic_extra__ or {})
+
+    def metrics(self) -> dict[str, float]:
+        """The task's metrics with a value: numbers only, counters of older files left out."""
+        return {
+            name: float(value)
+            for name, value in self.values.items()
+            if value is not None and name not in LEGACY_COUNTERS
+        }
+
+
+class GroupResult(_Strict):
+    """``groups[group]``: a group of tasks (``realbench``) as far as this run covers it."""
+
+    average: float | None = None
+    """Plain mean of the members' headline metrics (RealBench's "avg" column). ``null``
+    unless every member task is in the run and has a headline value."""
+    n_tasks: NonNegativeInt = 0
+    """Member tasks in this run."""
+    tasks: list[str] = Field(default_factory=list)
+    """Member tasks in this run, in the group's order."""
+    missing_tasks: list[str] = Field(default_factory=list)
+    """Member tasks not in this run (empty for a complete group)."""
+    unscored_tasks: list[str] = Field(default_factory=list)
+    """Member tasks in this run whose headline metric is ``null`` (nothing scored)."""
+    partial_average: float | None = None
+    """When ``average`` is ``null``: the mean over the members that have a headline value.
+    Not the group's score; shown only as such."""
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing_tasks and not self.unscored_tasks
+
+
+class NSamples(BaseModel):
+    """``n-samples[task]``: lm-eval's ``original`` (documents in the data) and ``effective``
+    (documents evaluated, after ``--limit``), plus the task's own counts of what was
+    evaluated, e.g. ``turns``, ``questions`` (non-negative integers)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    original: NonNegativeInt | None = None
+    effective: NonNegativeInt | None = None
+
+    __pydantic_extra__: dict[str, NonNegativeInt]
+
+
+class Coverage(_Strict):
+    """``coverage[task]``: how much of the data the task's score stands on."""
+
+    unit: str = "documents"
+    """What is counted: ``documents``, ``turns`` (MMDU), ``questions`` (MMRC)."""
+    scored: NonNegativeInt
+    """Units with a score."""
+    total: NonNegativeInt
+    """Units in the data (after ``--limit``)."""
+    percent: float | None = None
+    """``100 * scored / total`` (``null`` when ``total`` is 0); filled in when omitted."""
+    unscored: dict[str, NonNegativeInt] = Field(default_factory=dict)
+    """Why the other ``total - scored`` units have no score, by kind (:data:`UNSCORED_KINDS`:
+    ``request_failure``, ``context_overflow``, ``judge_failure``, ``unparsed``); the counts
+    add up to ``total - scored``."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Coverage:
+        if self.scored > self.total:
+            raise ValueError(f"scored ({self.scored}) exceeds total ({self.total})")
+        missing = self.total - self.scored
+        if sum(self.unscored.values()) != missing:
+            raise ValueError(
+                f"unscored counts add up to {sum(self.unscored.values())}, expected total - scored = {missing}"
+            )
+        expected = 100.0 * self.scored / self.total if self.total else None
+        if self.percent is None:
+            self.percent = expected
+        elif expected is None or abs(self.percent - expected) > 1e-6:
+            raise ValueError(f"percent {self.percent} is not 100 * scored / total = {expected}")
+        return self
+
+
+class RunConfig(_Open):
+    """``config``: how the run was made (the run's arguments; secrets redacted)."""
+
+    model: str = Field(min_length=1)
+    """The ``--model`` spec as given (``hf:Qwen/Qwen2-VL-7B-Instruct``, ``random``, a preset)."""
+    model_args: dict[str, Any] | str = Field(default_factory=dict)
+    judge: str | None = None
+    """The judge's spec (``openai:gpt-4o-2024-05-13``; ``random`` for the chance-level judge)."""
+    judge_args: dict[str, Any] | str = Field(default_factory=dict)
+    strategy: str | None = None
+    image_mode: str | None = None
+    history: str | None = None
+    probe: str | None = None
+    limit: int | float | None = None
+    seed: int | None = None
+    predict_only: bool = False
+    """Only the model's answers were produced: nothing was scored, no judge was called."""
+    model_spec: dict[str, Any] | None = None
+    judge_spec: dict[str, Any] | None = None
+    mmtasks_version: str | None = None
+
+    @property
+    def chance_judge(self) -> bool:
+        """The judge is the ``random`` baseline: its verdicts are chance, not a judgement."""
+        backend = (self.judge_spec or {}).get("backend")
+        return self.judge == "random" or backend == "random"
+
+    def variant(self) -> list[str]:
+        """What, beyond model and args, makes a different evaluation setting."""
+        parts = [self.strategy] if self.strategy else []
+        if self.image_mode and self.image_mode != "separate":
+            parts.append(f"{self.image_mode} images")
+        if self.history and self.history != "self":
+            parts.append(f"{self.history} history")
+        if self.probe and self.probe != "independent":
+            parts.append(f"{self.probe} probes")
+        if self.limit is not None:
+            parts.append(f"limit {self.limit:g}")
+        return parts
+
+
+class RunStats(_Open):
+    """``run_stats``: what the scheduler did, per target (``model``, ``judge``, ``notetaker``)."""
+
+    waves: NonNegativeInt = 0
+    sent: dict[str, NonNegativeInt] = Field(default_factory=dict)
+    cached: dict[str, NonNegativeInt] = Field(default_factory=dict)
+    failed: dict[str, NonNegativeInt] = Field(default_factory=dict)
+
+
+#: dimension -> bucket -> {metric: value, "n": count}
+TaskBreakdowns = dict[str, dict[str, dict[str, MetricValue]]]
+
+_PER_TASK = ("breakdowns", "problems", "coverage", "configs", "versions", "n_samples", "higher_is_better")
+
+
+class ResultsFile(_Open):
+    """The whole ``results.json``.
+
+    Unknown top-level keys load (a newer writer's additions are kept); the writer
+    (:func:`mmtasks.results.results_json.build_results`) fills the declared fields only.
+    """
+
+    results: dict[str, TaskMetrics]
+    """task -> ``alias`` and its metrics (numbers or null)."""
+    groups: dict[str, GroupResult] = Field(default_factory=dict)
+    """group -> its average over the member tasks, and which members the run lacks."""
+    breakdowns: dict[str, TaskBreakdowns] = Field(default_factory=dict)
+    """task -> dimension (``n_images``, ``category``, ``turn``, ``length``) -> bucket -> ``{metric: value, "n": count}``."""
+    problems: dict[str, dict[str, NonNegativeInt]] = Field(default_factory=dict)
+    """task -> kind (:data:`PROBLEM_KINDS`) -> count. Every task run has an entry."""
+    coverage: dict[str, Coverage] = Field(default_factory=dict)
+    """task -> how much of its data was scored (tasks whose aggregator reports it)."""
+    configs: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """task -> its TaskConfig as run (``mmtasks/config/task_config.py``)."""
+    versions: dict[str, int | float | str] = Field(default_factory=dict)
+    n_samples: dict[str, NSamples] = Field(default_factory=dict, alias="n-samples")
+    higher_is_better: dict[str, dict[str, bool]] = Field(default_factory=dict)
+    config: RunConfig
+    run_stats: RunStats | None = None
+    git_hash: str | None = None
+    date: float = Field(description="Seconds since the epoch (UTC), as lm-evaluation-harness writes it")
+
+    @model_validator(mode="after")
+    def _tasks_have_results(self) -> ResultsFile:
+        for name in _PER_TASK:
+            unknown = sorted(set(getattr(self, name)) - set(self.results))
+            if unknown:
+                key = "n-samples" if name == "n_samples" else name
+                raise ValueError(f"{key} names task(s) with no results: {', '.join(unknown)}")
+        return self
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def metrics(self, task: str) -> dict[str, float]:
+        """The numeric metrics of ``task`` (``alias``, nulls and counters left out)."""
+        record = self.results.get(task)
+        return record.metrics() if record is not None else {}
+
+    def judged(self, task: str) -> bool:
+        """Whether ``task`` was scored by a judge model (its config has a ``judge`` and the run
+        was not ``--predict-only``)."""
+        return not self.config.predict_only and bool((self.configs.get(task) or {}).get("judge"))
+
+    def chance_judged(self, task: str) -> bool:
+        """Whether ``task``'s scores come from the chance-level ``random`` judge."""
+        return self.judged(task) and self.config.chance_judge
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's JSON object (``n-samples`` spelt as lm-eval does)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def read_results(path: Path) -> ResultsFile:
+    """Read and validate ``results.json``; :class:`DataError` names the file and the field."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise DataError(f"not valid JSON: {err.msg}", file=path, line=err.lineno) from err
+    except (OSError, UnicodeDecodeError) as err:
+        raise DataError(f"cannot read: {err}", file=path) from err
+    return parse_results(raw, file=path)
+
+
+def parse_results(raw: Any, *, file: Path | None = None) -> ResultsFile:
+    """Validate a results.json object already in memory."""
+    try:
+        return ResultsFile.model_validate(raw)
+    except ValidationError as err:
+        raise validation_error(err, file=file) from err
+
+
+def validation_error(err: ValidationError, *, file: Path | None) -> DataError:
+    problems = err.errors(include_url=False)
+    first = problems[0]
+    field = ".".join(str(part) for part in first["loc"]) or None
+    message = f"not a valid {RESULTS_FILE}: {_message(first)}"
+    if len(problems) > 1:
+        others = "; ".join(
+            f"{'.'.join(str(p) for p in problem['loc'])}: {_message(problem)}" for problem in problems[1:4]
+        )
+        more = f" (+{len(problems) - 4} more)" if len(problems) > 4 else ""
+        message += f"; also {others}{more}"
+    return DataError(message, file=file, field=field)
+
+
+def _message(problem: dict[str, Any]) -> str:
+    return str(problem["msg"]).removeprefix("Value error, ")

@@ -1,0 +1,116 @@
+"""Generic per-sample text-overlap metrics: chrF and BLEU (sacrebleu), and a
+character-level ROUGE-L that can be checked by hand.
+
+Each is registered in the ``metrics`` registry under its name and has the
+per-sample metric signature ``metric(parsed, target, doc) -> float`` on a 0-100
+scale. A reply that could not be parsed (``parsed`` None) scores 0; a target
+that is not a non-empty string is a :class:`~mmtasks.errors.DataError` naming
+the document.
+
+- ``chrf``: ``sacrebleu.sentence_chrf(hyp, [ref])`` with sacrebleu's defaults
+  (character n-grams up to 6, no word n-grams, beta 2, whitespace ignored).
+- ``bleu``: ``sacrebleu.sentence_bleu(hyp, [ref])`` with sacrebleu's defaults
+  (the ``13a`` tokenizer, exponential smoothing of zero n-gram counts). The
+  ``13a`` tokenizer splits on spaces and punctuation, so a Chinese sentence is
+  one token: use ``bleu_zh`` (sacrebleu's ``zh`` tokenizer: each CJK character
+  is a token) for Chinese.
+- ``rouge_l_char``: the F1 of the longest common subsequence of the two texts'
+  characters (whitespace removed, case kept):
+  ``P = LCS / len(hyp)``, ``R = LCS / len(ref)``, ``F1 = 2PR / (P + R)``.
+  No tokenizer and no dictionary, so it scores Chinese, English or mixed text
+  the same way (RealBench's ``rouge_l_zh`` segments with jieba instead).
+
+Hugging Face ``evaluate`` is not used: its metrics are scripts downloaded from
+the Hub when first loaded (a run would need the network, or a pre-filled cache),
+and its ROUGE (Google's ``rouge_score``) lowercases the text and replaces every
+character outside ``a-z0-9`` with a space, so Chinese text is dropped entirely.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sacrebleu
+
+from mmtasks.errors import DataError
+from mmtasks.registry import metrics
+
+
+def _reference(target: Any, doc: dict) -> str:
+    if not isinstance(target, str) or not target.strip():
+        doc_id = next((str(doc[k]) for k in ("id", "doc_id", "idx", "question_id") if k in doc), None)
+        raise DataError(f"the target must be a non-empty string, got {target!r}", doc_id=doc_id, field="target")
+    return target
+
+
+def _hypothesis(parsed: Any) -> str | None:
+    if parsed is None:
+        return None
+    return parsed if isinstance(parsed, str) else str(parsed)
+
+
+@metrics.register("chrf")
+def chrf(parsed: Any, target: Any, doc: dict) -> float:
+    """chrF (sacrebleu's sentence-level defaults), 0-100."""
+    ref = _reference(target, doc)
+    hyp = _hypothesis(parsed)
+    if hyp is None:
+        return 0.0
+    return float(sacrebleu.sentence_chrf(hyp, [ref]).score)
+
+
+@metrics.register("bleu")
+def bleu(parsed: Any, target: Any, doc: dict) -> float:
+    """Sentence BLEU (sacrebleu's defaults: ``13a`` tokenizer, ``exp`` smoothing), 0-100."""
+    ref = _reference(target, doc)
+    hyp = _hypothesis(parsed)
+    if hyp is None:
+        return 0.0
+    return float(sacrebleu.sentence_bleu(hyp, [ref]).score)
+
+
+@metrics.register("bleu_zh")
+def bleu_zh(parsed: Any, target: Any, doc: dict) -> float:
+    """Sentence BLEU with sacrebleu's ``zh`` tokenizer (CJK characters are tokens), 0-100."""
+    ref = _reference(target, doc)
+    hyp = _hypothesis(parsed)
+    if hyp is None:
+        return 0.0
+    return float(sacrebleu.sentence_bleu(hyp, [ref], tokenize="zh").score)
+
+
+def lcs_length(a: str, b: str) -> int:
+    """Length of the longest common subsequence of two sequences (O(len(a) * len(b)) time, O(len(b)) memory)."""
+    if len(a) < len(b):
+        a, b = b, a
+    row = [0] * (len(b) + 1)
+    for x in a:
+        diagonal = 0  # row[j - 1] of the previous row
+        for j, y in enumerate(b, start=1):
+            above = row[j]
+            row[j] = diagonal + 1 if x == y else max(above, row[j - 1])
+            diagonal = above
+    return row[len(b)]
+
+
+def rouge_l_char_f1(hypothesis: str, reference: str) -> float:
+    """ROUGE-L F1 over characters, whitespace removed, in [0, 1]."""
+    hyp = "".join(hypothesis.split())
+    ref = "".join(reference.split())
+    if not hyp or not ref:
+        return 0.0
+    lcs = lcs_length(hyp, ref)
+    if lcs == 0:
+        return 0.0
+    precision, recall = lcs / len(hyp), lcs / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+@metrics.register("rouge_l_char")
+def rouge_l_char(parsed: Any, target: Any, doc: dict) -> float:
+    """Character-level ROUGE-L F1 (see the module docstring), 0-100."""
+    ref = _reference(target, doc)
+    hyp = _hypothesis(parsed)
+    if hyp is None:
+        return 0.0
+    return 100.0 * rouge_l_char_f1(hyp, ref)

@@ -1,0 +1,69 @@
+"""Writing a synthetic sample also as a Hugging Face dataset folder (the Hub layout).
+
+The folder holds ``README.md`` (the dataset card's YAML header: ``configs`` and
+``dataset_info.features``) and ``data/<split>-00000-of-00001.parquet``, as a
+dataset repository on the Hub does, so ``datasets.load_dataset(FOLDER,
+split=...)`` reads it offline exactly as it reads the real dataset by name.
+Image columns are ``datasets.Image`` features holding the same encoded bytes
+as the local copy's image files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def _yaml_features(features: dict[str, str]) -> str:
+    lines = []
+    for name, kind in features.items():
+        lines.append(f"  - name: {name}")
+        if kind.startswith("list:"):
+            inner = kind.split(":", 1)[1]
+            lines.append(f"    {'list' if inner == 'image' else 'sequence'}: {inner}")
+        else:
+            lines.append(f"    dtype: {kind}")
+    return "\n".join(lines)
+
+
+def write_hub_folder(folder: Path, *, split: str, features: dict[str, str], rows: list[dict[str, Any]],
+                     title: str, body: str) -> None:
+    """Write ``rows`` as a one-split Hub-style dataset folder.
+
+    ``features`` maps column name -> ``string``/``int8``/``int64``/``image``, or
+    ``list:string``/``list:image`` for a sequence of them.
+    """
+    import datasets  # the [datasets] extra; only this writer needs it
+
+    datasets.disable_progress_bars()
+
+    def feature(kind: str) -> Any:
+        if kind.startswith("list:"):
+            inner = feature(kind.split(":", 1)[1])
+            return [inner] if isinstance(inner, datasets.Image) else datasets.Sequence(inner)
+        return datasets.Image() if kind == "image" else datasets.Value(kind)
+
+    spec = datasets.Features({name: feature(kind) for name, kind in features.items()})
+    columns = {name: [row[name] for row in rows] for name in features}
+    data = folder / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    datasets.Dataset.from_dict(columns, features=spec).to_parquet(str(data / f"{split}-00000-of-00001.parquet"))
+    card = (
+        "---\n"
+        "dataset_info:\n"
+        "  features:\n"
+        f"{_yaml_features(features)}\n"
+        "configs:\n"
+        "- config_name: default\n"
+        "  data_files:\n"
+        f"  - split: {split}\n"
+        f"    path: data/{split}-*\n"
+        "---\n\n"
+        f"# {title}\n\n{body.strip()}\n"
+    )
+    (folder / "README.md").write_text(card, encoding="utf-8", newline="\n")
+
+
+def embedded(root: Path, rel: str) -> dict[str, Any]:
+    """An ``Image`` feature value holding the bytes of the local file ``root/rel``."""
+    return {"bytes": (root / rel).read_bytes(), "path": Path(rel).name}
