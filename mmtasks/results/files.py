@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO, Any, overload
 
 from mmtasks.core.sample import Sample
-from mmtasks.secrets import redact
+from mmtasks.secrets import redact_data
 
 
 @contextlib.contextmanager
@@ -47,7 +47,9 @@ def _plain(obj: Any) -> Any:
 
 
 def dumps(obj: Any) -> str:
-    return redact(json.dumps(obj, ensure_ascii=False, default=_plain))
+    """JSON text of ``obj`` with registered secrets redacted from its strings (not from the JSON
+    text: a secret made of digits must not turn numbers into ``***``)."""
+    return json.dumps(redact_data(obj, _plain), ensure_ascii=False)
 
 
 class SamplesWriter:
