@@ -35,14 +35,21 @@ class _Formatter(logging.Formatter):
         return super().format(record)
 
 
+def _quiet_libraries(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING or record.name.split(".")[0] == "mmtasks"
+
+
 def configure(verbose: bool = False) -> None:
-    """Warnings (debug with ``verbose``) to stderr, mmtasks' own notices at INFO, secrets redacted."""
+    """To stderr: warnings, and mmtasks' own notices (INFO); with ``verbose`` everything from
+    DEBUG on, libraries' included. Secrets are redacted."""
     from mmtasks.secrets import RedactingFilter
 
     root = logging.getLogger()
     for handler in [h for h in root.handlers if isinstance(h, _OwnHandler)]:
         root.removeHandler(handler)
     handler = _OwnHandler()
+    if not verbose:  # libraries' own INFO notes (the openai SDK's retries) only under --verbose
+        handler.addFilter(_quiet_libraries)
     handler.setFormatter(_Formatter("%(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter())
     root.addHandler(handler)

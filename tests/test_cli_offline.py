@@ -111,3 +111,22 @@ def test_library_log_lines_print_once(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.count("Retrying in 1s") == 1, proc.stderr
+
+
+def test_library_info_lines_only_under_verbose(tmp_path):
+    """The openai SDK's retry notes (INFO, its logger set to INFO by the backend) stay out of a
+    plain run's stderr; mmtasks' own notices and everyone's warnings stay in."""
+    script = textwrap.dedent("""
+        import logging, sys
+        from mmtasks import logs
+        logs.configure(verbose=sys.argv[1] == "v")
+        logging.getLogger("openai").setLevel(logging.INFO)
+        logging.getLogger("openai._base_client").info("Retrying request in 0.4 seconds")
+        logging.getLogger("openai._base_client").warning("a library warning")
+        logging.getLogger("mmtasks.runner").info("3 of 9 replies came from the response cache")
+    """)
+    plain, verbose = (subprocess.run([sys.executable, "-c", script, flag], cwd=tmp_path, env=_offline_env(tmp_path),
+                                     capture_output=True, text=True, timeout=60, check=True).stderr for flag in ("-", "v"))
+    assert plain.splitlines() == ["WARNING openai._base_client: a library warning",
+                                  "mmtasks: 3 of 9 replies came from the response cache"]
+    assert "INFO openai._base_client: Retrying request in 0.4 seconds" in verbose
