@@ -25,7 +25,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.core.conversation import Image, Message
 from mmtasks.documents.image_loader import ImageLoader
-from mmtasks import logs
 from mmtasks.errors import ModelError
 from mmtasks.models.hub import hub_preflight, looks_local
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
@@ -231,8 +230,6 @@ def _cut_at_stop(text: str, stop: Sequence[str]) -> str:
 
 def _load(name: str, options: HFOptions) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor
-
-    logs.adopt_library_loggers()  # huggingface_hub's own handler would print each line twice
 
     common: dict[str, Any] = {"trust_remote_code": options.trust_remote_code}
     if options.revision:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 
+from mmtasks import logs
 from mmtasks.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ def hub_preflight(name: str, revision: str | None = None, field: str = "--model"
     from huggingface_hub import constants, try_to_load_from_cache
     from huggingface_hub.constants import is_offline_mode
 
+    logs.adopt_library_loggers()  # huggingface_hub's own handler would print each of its lines twice
     if is_offline_mode() or looks_local(name):
         return False
     endpoint = constants.ENDPOINT
