@@ -411,7 +411,7 @@ def test_an_installed_package_adds_a_parser_and_a_task_folder(server: ChatServer
     listed = subprocess.run([sys.executable, "-m", "mmtasks", "tasks"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0, listed.stderr
-    assert re.search(r"^\s+ep_count$", listed.stdout, re.MULTILINE) and "ep_demo: ep_count" in listed.stdout
+    assert re.search(r"^ep_count\s+acc\s+-$", listed.stdout, re.MULTILINE) and "ep_demo: ep_count" in listed.stdout
 
     out = tmp_path / "run"
     run = subprocess.run([sys.executable, "-m", "mmtasks", "--tasks", "ep_demo", "--model", f"openai:{MODEL}",

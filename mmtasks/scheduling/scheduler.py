@@ -42,9 +42,10 @@ class Scheduler:
     max_live: int = 1024
     #: called once per finished dialogue, just before it is yielded (progress bars, sample writers)
     on_finish: Callable[[Sample], None] | None = None
-    stats: SchedulerStats = field(default_factory=SchedulerStats)
-    #: called for every reply, served from the cache or not, as it reaches its dialogue
+    #: called once per request answered, from the cache or by a model, failures included
+    #: (progress: multi-turn and judged tasks count turns, probes and judge calls)
     on_reply: Callable[[Request, Reply], None] | None = None
+    stats: SchedulerStats = field(default_factory=SchedulerStats)
     #: None: barrier-free when some model ``supports_async``, waves otherwise; True/False forces it
     #: (False: waves for every backend, through ``generate``)
     barrier_free: bool | None = None
