@@ -5,7 +5,8 @@ a function of the request alone (target, task, text, images), and each reply tak
 latency drawn from the request's hash, so replies arrive in an order unlike the
 waves'. The same tasks run through both engines (the wave engine is forced by
 turning ``supports_async`` off) must write byte-identical samples files and
-results.json (all but ``date``), and count the same requests sent, cached and failed.
+results.json (all but the timing fields ``date`` and ``run_stats.total_evaluation_time_s``),
+and count the same waves and requests sent, cached and failed.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ def run(tmp: Path, name: str, *, barrier_free: bool, monkeypatch: pytest.MonkeyP
     evaluate(config)
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     results.pop("date", None)
+    results["run_stats"].pop("total_evaluation_time_s", None)  # a timing field
     samples = {p.name: p.read_bytes() for p in sorted((out / "samples").iterdir())}
     return results, samples
 
