@@ -35,6 +35,7 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--notetaker-args", default="")
     p.add_argument("--data-dir", type=Path, default=None, help="benchmark data root (default: $MMTASKS_DATA_DIR)")
     p.add_argument("--output-path", type=Path, default=None, help="write DIR/results.json and DIR/samples/<task>.jsonl")
+    p.add_argument("--overwrite", action="store_true", help="replace another run's results in --output-path (the same command again resumes without it)")
     p.add_argument("--include-path", action="append", type=Path, default=[], help="extra folder of task YAML (repeatable)")
     p.add_argument("--limit", type=int, default=None, help="only the first N documents of each task")
     p.add_argument("--seed", type=int, default=0)

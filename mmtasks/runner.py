@@ -3,6 +3,7 @@ samples as they finish, aggregate, write results.json."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
 from mmtasks.progress import ProgressBar
-from mmtasks.results.files import SamplesFile, SamplesWriter
+from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
 from mmtasks.results.results_json import build_results, write_results
 from mmtasks.core.request import Target
 from mmtasks.scheduling.scheduler import Scheduler
@@ -92,7 +93,16 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks) -> RunOutcome:
     model_spec = parse_model_spec(run.model, run.model_args)
     judge_spec = _judge_spec(run, tasks)
     models: dict[Target, ChatModel] = {}
-    try:
+    with contextlib.ExitStack() as stack:
+        if run.output_path is not None and ranks.is_main:
+            # The output folder is claimed before any model is loaded: in use or another run's is one line.
+            _check_not_replaying_into(run.output_path, [s for s in (model_spec, judge_spec) if s is not None])
+            stack.enter_context(claim_output_folder(
+                run.output_path, run_fingerprint(_identity(run, tasks, model_spec, judge_spec)),
+                {"model": model_spec.display, "tasks": ",".join(t.name for t in tasks)}, overwrite=run.overwrite))
+        if run.use_cache:
+            ResponseCache(run.cache_dir or default_cache_dir()).close()  # a corrupt or unwritable cache: one line, before any model
+        stack.callback(_close_models, models)
         if judge_spec is not None:
             # The judge is checked before any model time is spent.
             models["judge"] = load_model(distributed.place(judge_spec, ranks), context)
@@ -106,9 +116,25 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks) -> RunOutcome:
             else:
                 models["notetaker"] = models["model"]
         return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks)
-    finally:
-        for m in {id(m): m for m in models.values()}.values():
-            m.close()
+
+
+def _check_not_replaying_into(output: Path, specs: list[ModelSpec]) -> None:
+    """``replay:OUT`` into ``--output-path OUT`` would replace the samples it reads."""
+    for spec in specs:
+        if spec.backend == "replay" and Path(spec.name).expanduser().resolve().is_relative_to(output.resolve()):
+            raise OutputError(f"replay:{spec.name} reads the samples that this run would write", field="--output-path",
+                              hint="write the rescored run to another folder")
+
+
+def _close_models(models: dict[Target, ChatModel]) -> None:
+    for m in {id(m): m for m in models.values()}.values():
+        m.close()
+
+
+def _identity(run: RunConfig, tasks: list[Task], model_spec: ModelSpec, judge_spec: ModelSpec | None) -> dict[str, Any]:
+    """What makes two commands the same run (a resume may reuse the folder): tasks, model, judge, settings."""
+    return {"tasks": [t.name for t in tasks], "config": run.public(), "model_spec": model_spec.model_dump(),
+            "judge_spec": judge_spec.model_dump() if judge_spec is not None else None}
 
 
 def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks) -> RunOutcome:

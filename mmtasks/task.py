@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from mmtasks import registry
 from mmtasks.config.task_config import TaskConfig, TransformConfig
+from mmtasks.config.task_registry import BUILTIN_TASKS_DIR
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.protocols import ProtocolSpec
 from mmtasks.dialogues.transforms import Transform, apply_transforms
@@ -97,7 +98,8 @@ class Task:
             self.judge_parser = bind(cfg.judge.parser, cfg.judge.parser_args, registry=registry.verdict_parsers,
                                      plugins=self.plugins, file=origin, field="judge")
             if cfg.judge.prompt_file:
-                self.judge_prefix = read_prompt_file(self.file.parent / cfg.judge.prompt_file, task_file=self.file)
+                self.judge_prefix = read_prompt_file(self.file.parent / cfg.judge.prompt_file, task_file=self.file,
+                                                     roots=(*self.roots, BUILTIN_TASKS_DIR))
 
     def _load_plugins(self) -> tuple[Path, ...]:
         roots = self.roots or (self.file.parent,)
@@ -242,8 +244,14 @@ class Task:
         return out
 
 
-def read_prompt_file(path: Path, *, task_file: Path) -> str:
-    """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped."""
+def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = ()) -> str:
+    """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped.
+    It must be a regular file (links followed) inside the task file's folder or ``roots``, never anywhere else."""
+    folders = [r.resolve() for r in (task_file.parent, *roots)]
+    real = path.resolve()
+    if not any(real.is_relative_to(f) for f in folders) or (real.exists() and not real.is_file()):
+        raise ConfigError(f"the judge prompt file {path} is not a file inside the task's folder or the task folders",
+                          file=task_file, field="judge.prompt_file")
     try:
         return path.read_bytes().decode("utf-8")
     except OSError as exc:

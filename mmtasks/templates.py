@@ -7,36 +7,118 @@ document's images); rendering returns the text with sentinels that
 
 from __future__ import annotations
 
+import contextvars
+import math
 import re
+import time
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
 import jinja2
+from jinja2 import nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from mmtasks.errors import TemplateError
 
 _SENTINEL = "\x00IMG:{}\x00"
 _SENTINEL_RE = re.compile("\x00IMG:(\\d+)\x00")
+#: what a NUL inside a value becomes in rendered text, so that no record text can hold the image marker
+_NUL_ESCAPE = "\ufffd"
+
+#: one rendering's bounds: characters out, loop iterations, seconds (a prompt is a few thousand
+#: characters and a few hundred iterations; a hostile template hits a bound, not the machine)
+MAX_RENDER_CHARS = 4_000_000
+MAX_RENDER_ITERATIONS = 1_000_000
+MAX_RENDER_SECONDS = 5.0
+
+
+class _ImageRef(str):
+    """What ``image(i)`` returns: the only text allowed to carry the image marker."""
+
+
+def _image(i: Any) -> _ImageRef:
+    return _ImageRef(_SENTINEL.format(int(i)))
+
+
+def _finalize(value: Any) -> str:
+    """Every ``{{ ... }}`` output: values (record text, model answers) have their NULs escaped,
+    so only ``image(i)`` can place an image."""
+    if type(value) is _ImageRef:
+        return value
+    text = value if isinstance(value, str) else str(value)
+    return text.replace("\x00", _NUL_ESCAPE) if "\x00" in text else text
+
+
+class _Budget:
+    """The bounds of one rendering (per thread: see :data:`_budget`)."""
+
+    def __init__(self) -> None:
+        self.deadline = time.monotonic() + MAX_RENDER_SECONDS
+        self.iterations = 0
+
+    def tick(self) -> None:
+        self.iterations += 1
+        if self.iterations > MAX_RENDER_ITERATIONS:
+            raise _TooBig(f"template loops ran more than {MAX_RENDER_ITERATIONS} iterations")
+        if self.iterations & 1023 == 0 and time.monotonic() > self.deadline:
+            raise _TooBig(f"template rendering took more than {MAX_RENDER_SECONDS:g} s")
+
+
+class _TooBig(Exception):
+    pass
+
+
+_budget: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("mmtasks_template_budget", default=None)
+
+
+def _bounded(iterable: Any) -> Iterator[Any]:
+    """Wraps the iterable of every ``{% for %}`` loop: each item counts against the rendering's budget."""
+    budget = _budget.get()
+    for item in iterable:
+        if budget is not None:
+            budget.tick()
+        yield item
+
+
+class _Environment(ImmutableSandboxedEnvironment):
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        """``'x' * 10**9`` and ``9 ** 9 ** 9`` are refused before they are computed."""
+        if operator == "*":
+            for seq, n in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_RENDER_CHARS:
+                    raise _TooBig(f"template builds a value longer than {MAX_RENDER_CHARS}")
+        if (operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1
+                and right * math.log2(abs(left)) > 100_000):
+            raise _TooBig("template computes a power too large")
+        return super().call_binop(context, operator, left, right)
 
 
 @lru_cache(maxsize=1)
 def environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
+    env = _Environment(
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        finalize=_finalize,
     )
-    env.globals["image"] = lambda i: _SENTINEL.format(int(i))
+    env.globals["image"] = _image
+    env.globals["__mmtasks_bounded"] = _bounded
     return env
 
 
 @lru_cache(maxsize=512)
 def compile_template(source: str, origin: str = "<template>") -> jinja2.Template:
+    env = environment()
     try:
-        return environment().from_string(source)
+        tree = env.parse(source)
+        for loop in tree.find_all(nodes.For):
+            loop.iter = nodes.Call(nodes.Name("__mmtasks_bounded", "load"), [loop.iter], [], None, None, lineno=loop.lineno)
+        return env.template_class.from_code(env, env.compile(tree), env.make_globals(None), None)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(f"template syntax error: {exc.message} (template line {exc.lineno})", file=origin) from None
 
@@ -59,7 +141,7 @@ def _render_doc_field(name: str, length: bool, doc: dict[str, Any]) -> str:
     if name not in doc:
         raise jinja2.UndefinedError(f"'dict object' has no attribute '{name}'")
     value = doc[name]
-    return str(len(value)) if length else str(value)
+    return str(len(value)) if length else _finalize(value)
 
 
 def render(source: str, variables: dict[str, Any], *, origin: str = "<template>", doc_id: str | None = None, field: str | None = None) -> str:
@@ -73,14 +155,28 @@ def render(source: str, variables: dict[str, Any], *, origin: str = "<template>"
         except TypeError as exc:
             raise TemplateError(f"template failed: {exc}", file=origin, doc_id=doc_id, field=field) from None
     template = compile_template(source, origin)
+    token = _budget.set(_Budget())
     try:
-        return template.render(**variables)
+        out: list[str] = []
+        size = 0
+        for chunk in template.generate(**variables):
+            size += len(chunk)
+            if size > MAX_RENDER_CHARS:
+                raise _TooBig(f"template output is longer than {MAX_RENDER_CHARS} characters")
+            out.append(chunk)
+        return "".join(out)
+    except _TooBig as exc:
+        raise TemplateError(f"template is too costly: {exc}", file=origin, doc_id=doc_id, field=field) from None
+    except (MemoryError, RecursionError, OverflowError) as exc:
+        raise TemplateError(f"template is too costly: {type(exc).__name__}", file=origin, doc_id=doc_id, field=field) from None
     except jinja2.UndefinedError as exc:
         raise TemplateError(f"undefined template variable: {exc.message}", file=origin, doc_id=doc_id, field=field) from None
     except jinja2.exceptions.SecurityError as exc:
         raise TemplateError(f"template does something unsafe: {exc}", file=origin, doc_id=doc_id, field=field) from None
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError) as exc:
         raise TemplateError(f"template failed: {exc}", file=origin, doc_id=doc_id, field=field) from None
+    finally:
+        _budget.reset(token)
 
 
 def split_on_images(text: str) -> list[str | int]:

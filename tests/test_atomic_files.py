@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mmtasks.core.sample import Sample
-from mmtasks.results.files import SamplesWriter, atomic_write_text
+from mmtasks.results.files import OutputError, SamplesWriter, atomic_write_text
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,7 @@ def test_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mon
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="No space left on device; kept: the previous results.json"):  # one line, not a traceback
         atomic_write_text(path, '{"new": true, "rows": [' + "1," * 10000 + "1]}")
     assert path.read_text() == '{"old": true}'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]  # no temporary file left

@@ -15,14 +15,16 @@ for ROUGE-L); ``--no-cache`` and ``mmtasks cache clear`` cover them too.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from mmtasks.core.request import Request
+from mmtasks.errors import MmtasksError
 
 #: bump when the key derivation or stored format changes
 CACHE_FORMAT = 1
@@ -43,53 +45,80 @@ def request_key(model_identity: str, request: Request) -> str:
     return h.hexdigest()
 
 
+class CacheError(MmtasksError):
+    """The response cache cannot be opened, read or written (corrupt file, full disk, no permission)."""
+
+
+@contextlib.contextmanager
+def _guarded(path: Path, doing: str, kept: str | None = None) -> Iterator[None]:
+    """SQLite and OS errors of the cache as one line naming the file (and what was kept)."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        corrupt = not isinstance(exc, sqlite3.OperationalError) or "malformed" in str(exc)
+        hint = ("the file is damaged: delete it (the cache is rebuilt as replies arrive) or pass --no-cache" if corrupt
+                else "free space or fix the folder, or pass --cache-dir elsewhere or --no-cache; run the same command again to resume")
+        raise CacheError(f"response cache cannot {doing}: {exc}" + (f"; kept: {kept}" if kept else ""), file=path, hint=hint) from None
+    except OSError as exc:
+        raise CacheError(f"response cache cannot {doing}: {exc.strerror or exc}", file=path,
+                         hint="pass --cache-dir elsewhere or --no-cache") from None
+
+
+_KEPT = "every reply committed before this one (the next run resumes from them)"
+
+
 class ResponseCache:
     def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / "responses.sqlite"
-        self._conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, model TEXT NOT NULL, reply TEXT NOT NULL, created REAL NOT NULL)"
-        )
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS memo (space TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
-            " PRIMARY KEY (space, key))"
-        )
+        with _guarded(self.path, "be opened"):
+            directory.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, model TEXT NOT NULL, reply TEXT NOT NULL, created REAL NOT NULL)"
+            )
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS memo (space TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+                " PRIMARY KEY (space, key))"
+            )
 
     def get_many(self, keys: Iterable[str]) -> dict[str, str]:
         keys = list(dict.fromkeys(keys))
         out: dict[str, str] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for key, reply in self._conn.execute(f"SELECT key, reply FROM responses WHERE key IN ({marks})", chunk):
-                out[key] = reply
+        with _guarded(self.path, "be read"):
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for key, reply in self._conn.execute(f"SELECT key, reply FROM responses WHERE key IN ({marks})", chunk):
+                    out[key] = reply
         return out
 
     def put(self, key: str, model_identity: str, reply: str) -> None:
-        self._conn.execute(
-            "INSERT OR REPLACE INTO responses (key, model, reply, created) VALUES (?, ?, ?, ?)",
-            (key, model_identity, reply, time.time()),
-        )
+        with _guarded(self.path, "store a reply", _KEPT):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses (key, model, reply, created) VALUES (?, ?, ?, ?)",
+                (key, model_identity, reply, time.time()),
+            )
 
     def count(self) -> int:
-        return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        with _guarded(self.path, "be read"):
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def memo(self, space: str) -> "Memo":
         """A key -> value store for derived values named ``space`` (e.g. ``segments``)."""
-        return Memo(self._conn, space)
+        return Memo(self._conn, space, self.path)
 
     def clear(self, model_identity_substring: str | None = None) -> int:
         """Remove replies (of models whose identity contains the text, else all, with the memos)."""
-        if model_identity_substring:
-            cur = self._conn.execute("DELETE FROM responses WHERE instr(model, ?) > 0", (model_identity_substring,))
-        else:
-            cur = self._conn.execute("DELETE FROM responses")
-            self._conn.execute("DELETE FROM memo")
-        return cur.rowcount
+        with _guarded(self.path, "be cleared"):
+            if model_identity_substring:
+                cur = self._conn.execute("DELETE FROM responses WHERE instr(model, ?) > 0", (model_identity_substring,))
+            else:
+                cur = self._conn.execute("DELETE FROM responses")
+                self._conn.execute("DELETE FROM memo")
+            return cur.rowcount
 
     def close(self) -> None:
         self._conn.close()
@@ -98,13 +127,16 @@ class ResponseCache:
 class Memo:
     """One ``space`` of the cache's memo table (committed per put, like replies)."""
 
-    def __init__(self, conn: sqlite3.Connection, space: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, space: str, path: Path | None = None) -> None:
         self._conn = conn
         self.space = space
+        self.path = path or Path("responses.sqlite")
 
     def get(self, key: str) -> str | None:
-        row = self._conn.execute("SELECT value FROM memo WHERE space = ? AND key = ?", (self.space, key)).fetchone()
+        with _guarded(self.path, "be read"):
+            row = self._conn.execute("SELECT value FROM memo WHERE space = ? AND key = ?", (self.space, key)).fetchone()
         return None if row is None else str(row[0])
 
     def put(self, key: str, value: str) -> None:
-        self._conn.execute("INSERT OR REPLACE INTO memo (space, key, value) VALUES (?, ?, ?)", (self.space, key, value))
+        with _guarded(self.path, "store a derived value", _KEPT):
+            self._conn.execute("INSERT OR REPLACE INTO memo (space, key, value) VALUES (?, ?, ?)", (self.space, key, value))

@@ -23,6 +23,7 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         notetaker_args=parse_args_string(args.notetaker_args),
         data_dir=args.data_dir,
         output_path=args.output_path,
+        overwrite=args.overwrite,
         include_paths=args.include_path,
         limit=args.limit,
         seed=args.seed,

@@ -24,6 +24,8 @@ class RunConfig(BaseModel):
     notetaker_args: dict[str, Any] = Field(default_factory=dict)
     data_dir: Path | None = None
     output_path: Path | None = None
+    overwrite: bool = False
+    """Replace another run's results in ``output_path`` (else such a folder is refused; the same run resumes)."""
     include_paths: list[Path] = Field(default_factory=list)
     limit: int | None = None
     seed: int = 0

@@ -7,11 +7,23 @@ names the file and the key. This module is the reference for the task format
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mmtasks.core.request import GenerationConfig
+
+
+#: task and group names: they name files (``samples/<task>.jsonl``), so no path separators, no leading dot
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}")
+
+
+def safe_name(name: str, kind: str) -> str:
+    if not SAFE_NAME.fullmatch(name):
+        raise ValueError(f"{kind} name {name!r} is not a safe name (letters, digits, '_', '-', '.', '+'; "
+                         "starting with a letter or digit; at most 128 characters)")
+    return name
 
 
 class _Strict(BaseModel):
@@ -187,6 +199,16 @@ class TaskConfig(_Strict):
     @classmethod
     def _group_list(cls, v: Any) -> Any:
         return [v] if isinstance(v, str) else v
+
+    @field_validator("task")
+    @classmethod
+    def _safe_task(cls, v: str) -> str:
+        return safe_name(v, "task")
+
+    @field_validator("group")
+    @classmethod
+    def _safe_groups(cls, v: list[str]) -> list[str]:
+        return [safe_name(g, "group") for g in v]
 
     @property
     def primary_metric(self) -> str | None:

@@ -58,7 +58,7 @@ class TaskRegistry:
                 if path.name.startswith("_"):
                     continue
                 try:
-                    data = load_with_includes(path)
+                    data = load_with_includes(path, roots=self.dirs)
                 except ConfigError as exc:
                     self._errors[path] = exc.render()
                     continue
@@ -89,7 +89,7 @@ class TaskRegistry:
         """The validated config of task ``name`` and its file. ``plugins:`` paths are made absolute,
         each relative to the file that lists it, and accumulate through ``include`` (bases first)."""
         path = self._files[name]
-        data = load_with_includes(path)
+        data = load_with_includes(path, roots=self.dirs)
         plugins = _declared_plugins(path.resolve())
         if plugins is not None:
             data["plugins"] = [str(p) for p in plugins]

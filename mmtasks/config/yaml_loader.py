@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,14 +17,86 @@ M = TypeVar("M", bound=BaseModel)
 #: libyaml's safe loader when PyYAML was built with it (ten times faster), else the pure-Python one
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+#: the most nodes a YAML document may hold once its aliases are expanded: far above any task
+#: file (a few thousand), far below an alias bomb (9 levels of 9 aliases: 387 million)
+MAX_EXPANDED_NODES = 200_000
+
+
+class _LoadProblem(yaml.YAMLError):
+    def __init__(self, problem: str, line: int | None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+
+
+class _StrictLoader(_SafeLoader):  # type: ignore[misc,valid-type]
+    """libyaml's parser and composer (fast), with two checks before anything is built:
+    duplicate keys in a mapping, and alias expansion bounded by :data:`MAX_EXPANDED_NODES`."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_expanded_size(node)
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[tuple[str, Any], int] = {}
+            for key, _ in node.value:
+                if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                    continue
+                line = key.start_mark.line + 1
+                if (key.tag, key.value) in seen:
+                    raise _LoadProblem(f"duplicate key {key.value!r} (first at line {seen[key.tag, key.value]})", line)
+                seen[key.tag, key.value] = line
+        return super().construct_mapping(node, deep)
+
+
+def _check_expanded_size(root: yaml.Node) -> None:
+    """Count the nodes of ``root`` with every alias expanded (each distinct node once, memoized)."""
+    size: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    active: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            active.discard(key)
+            children = _children(node)
+            total = 1 + sum(size[id(c)] for c in children)
+            if total > MAX_EXPANDED_NODES:
+                raise _LoadProblem(f"aliases expand to more than {MAX_EXPANDED_NODES} values (an alias bomb?)",
+                                   node.start_mark.line + 1)
+            size[key] = total
+            continue
+        if key in size:
+            continue
+        if key in active:
+            raise _LoadProblem("an alias refers to itself", node.start_mark.line + 1)
+        active.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in size)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
 
 def read_yaml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", file=path) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
     try:
-        data = yaml.load(text, Loader=_SafeLoader)
+        data = yaml.load(text, Loader=_StrictLoader)
+    except _LoadProblem as exc:
+        raise ConfigError(exc.problem, file=path, line=exc.line) from None
+    except RecursionError:
+        raise ConfigError("nested too deeply", file=path) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -46,9 +119,16 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def load_with_includes(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """Load ``path``; an ``include: other.yaml`` key (relative to the file) is merged underneath."""
+def load_with_includes(path: Path, _seen: tuple[Path, ...] = (), *, roots: Sequence[Path] | None = None) -> dict[str, Any]:
+    """Load ``path``; an ``include: other.yaml`` key (relative to the file) is merged underneath.
+
+    Included files must resolve (links followed) inside ``roots`` - the task folders searched
+    (the built-in tasks and ``--include-path``); by default the folder of ``path`` itself.
+    """
     path = path.resolve()
+    if roots is None:
+        roots = (path.parent,)
+    real_roots = [Path(r).resolve() for r in roots]
     if path in _seen:
         raise ConfigError("include cycle: " + " -> ".join(p.name for p in (*_seen, path)), file=path)
     data = read_yaml(path)
@@ -62,9 +142,12 @@ def load_with_includes(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, An
     merged: dict[str, Any] = {}
     for inc in includes:
         inc_path = (path.parent / inc).resolve()
+        if not any(inc_path.is_relative_to(r) for r in real_roots):
+            raise ConfigError(f"included file {inc!r} is outside the task folders (the built-in tasks and --include-path)",
+                              file=path, field="include")
         if not inc_path.is_file():
             raise ConfigError(f"included file {inc!r} not found next to this file", file=path, field="include")
-        merged = deep_merge(merged, load_with_includes(inc_path, (*_seen, path)))
+        merged = deep_merge(merged, load_with_includes(inc_path, (*_seen, path), roots=real_roots))
     return deep_merge(merged, data)
 
 

@@ -1,10 +1,20 @@
-"""Decoding images (the one place pixels are made) and the combined-image grid.
+"""Decoding images (the one place pixels are made), the pixel budget every backend applies,
+and the combined-image grid. It sits with the core types (PIL only) so that
+:meth:`Image.load` needs nothing above them.
 
-It sits with the core types (PIL only) so that :meth:`Image.load` needs nothing above them."""
+:data:`MAX_IMAGE_PIXELS` is the one pixel budget of mmtasks: the ``hf`` and ``vllm`` backends
+decode through :func:`decode_image`, and the API encoder (:mod:`mmtasks.models.image_encoding`)
+opens images through :func:`open_image`; both refuse a larger image (a decompression bomb: a
+few KB of PNG that would decode to gigabytes) with one :class:`~mmtasks.errors.DataError`
+naming the file and document, before any pixel is decoded.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import warnings
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from PIL import Image as PILImageModule
@@ -17,20 +27,65 @@ if TYPE_CHECKING:
 
     from mmtasks.core.conversation import Image
 
-# Long screenshots (1080x3500) are normal in RealBench; only refuse absurd sizes.
-PILImageModule.MAX_IMAGE_PIXELS = 200_000_000
+#: the most pixels one image may have, for every backend (10000x10000; a long 1080x3500
+#: RealBench screenshot is 3.8 million): about 300 MB once decoded to RGB
+MAX_IMAGE_PIXELS = 100_000_000
+# PIL's own guard (a warning above it, an error above twice it) agrees with ours, for any
+# code that opens images without going through this module (e.g. a Hugging Face processor).
+PILImageModule.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
+
+_DECODE_ERRORS = (UnidentifiedImageError, OSError, SyntaxError, ValueError)
+
+
+def _unreadable(image: "Image", exc: BaseException) -> DataError:
+    return DataError(f"corrupt or unreadable image: {exc}", file=image.path or image.label, doc_id=image.doc_id, field="images")
+
+
+def check_pixel_budget(width: int, height: int, image: "Image") -> None:
+    """Refuse an image of more than :data:`MAX_IMAGE_PIXELS` pixels (one line naming the file and document)."""
+    if width * height > MAX_IMAGE_PIXELS:
+        raise DataError(f"image is {width}x{height} pixels, more than the limit of {MAX_IMAGE_PIXELS} "
+                        "(a decompression bomb?)", file=image.path or image.label, doc_id=image.doc_id, field="images")
+
+
+@contextlib.contextmanager
+def open_image(image: "Image", data: bytes | None = None) -> Iterator["PILImage"]:
+    """The image opened (header read, no pixels decoded) and checked against the pixel budget.
+    Every decoding error inside the block is a :class:`DataError` naming the file and document.
+    ``data``: the image's bytes when the caller has them already."""
+    if data is None:
+        data = image.read_bytes()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PILImageModule.DecompressionBombWarning)
+            with PILImageModule.open(io.BytesIO(data)) as img:
+                check_pixel_budget(img.width, img.height, image)
+                yield img
+    except PILImageModule.DecompressionBombError:
+        raise DataError(f"image is more than twice the limit of {MAX_IMAGE_PIXELS} pixels (a decompression bomb?)",
+                        file=image.path or image.label, doc_id=image.doc_id, field="images") from None
+    except _DECODE_ERRORS as exc:
+        raise _unreadable(image, exc) from None
 
 
 def decode_image(image: "Image") -> "PILImage":
     if image.parts:
-        return combine([decode_image(p) for p in image.parts])
-    data = image.read_bytes()
-    try:
-        with PILImageModule.open(io.BytesIO(data)) as img:
-            img.load()
-            return img.convert("RGB")
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise DataError(f"corrupt or unreadable image: {exc}", file=image.path, doc_id=image.doc_id, field="images") from None
+        if any(p.parts for p in image.parts):
+            return combine([decode_image(p) for p in image.parts])
+        return combine_parts(image.parts)
+    with open_image(image) as img:
+        img.load()
+        return img.convert("RGB")
+
+
+def _grid(sizes: Sequence[tuple[int, int]], columns: int | None, gap: int) -> tuple[int, int, int, int, int]:
+    """(columns, cell width, cell height, canvas width, canvas height) of the combined grid."""
+    n = len(sizes)
+    cols = columns or max(1, int(-(-n**0.5 // 1)))
+    rows = -(-n // cols)
+    cell_w = max(w for w, _ in sizes)
+    cell_h = max(h for _, h in sizes)
+    return cols, cell_w, cell_h, cols * cell_w + (cols - 1) * gap, rows * cell_h + (rows - 1) * gap
 
 
 def combine(images: "list[PILImage]", *, columns: int | None = None, gap: int = 8, max_side: int = 4096) -> "PILImage":
@@ -42,12 +97,8 @@ def combine(images: "list[PILImage]", *, columns: int | None = None, gap: int = 
     """
     if not images:
         raise ValueError("nothing to combine")
-    n = len(images)
-    cols = columns or max(1, int(-(-n**0.5 // 1)))
-    rows = -(-n // cols)
-    cell_w = max(i.width for i in images)
-    cell_h = max(i.height for i in images)
-    canvas = PILImageModule.new("RGB", (cols * cell_w + (cols - 1) * gap, rows * cell_h + (rows - 1) * gap), "white")
+    cols, cell_w, cell_h, width, height = _grid([i.size for i in images], columns, gap)
+    canvas = PILImageModule.new("RGB", (width, height), "white")
     for k, img in enumerate(images):
         r, c = divmod(k, cols)
         canvas.paste(img, (c * (cell_w + gap), r * (cell_h + gap)))
@@ -55,4 +106,32 @@ def combine(images: "list[PILImage]", *, columns: int | None = None, gap: int = 
     if longest > max_side:
         scale = max_side / longest
         canvas = canvas.resize((max(1, int(canvas.width * scale)), max(1, int(canvas.height * scale))))
+    return canvas
+
+
+def combine_parts(parts: "Sequence[Image]", *, columns: int | None = None, gap: int = 8, max_side: int = 4096) -> "PILImage":
+    """:func:`combine` for image files, within a few times the final image's memory: the grid is
+    laid out from the headers, then each tile is decoded (JPEG at a reduced scale where it
+    can), downscaled to its place in the final image and pasted, one tile at a time."""
+    if not parts:
+        raise ValueError("nothing to combine")
+    sizes = []
+    for part in parts:
+        with open_image(part) as img:
+            sizes.append(img.size)
+    cols, cell_w, cell_h, width, height = _grid(sizes, columns, gap)
+    scale = min(1.0, max_side / max(width, height))
+    canvas = PILImageModule.new("RGB", (max(1, int(width * scale)), max(1, int(height * scale))), "white")
+    for k, (part, (w, h)) in enumerate(zip(parts, sizes)):
+        r, c = divmod(k, cols)
+        target = (max(1, round(w * scale)), max(1, round(h * scale)))
+        with open_image(part) as img:
+            if scale < 1 and img.format == "JPEG":
+                img.draft("RGB", target)  # decode at 1/2, 1/4 or 1/8 scale: fewer pixels ever exist
+            img.load()
+            tile = img if img.mode == "RGB" else img.convert("RGB")
+            if tile.size != target:
+                tile = tile.resize(target, PILImageModule.Resampling.BILINEAR, reducing_gap=2.0)
+            canvas.paste(tile, (int(c * (cell_w + gap) * scale), int(r * (cell_h + gap) * scale)))
+            del tile
     return canvas

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,10 @@ def _read_local(path: Path) -> Iterator[tuple[int, dict[str, Any], int | None]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise DataError(f"malformed JSON: {exc.msg}", file=path, line=exc.lineno) from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    except (OSError, RecursionError) as exc:
+        raise DataError(f"cannot read: {getattr(exc, 'strerror', None) or type(exc).__name__}", file=path) from None
     if isinstance(data, dict):
         items = []
         for key, rec in data.items():
@@ -238,7 +243,17 @@ def image_file_problem(path: Path) -> str | None:
     header is reported, with its document, when a backend decodes it.
     """
     try:
-        fd = os.open(path, os.O_RDONLY)
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "image not found"
+    except OSError:
+        return "not a readable image"
+    if stat.S_ISDIR(st.st_mode):
+        return "image not found"
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block the run or never end
+        return "not a regular file"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (FileNotFoundError, NotADirectoryError):
         return "image not found"
     except OSError:

@@ -12,14 +12,24 @@ from mmtasks.errors import DataError
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for each non-blank line; a bad line is a DataError."""
-    with path.open("r", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", file=path) from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)", file=path, line=lineno) from None
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataError(f"malformed JSON line: {exc.msg} at column {exc.colno}", file=path, line=lineno) from None
+            except RecursionError:
+                raise DataError("JSON line nested too deeply", file=path, line=lineno) from None
             if not isinstance(rec, dict):
                 raise DataError("each line must be a JSON object", file=path, line=lineno)
             yield lineno, rec

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 from PIL import Image as PILImageModule
 from PIL import UnidentifiedImageError
 
+from mmtasks.core.pixels import open_image
 from mmtasks.errors import DataError
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class ImageEncoder:
             return self._from_pixels(image.load(), None, image)
         data = image.read_bytes()
         try:
-            with PILImageModule.open(io.BytesIO(data)) as img:
+            with open_image(image, data) as img:  # the one pixel budget of every backend
                 source = img.format
                 if self._can_send_as_is(img, len(data)):
                     return _data_url(source, data)

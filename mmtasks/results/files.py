@@ -1,35 +1,116 @@
-"""Atomic file writes and the streamed samples files."""
+"""The output folder of a run: who owns it, atomic file writes and the streamed samples files.
+
+An output folder belongs to one run at a time (:func:`claim_output_folder`): the run holds an
+OS lock on ``.mmtasks.lock`` for its whole life (released by the kernel however the process
+ends, ``kill -9`` included) and records its fingerprint (tasks, model, settings) in
+``.mmtasks-run.json``. A second run into a folder in use, or into a folder holding another
+run's results, is refused before any model is loaded and touches nothing; ``--overwrite``
+replaces another run's results (its samples and results.json are removed first, so nothing
+of it can be read as this run's), and the same command again resumes. Every file is
+created exclusively (``O_EXCL``), never through a symlink (``O_NOFOLLOW``), with the mode the
+umask gives; a failed write (a full disk) is one line saying what was kept.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
+import fcntl
+import hashlib
 import json
 import os
-import tempfile
+import secrets
 from array import array
 from pathlib import Path
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, overload
 
 from mmtasks.core.sample import Sample
+from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact
+
+#: the lock a run holds on its output folder for its whole life
+LOCK_FILE = ".mmtasks.lock"
+#: the fingerprint of the run whose results the folder holds
+RUN_FILE = ".mmtasks-run.json"
+#: names that look like a file, not a folder, given as ``--output-path``
+_FILE_SUFFIXES = (".json", ".jsonl", ".html", ".csv", ".txt")
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class OutputError(MmtasksError):
+    """The output folder cannot be used (in use, another run's, not a folder) or written (disk full)."""
+
+
+def _write_failed(path: Path, exc: OSError, kept: str) -> OutputError:
+    return OutputError(f"cannot write {path}: {exc.strerror or exc}; kept: {kept}",
+                       hint="free space or fix the folder, then run the same command again to resume")
+
+
+def create_exclusive(path: Path, binary: bool = True, *, buffered: bool = True) -> IO[Any]:
+    """A new file at ``path``, opened for writing: refused if anything (a file, a symlink) is
+    already there (``O_EXCL``), never following a link (``O_NOFOLLOW``), mode from the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
+    if binary:
+        return os.fdopen(fd, "wb", **({} if buffered else {"buffering": 0}))
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def _write_all(fh: IO[bytes], data: bytes) -> None:
+    """Write every byte (an unbuffered file may take fewer than asked)."""
+    view = memoryview(data)
+    while view:
+        n = fh.write(view)
+        if n is None or n == 0:
+            raise OSError(errno.EIO, "write made no progress")
+        view = view[n:]
+
+
+def _check_file_name(task: str) -> str:
+    """Task names are checked at load (``TaskConfig``); never let one name a file elsewhere."""
+    if not task or task.startswith(".") or any(c in task for c in "/\\\x00"):
+        raise OutputError(f"task name {task!r} cannot name a samples file")
+    return task
+
+
+def _unlink_quietly(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
 
 
 @contextlib.contextmanager
 def atomic_open(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
     """A file that appears at ``path`` whole when the block ends (fsynced, then renamed over the
-    old one), or not at all: readers never see half of it, and a failure keeps the old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    old one), or not at all: readers never see half of it, and a failure keeps the old file.
+    The temporary file is created exclusively and never through a link; the final file has
+    the mode the umask gives (like any file the user creates)."""
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _write_failed(path, exc, "nothing written") from None
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fh = create_exclusive(tmp, binary="b" in mode)
+            break
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _write_failed(path, exc, f"the previous {path.name}, unchanged" if path.exists() else "nothing written") from None
+    try:
+        with fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        _unlink_quietly(tmp)
+        raise _write_failed(path, exc, f"the previous {path.name}, unchanged" if path.exists() else "nothing written") from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        _unlink_quietly(tmp)
         raise
 
 
@@ -37,6 +118,79 @@ def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half of it."""
     with atomic_open(path) as fh:
         fh.write(text)
+
+
+def check_output_path(path: Path) -> None:
+    """One line for an ``--output-path`` that cannot be a run folder: an existing file, or a
+    name like ``x/results.json`` (refused, not created as a folder: the hint names the folder)."""
+    if path.exists() and not path.is_dir():
+        raise OutputError("--output-path is a file, not a folder", file=path, field="--output-path",
+                          hint="pass a folder: results.json and samples/ are written inside it")
+    if not path.exists() and path.suffix.lower() in _FILE_SUFFIXES:
+        raise OutputError(f"--output-path names a folder, not a file ({path.name!r} looks like a file name)",
+                          field="--output-path", hint=f"pass the folder: --output-path {path.parent}")
+
+
+def run_fingerprint(description: dict[str, Any]) -> str:
+    """What identifies a run for resuming: a hash of its tasks, model and settings."""
+    return hashlib.sha256(json.dumps(description, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _holds_results(folder: Path) -> bool:
+    samples = folder / "samples"
+    if (folder / "results.json").exists():
+        return True
+    return samples.is_dir() and (any(samples.glob("*.jsonl")) or any(samples.glob("*.jsonl.partial")))
+
+
+def _remove_results(folder: Path) -> None:
+    """Remove what a run writes (results.json, its samples files): never anything else."""
+    _unlink_quietly(folder / "results.json")
+    samples = folder / "samples"
+    if samples.is_dir() and not samples.is_symlink():
+        for pattern in ("*.jsonl", "*.jsonl.partial"):
+            for f in samples.glob(pattern):
+                _unlink_quietly(f)
+
+
+@contextlib.contextmanager
+def claim_output_folder(folder: Path, fingerprint: str, summary: dict[str, Any], *, overwrite: bool = False) -> Iterator[Path]:
+    """Own ``folder`` for the block: see the module docstring. ``summary`` (model, tasks) is
+    recorded beside the fingerprint so a refusal can say whose results are there."""
+    check_output_path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o666)
+    except OSError as exc:
+        raise OutputError(f"cannot use the output folder: {exc.strerror or exc}", file=folder, field="--output-path") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+            raise OutputError("the output folder is in use by another run" + (f" (pid {holder})" if holder.isdigit() else ""),
+                              file=folder, field="--output-path", hint="wait for it to finish or choose another --output-path") from None
+        previous = _read_run_file(folder / RUN_FILE)
+        if previous.get("fingerprint") != fingerprint and _holds_results(folder):
+            if not overwrite:
+                whose = ", ".join(f"{k} {v}" for k, v in previous.get("summary", {}).items()) or "an unknown run"
+                raise OutputError(f"the output folder holds the results of another run ({whose})", file=folder,
+                                  field="--output-path", hint="pass --overwrite to replace them, or choose another --output-path")
+            _remove_results(folder)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        atomic_write_text(folder / RUN_FILE, dumps({"fingerprint": fingerprint, "summary": summary}) + "\n")
+        yield folder
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _read_run_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _plain(obj: Any) -> Any:
@@ -63,24 +217,41 @@ class SamplesWriter:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
+        if directory.is_symlink():
+            raise OutputError("the samples folder is a symlink; refusing to write through it", file=directory,
+                              hint="remove the link or choose another --output-path")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _write_failed(directory, exc, "nothing written") from None
         self._files: dict[str, IO[bytes]] = {}
         #: task -> flat (doc_index, offset, length) triples of the lines written by this writer
         self._spans: dict[str, array[int]] = {}
         self._ends: dict[str, int] = {}
 
     def _partial(self, task: str) -> Path:
+        _check_file_name(task)
         return self.directory / f"{task}.jsonl.partial"
 
     def write(self, sample: Sample) -> None:
         fh = self._files.get(sample.task)
+        partial = self._partial(sample.task)
         if fh is None:
-            fh = self._files[sample.task] = self._partial(sample.task).open("wb")
+            # a partial file left by a killed run of this folder (or anything planted there,
+            # a symlink included) is replaced, never written through: its samples come back from the cache
+            try:
+                _unlink_quietly(partial)
+                fh = self._files[sample.task] = create_exclusive(partial, buffered=False)
+            except OSError as exc:
+                raise _write_failed(partial, exc, "the samples of the other tasks; every reply received is in the response cache") from None
             self._spans[sample.task] = array("q")
             self._ends[sample.task] = 0
         line = (dumps(sample.to_json()) + "\n").encode("utf-8")
-        fh.write(line)
-        fh.flush()
+        try:
+            _write_all(fh, line)  # unbuffered: each line is on disk (in the page cache) when this returns
+        except OSError as exc:
+            n = len(self._spans[sample.task]) // 3
+            raise _write_failed(partial, exc, f"{n} samples of {sample.task!r} written so far in {partial} and every reply received in the response cache") from None
         offset = self._ends[sample.task]
         self._spans[sample.task].extend((sample.doc_index, offset, len(line)))
         self._ends[sample.task] = offset + len(line)
@@ -91,7 +262,7 @@ class SamplesWriter:
         if fh is not None:
             fh.close()
         partial = self._partial(task)
-        final = self.directory / f"{task}.jsonl"
+        final = self.directory / f"{_check_file_name(task)}.jsonl"
         spans = self._spans.pop(task, None)
         self._ends.pop(task, None)
         if samples is not None:
@@ -101,13 +272,17 @@ class SamplesWriter:
             atomic_write_text(final, "")
         else:
             triples = _triples(spans) if spans is not None else _scan_spans(partial)
-            _write_in_order(partial, triples, final)
+            try:
+                _write_in_order(partial, triples, final)
+            except OSError as exc:
+                raise _write_failed(final, exc, f"the samples in {partial}; every reply received is in the response cache") from None
         partial.unlink(missing_ok=True)
         return final
 
     def close(self) -> None:
         for fh in self._files.values():
-            fh.close()
+            with contextlib.suppress(OSError):  # unbuffered: nothing is left to write; a failed write was reported
+                fh.close()
         self._files.clear()
 
 
