@@ -40,3 +40,110 @@ def test_mmrc_sends_no_temperature_to_an_openai_server(chat_server: ChatServer, 
     assert model and judge
     assert all("temperature" not in b and "top_p" not in b for b in model)
     assert all(b["temperature"] == 0.0 for b in judge)
+
+
+# --- 2. parsers prefer an explicit answer over the first number or letter --------------------
+
+def test_explicit_answers_win_over_the_first_number_or_letter() -> None:
+    from mmtasks.scoring.parsers import IntegerSetArgs, choice, ChoiceArgs, integer, integer_set, true_false
+    from tests.plugins import plugin
+    realbench, _ = plugin("realbench")
+    retrieval_multi, retrieval_single = realbench.retrieval_multi, realbench.retrieval_single
+    mmrc_answer = plugin("mmrc")[0].answers.mmrc_answer
+
+    # "共2张" counts the images named before it: the set is {1, 3}, not {1, 2, 3}.
+    assert integer_set("图1和图3，共2张", {}, IntegerSetArgs()) == [1, 3]
+    assert retrieval_multi("图1和图3，共2张") == [1, 3]
+    # "9 images" is a count, "the answer is image 3" the answer.
+    assert integer("There are 9 images; the answer is image 3", {}) == 3
+    assert retrieval_single("There are 9 images; the answer is image 3") == 3
+    # The first standalone letter is A; the stated answer is C.
+    assert choice("A. 2,3,1 is wrong; the answer is C", {}, ChoiceArgs(letters=["A", "B", "C", "D"])) == "C"
+    assert mmrc_answer("A. 2,3,1 is wrong; the answer is C",
+                       {"format": "choice", "options": {"A": "x", "B": "y", "C": "z"}}) == "C"
+    # A negated true/false word flips it.
+    assert true_false("not true") == "false"
+    assert true_false("That is not wrong.") == "true"
+    assert true_false("这不是真的") == "false"
+    assert mmrc_answer("not true", {"format": "tf"}) == "false"
+    # An explicit statement that does not parse falls back to the whole reply.
+    assert integer("Image 4. The answer is below.", {}) == 4
+    # The last explicit statement wins ("答案是" too).
+    assert integer_set("Initially the answer is 2; after checking, the final answer: 1 and 5", {}, IntegerSetArgs()) == [1, 5]
+    assert retrieval_single("答案是图二") == 2
+
+
+# --- 3. MMRC refusal precision: every AR question expects a refusal (paper §3.1) -------------
+
+def _mmrc():
+    from tests.plugins import plugin
+    from mmtasks import registry
+    mod, path = plugin("mmrc")
+    return mod, registry.aggregators.get("mmrc", plugins=[path]).fn
+
+
+def _ar(verdict: dict | None, **extra: object) -> dict:
+    rec = {"ability": "AR", "format": "open", "response": "an answer", "metrics": {}, "verdict": verdict,
+           "judge_failed": verdict is None}
+    rec.update(extra)
+    return rec
+
+
+def test_an_ar_question_without_refuse_expects_a_refusal() -> None:
+    mod, aggregate = _mmrc()
+    rec = {"id": "c", "turns": [{"user": "hi"}], "questions": [
+        {"ability": "ar", "question": "What is my flight number?", "answer": "You did not say."},
+        {"ability": "AR", "question": "Where do I live?", "answer": "Paris.", "refuse": False},
+        {"ability": "MR", "question": "Who am I?", "answer": "Ann."}]}
+    qs = mod.record.mmrc_record(rec)["questions"]
+    assert [q["refuse"] for q in qs] == [True, False, None]
+    from mmtasks.core.sample import Sample
+    # Three AR questions: refuse missing + refused (counts, hit), refuse true + answered (counts,
+    # miss), refuse false (not in RP). RP = 100 * 1 / 2 = 50 (before: the missing refuse was
+    # skipped, RP = 0 / 1 = 0).
+    questions = [_ar({"score": 5, "refused": True}), _ar({"score": 1, "refused": False}, refuse=True),
+                 _ar({"score": 4, "refused": False}, refuse=False)]
+    result = aggregate(None, [Sample(task="mmrc", doc_id="c", doc_index=0, extra={"questions": questions})], 0)
+    assert result.metrics["rp"] == pytest.approx(50.0)
+    assert result.counts["rp_questions"] == 2 and result.counts["rp_scored"] == 2
+
+
+def test_rp_is_never_silently_null() -> None:
+    from mmtasks.core.sample import Sample
+    _, aggregate = _mmrc()
+    # The only AR question's judge failed: RP is null, and the counts and coverage say why.
+    s = Sample(task="mmrc", doc_id="c", doc_index=0, judge_failures=1,
+               extra={"questions": [_ar(None, refuse=True)]})
+    result = aggregate(None, [s], 0)
+    assert result.metrics["rp"] is None
+    assert result.counts["rp_questions"] == 1 and result.counts["rp_scored"] == 0
+    assert result.coverage["unscored"] == {"judge_failure": 1}
+
+
+# --- 4. MMRC probes: Algorithm 1 (Appendix K) to the letter ---------------------------------
+
+def test_algorithm1_probes_keep_the_questions_and_drop_the_answers(chat_server: ChatServer, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_mmrc_e2e import RECORDS, by_kind, check_history, conversation_of, messages, outputs, text_of
+
+    chat_server.models = ("test-model", "judge-model")
+    chat_server.reply = make_reply()
+    assert run_in_process(chat_server, tmp_path, monkeypatch, "--history", "reference", "--probe", "algorithm1") == 0
+    results, samples = outputs(tmp_path)
+    probes = by_kind(chat_server, "probe")
+    assert len(probes) == sum(len(r["questions"]) for r in RECORDS)
+    for rec in RECORDS:
+        mine = sorted((c for c in probes if conversation_of(c) is rec), key=lambda c: len(messages(c)))
+        n = 2 * len(rec["turns"])
+        for k, call in enumerate(mine):
+            msgs = messages(call)
+            check_history(call, rec, "reference")
+            # history, then questions 1..k+1 as consecutive user messages: no answers in between.
+            assert len(msgs) == n + k + 1
+            assert [m["role"] for m in msgs[n:]] == ["user"] * (k + 1)
+            for j in range(k + 1):
+                assert rec["questions"][j]["question"] in text_of(msgs[n + j])
+            if k:
+                assert call.started >= mine[k - 1].finished  # one after another
+        assert samples[rec["id"]]["extra"]["probe"] == "algorithm1"
+    assert results["config"]["probe"] == "algorithm1"

@@ -32,7 +32,7 @@ class RunConfig(BaseModel):
     batch_size: int | None = None
     image_mode: Literal["separate", "combined"] = "separate"
     history: Literal["self", "reference"] | None = None
-    probe: Literal["independent", "cumulative"] | None = None
+    probe: Literal["independent", "cumulative", "algorithm1"] | None = None
     predict_only: bool = False
     use_cache: bool = True
     cache_dir: Path | None = None

@@ -15,7 +15,8 @@ A question is any object; the task's templates and plugins read its fields.
 2. Probe: after the conversation every question (those matching
    ``protocol_args.select``) is asked against that history: as branches of the
    same history, all in one wave (``probe: independent``), or one after another,
-   each answer kept (``probe: cumulative``).
+   each answer kept (``probe: cumulative``), or one after another with the questions
+   kept and the answers not (``probe: algorithm1``, MMRC's Algorithm 1 to the letter).
 3. Score: each answer is parsed with the task's parser (``answer.parser``, given
    the question as its record) and scored by the task's metric functions against
    the question's ``answer_field``; an answer that does not parse is counted as
@@ -66,7 +67,13 @@ class ReplayProbeArgs(BaseModel):
     history: Literal["self", "reference"] = "self"
     """``self``: the model answers every turn and its replies are the history; ``reference``:
     the recorded ``assistant`` replies are (no model calls during the replay)."""
-    probe: Literal["independent", "cumulative"] = "independent"
+    probe: Literal["independent", "cumulative", "algorithm1"] = "independent"
+    """How the questions are asked after the replay. ``independent``: each question is its own
+    branch of the replayed history (all in one wave). ``cumulative``: one after another, each
+    question and the model's answer to it kept in the history of the next. ``algorithm1``: MMRC's
+    Algorithm 1 (Appendix K) to the letter: ``history = append(Q_i); answer = Chat(B, history)``,
+    so the questions accumulate in the history but the answers are NOT appended (the k-th request
+    ends with k consecutive user messages); a failed answer does not stop the later questions."""
     select: dict[str, list[Any]] = Field(default_factory=dict)
     """Ask only the questions whose fields have one of the listed values
     (``{ability: [AR]}``: a per-ability variant); empty: every question."""
@@ -228,6 +235,12 @@ class _Run:
             return [self.record_reply(r, f"question {k + 1}") for k, r in enumerate(replies)]
         answers: list[str | None] = [None] * len(self.questions)
         thread = list(self.history)
+        if self.args.probe == "algorithm1":
+            for k, q in enumerate(self.questions):
+                (reply,) = yield [self.model_request([*thread, self.question_message(q, True)], self.space(q))]
+                answers[k] = self.record_reply(reply, f"question {k + 1}")
+                thread.append(self.question_message(q, False))  # the question stays, its answer does not
+            return answers
         for k, q in enumerate(self.questions):
             (reply,) = yield [self.model_request([*thread, self.question_message(q, True)], self.space(q))]
             answers[k] = self.record_reply(reply, f"question {k + 1}")

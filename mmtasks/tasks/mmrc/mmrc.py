@@ -29,8 +29,11 @@ averaged over questions:
   the answer states no item.
 - ``imp`` (0-1): mean over IM questions of |named ∩ gold| / |gold|, gold = the
   question's ``images`` (a question without gold images has no IMP).
-- ``rp`` (percent): 100 x share of AR questions with ``refuse: true`` that the
-  judge says the model refused.
+- ``rp`` (percent): 100 x share of the AR questions expecting a refusal that the
+  judge says the model refused. Every AR question expects one (paper section 3.1)
+  unless its record says ``refuse: false``. ``n-samples`` reports ``rp_questions``
+  (AR questions expecting a refusal) and ``rp_scored`` (those judged): ``rp`` is
+  null only when ``rp_scored`` is 0, and ``coverage`` says why.
 - ``exact_match`` (0-1): choice and true/false questions, the parsed answer
   against the gold letter / truth value (unparsable: 0, and counted as unparsed).
 

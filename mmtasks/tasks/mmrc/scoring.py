@@ -34,9 +34,13 @@ def question_values(rec: dict[str, Any]) -> dict[str, float]:
     elif ability == "IM" and rec.get("images"):
         gold = set(rec["images"])
         out["imp"] = len(gold & set(verdict["named_images"])) / len(gold)
-    elif ability == "AR" and rec.get("refuse") is True:
+    elif ability == "AR" and rec.get("refuse") is not False:  # paper §3.1: AR expects a refusal unless told otherwise
         out["rp"] = 100.0 if verdict["refused"] else 0.0
     return out
+
+
+def _expects_refusal(rec: dict[str, Any]) -> bool:
+    return rec.get("ability") == "AR" and rec.get("refuse") is not False
 
 
 def overall_of(ability_means: dict[str, float | None]) -> float | None:
@@ -119,6 +123,10 @@ def mmrc(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
         "scored_questions": sum(1 for rec in records if rec.get("verdict") is not None),
         "unanswered_questions": sum(1 for rec in records if rec.get("response") is None),
         "note_unparsed": sum(int(s.extra.get("note_unparsed", 0)) for s in samples),
+        # RP is never silently null: how many AR questions expect a refusal, and how many of them
+        # were judged (rp is null exactly when the second is 0; coverage says why the rest were not).
+        "rp_questions": sum(1 for rec in records if _expects_refusal(rec)),
+        "rp_scored": sum(1 for rec in records if _expects_refusal(rec) and rec.get("verdict") is not None),
     }
     result.breakdowns = _breakdowns(pairs)
     return result

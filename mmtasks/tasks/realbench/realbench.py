@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mmtasks.scoring.metrics import metric, score
-from mmtasks.scoring.parsers import first_integer, integers, parser
+from mmtasks.scoring.parsers import drop_counts, first_integer, integers, parser, read_answer
 from mmtasks.scoring.text_normalize import collapse_whitespace, nfkc, strip_answer_prefix
 
 # --- image numbers -------------------------------------------------------
@@ -53,8 +53,9 @@ def arabize(text: str) -> str:
 
 @parser("realbench_retrieval_single")
 def retrieval_single(text: str, doc: Mapping[str, Any] | None = None) -> int | None:
-    """The first integer of the answer ("Image 3", "图3", "第三张", "３")."""
-    return first_integer(arabize(strip_answer_prefix(text)))
+    """The first integer of the explicit answer, else of the reply, counts skipped ("Image 3",
+    "图3", "第三张", "３"; "There are 9 images; the answer is image 3" -> 3)."""
+    return read_answer(text, lambda t: first_integer(drop_counts(arabize(t))))
 
 
 @parser("realbench_retrieval_multi")
@@ -63,9 +64,10 @@ def retrieval_multi(text: str, doc: Mapping[str, Any] | None = None) -> list[int
 
     Reads "1, 3", "1，3", "图1和图3", "Image 2, Image 5", "图一、图三"; a
     range "2-4" (also "2~4", "2到4") stands for 2, 3, 4 when it spans at most
-    30 numbers.
+    30 numbers. The explicit answer ("答案是图1和图3") is read when there is one, and counts are
+    skipped ("图1和图3，共2张" -> [1, 3]; see :func:`~mmtasks.scoring.parsers.drop_counts`).
     """
-    return integers(arabize(strip_answer_prefix(text)), _MAX_RANGE)
+    return read_answer(text, lambda t: integers(drop_counts(arabize(t)), _MAX_RANGE))
 
 
 # --- unanswerable ----------------------------------------------------------
