@@ -147,3 +147,31 @@ def test_algorithm1_probes_keep_the_questions_and_drop_the_answers(chat_server: 
                 assert call.started >= mine[k - 1].finished  # one after another
         assert samples[rec["id"]]["extra"]["probe"] == "algorithm1"
     assert results["config"]["probe"] == "algorithm1"
+
+
+# --- 5. MMDU as the authors' API scripts send it (model_generation/GPT4o_gen_ans.py) ---------
+
+def test_mmdu_api_sends_text_with_markers_then_images_default_temperature_4096(chat_server: ChatServer,
+                                                                                 tmp_path: Path) -> None:
+    from tests.mmdu_data import MARKER, tag, write_mmdu
+    from tests.test_multi_turn import JUDGE, MODEL, assert_images, body_for, model_bodies, run_cli, server_reply
+
+    chat_server.models = (MODEL, JUDGE)
+    chat_server.reply = server_reply
+    write_mmdu(tmp_path, [[2, 0, 1]])
+    proc = run_cli(chat_server, tmp_path, "--output-path", str(tmp_path / "run"), tasks="mmdu_api")
+    assert proc.returncode == 0, proc.stderr
+    models = model_bodies(chat_server)
+    assert len(models) == 3
+    for body in models:
+        assert body["max_tokens"] == 4096 and "temperature" not in body and "top_p" not in body
+    # Turn 1: one text part, the question verbatim with both markers, then the two images.
+    first = body_for(models, 0, 1)["messages"][1]["content"]
+    assert [p["type"] for p in first] == ["text", "image_url", "image_url"]
+    assert first[0]["text"] == f"Image1: {MARKER}. Image2: {MARKER}. {tag(0, 1)} Question 1 of dialogue 0?"
+    assert_images(first, 0, [0, 1])
+    # Turn 3: the history keeps turn 1's images; its own message ends with the third image.
+    msgs = body_for(models, 0, 3)["messages"]
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert_images(msgs[-1]["content"], 0, [2])
+    assert msgs[-1]["content"][0]["text"].count(MARKER) == 1 and msgs[-1]["content"][0]["text"].startswith("Image3: ")

@@ -14,7 +14,9 @@ Images are consumed in order across the whole dialogue: the n-th image marker
 (``protocol_args.image_token``, default ``<ImageHere>``) is the document's
 n-th image. Each user message becomes text, image, text, ... with the marker
 replaced by the image and text pieces that are empty or only whitespace
-dropped; the rest of the text is kept verbatim.
+dropped; the rest of the text is kept verbatim. With ``layout:
+text_then_images`` the user message is instead the text verbatim (markers
+kept) followed by the turn's images, as the MMDU authors' API scripts send it.
 
 A turn whose request fails (after the backend's own retries) is recorded as a
 request failure: it is never judged and never scored as an answer. The
@@ -68,6 +70,15 @@ class Turn:
     reference: str
     #: the user message as sent: text pieces and the images its markers stand for
     parts: tuple[Text | Image, ...]
+    #: the images the turn's markers stand for, in order
+    images: tuple[Image, ...] = ()
+
+    def message_parts(self, layout: str) -> tuple[Text | Image, ...]:
+        """``interleaved``: :attr:`parts`; ``text_then_images``: the question verbatim (markers
+        kept), then the turn's images (the layout of the MMDU authors' API scripts)."""
+        if layout == "text_then_images":
+            return (Text(self.question), *self.images)
+        return self.parts
 
     @property
     def n_images(self) -> int:
@@ -104,7 +115,9 @@ def read_turns(doc: "Document", field: str = "conversations", marker: str = "<Im
                 f"turn {i // 2 + 1} places {needed} image(s) after {used} earlier ones, but the record lists {len(doc.images)}",
                 file=doc.source, doc_id=doc.doc_id, field=f"{field}[{i}].value",
             )
-        turns.append(Turn(question=question, reference=reference, parts=split_question(question, marker, available)))
+        placed = tuple(available[:needed])
+        turns.append(Turn(question=question, reference=reference, parts=split_question(question, marker, available),
+                          images=placed))
     if available:
         log.warning("document %r: %d image(s) listed but never placed by a %s marker", doc.doc_id, len(available), marker)
     return turns
@@ -129,6 +142,11 @@ class MultiTurnArgs(BaseModel):
     """The record field holding the alternating user/assistant turns."""
     image_token: str = "<ImageHere>"
     """The marker in a user turn where the document's next image goes."""
+    layout: Literal["interleaved", "text_then_images"] = "interleaved"
+    """How a user turn is sent. ``interleaved``: text and images alternate, each image at its
+    marker (markers removed). ``text_then_images``: the turn's text verbatim, markers kept, then
+    the turn's images in order (how the MMDU authors' API scripts, model_generation/*_gen_ans.py,
+    send a turn)."""
 
 
 def history_mode(task: "Task") -> str:
@@ -156,7 +174,7 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     records: list[dict[str, Any]] = []
     failed_before = False
     for k, turn in enumerate(turns):
-        user = Message("user", turn.parts)
+        user = Message("user", turn.message_parts(args.layout))
         sample.prompt.append(user.to_json())
         messages.append(user)
         request = Request(messages=tuple(messages), generation=task.config.generation, target="model",
