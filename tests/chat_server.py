@@ -23,14 +23,17 @@ the ``chat_server`` pytest fixture, or as a script for benchmarks::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import select
 import socket
 import socketserver
+import struct
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -127,6 +130,8 @@ class ChatServer:
         self._faults: list[Fault] = []
         self._stats = _Stats()
         self._sockets: set[socket.socket] = set()
+        #: bytes of body the hostile faults managed to send (a client that caps answers stops early)
+        self.hostile_bytes_sent = 0
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -177,7 +182,8 @@ class ChatServer:
 
     # -- configuration -----------------------------------------------------
     def inject(self, kind: int | str, times: int = 1, *, match: str | Callable[[dict], bool] | None = None,
-               retry_after: float | None = None, hang_seconds: float = 60.0) -> Fault:
+               retry_after: float | None = None, hang_seconds: float = 60.0, message: str | None = None,
+               code: str | None = None) -> Fault:
         """Make the next ``times`` matching chat calls fail.
 
         ``match``: a substring of the last user text, or a predicate on the
@@ -186,12 +192,20 @@ class ChatServer:
         ``kind``: an HTTP status (429, 500, 503, 400, ...), ``"hang"`` (no reply
         until the client disconnects or ``hang_seconds`` pass, then a normal
         reply), ``"garbage"`` (200 with a body that is not JSON) or
-        ``"disconnect"`` (connection closed without a response). Faults are
-        consumed in the order they were injected.
+        ``"disconnect"`` (connection closed without a response). Hostile 200
+        answers: ``"trickle"`` (a valid body sent one byte every 0.1 s),
+        ``"huge"`` (a Content-Length of 1.5 GB, zeros sent until the client
+        hangs up), ``"huge_chunked"`` (the same without a length),
+        ``"gzip_bomb"`` (250 KB of gzip that inflates to 256 MB), ``"deep_json"``
+        (100000 nested lists), ``"bad_content"`` (content is a number),
+        ``"bad_part"`` (a content part whose text is a number) and
+        ``"no_choices"``. Bytes sent by these are counted in
+        :attr:`ChatServer.hostile_bytes_sent`. Faults are consumed in the
+        order they were injected.
         """
         if not (isinstance(kind, int) or kind in FAULT_KINDS):
             raise ValueError(f"unknown fault {kind!r}: an HTTP status or one of {FAULT_KINDS}")
-        fault = Fault(kind=kind, times=times, match=match, retry_after=retry_after, hang_seconds=hang_seconds)
+        fault = Fault(kind=kind, times=times, match=match, retry_after=retry_after, hang_seconds=hang_seconds, message=message, code=code)
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -237,7 +251,8 @@ class ChatServer:
             (self._sockets.add if add else self._sockets.discard)(sock)
 
     def _handle(self, h: _Handler, method: str) -> None:
-        path = h.path.split("?", 1)[0].rstrip("/")
+        path, _, query = h.path.partition("?")
+        path = path.rstrip("/")
         body: Any = None
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length) if length else b""
@@ -249,7 +264,8 @@ class ChatServer:
         prompt = last_user_text(body) if isinstance(body, dict) else ""
         is_chat = method == "POST" and path == "/v1/chat/completions"
         with self._lock:
-            call = Call(index=len(self._stats.log), method=method, path=path, body=body, prompt=prompt, started=time.monotonic())
+            call = Call(index=len(self._stats.log), method=method, path=path, body=body, prompt=prompt, started=time.monotonic(),
+                        query=query, headers=dict(h.headers.items()))
             self._stats.log.append(call)
             if is_chat:
                 self._stats.calls += 1
@@ -306,6 +322,10 @@ class ChatServer:
         elif fault.kind == "garbage":
             call.status = 200
             h.send_bytes(200, b'{"id": "chatcmpl-garbage", "choices": [{"mess')
+        elif fault.kind in _HOSTILE:
+            call.status = 200
+            _HOSTILE[fault.kind](self, h)
+            h.close_connection = True
         elif fault.kind == "hang":
             if self._hang(h, fault.hang_seconds):
                 return False
@@ -316,7 +336,7 @@ class ChatServer:
                 headers = {"Retry-After": str(math.ceil(fault.retry_after)), "retry-after-ms": str(int(fault.retry_after * 1000))}
             kind = "rate_limit_exceeded" if fault.kind == 429 else "server_error"
             call.status = int(fault.kind)
-            h.send_json(call.status, error_body(f"injected {fault.kind}", kind, kind), headers)
+            h.send_json(call.status, error_body(fault.message or f"injected {fault.kind}", kind, fault.code or kind), headers)
         return True
 
     def _take_fault(self, prompt: str, body: dict) -> Fault | None:
@@ -342,6 +362,86 @@ class ChatServer:
                 except OSError:
                     return False
         return True
+
+
+def _json_200(body: bytes) -> Callable[["ChatServer", _Handler], None]:
+    def send(server: "ChatServer", h: _Handler) -> None:
+        h.send_bytes(200, body)
+        server.hostile_bytes_sent += len(body)
+    return send
+
+
+def _completion_with(message: dict) -> bytes:
+    return json.dumps({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
+
+
+def _trickle(server: "ChatServer", h: _Handler) -> None:
+    body = _completion_with({"role": "assistant", "content": "slowly"})
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    for i in range(len(body)):
+        if server._stop.wait(0.1):
+            return
+        h.wfile.write(body[i:i + 1])
+        h.wfile.flush()
+        server.hostile_bytes_sent += 1
+
+
+def _endless(chunked: bool) -> Callable[["ChatServer", _Handler], None]:
+    def send(server: "ChatServer", h: _Handler) -> None:
+        block = b"0" * (1 << 20)
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        if chunked:
+            h.send_header("Transfer-Encoding", "chunked")
+        else:
+            h.send_header("Content-Length", str(1_500_000_000))
+        h.end_headers()
+        for _ in range(1500):  # 1.5 GB, unless the client hangs up first
+            if server._stop.is_set():
+                return
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(block), block) if chunked else block)
+            server.hostile_bytes_sent += len(block)
+    return send
+
+
+@functools.lru_cache(maxsize=1)
+def _bomb() -> bytes:
+    """gzip of 256 MB of zeros (~250 KB): one compressed MB, fully flushed (no references to
+    what precedes it), repeated; then the final block and the gzip trailer."""
+    block = b"0" * (1 << 20)
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate
+    segment = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(256):
+        crc = zlib.crc32(block, crc)
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+    return header + segment * 256 + packer.flush() + struct.pack("<II", crc, (256 << 20) & 0xFFFFFFFF)
+
+
+def _gzip_bomb(server: "ChatServer", h: _Handler) -> None:
+    body = _bomb()
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Encoding", "gzip")
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    h.wfile.write(body)
+    server.hostile_bytes_sent += len(body)
+
+
+_HOSTILE: dict[str, Callable[["ChatServer", _Handler], None]] = {
+    "trickle": _trickle,
+    "huge": _endless(chunked=False),
+    "huge_chunked": _endless(chunked=True),
+    "gzip_bomb": _gzip_bomb,
+    "deep_json": _json_200(b"[" * 100_000 + b"]" * 100_000),
+    "bad_content": _json_200(_completion_with({"role": "assistant", "content": 42})),
+    "bad_part": _json_200(_completion_with({"role": "assistant", "content": [{"type": "text", "text": 7}]})),
+    "no_choices": _json_200(b'{"id": "x", "object": "chat.completion"}'),
+}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 ReplyFn = Callable[[dict], str]
-FAULT_KINDS = ("hang", "garbage", "disconnect")
+FAULT_KINDS = ("hang", "garbage", "disconnect", *("trickle", "huge", "huge_chunked", "gzip_bomb", "deep_json", "bad_content", "bad_part", "no_choices"))
 
 
 def last_user_text(body: dict) -> str:
@@ -67,6 +67,9 @@ class Fault:
     match: str | Callable[[dict], bool] | None = None
     retry_after: float | None = None  # seconds, sent as Retry-After and retry-after-ms
     hang_seconds: float = 60.0  # a hang ends early when the client disconnects
+    #: an HTTP status fault's error message and code (default: "injected <status>")
+    message: str | None = None
+    code: str | None = None
     applied: int = 0
 
     def matches(self, prompt: str, body: dict) -> bool:
@@ -89,6 +92,8 @@ class Call:
     status: int | None = None  # None: no response was sent (hang or disconnect)
     fault: str | None = None
     reply: str | None = None
+    query: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def error_body(message: str, kind: str, code: str | None = None) -> dict:

@@ -113,7 +113,7 @@ def inject_faults(server: ChatServer) -> None:
 
 
 def args(out: Path, cache: Path, *extra: str) -> list[str]:
-    fast = f"max_retries={MAX_RETRIES},retry_base_delay=0.05,timeout={TIMEOUT},concurrency=8"
+    fast = f"max_retries={MAX_RETRIES},timeout={TIMEOUT},concurrency=8"
     return ["--tasks", "mmdu,realbench_ranking_easy", "--model", f"openai:{MODEL}", "--model-args", fast,
             "--judge", f"openai:{JUDGE}", "--judge-args", fast, "--data-dir", str(SAMPLE),
             "--output-path", str(out), "--cache-dir", str(cache), "--no-progress", *extra]

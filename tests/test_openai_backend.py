@@ -36,7 +36,6 @@ def make_model(chat_server: ChatServer) -> Iterator[Callable[..., OpenAIModel]]:
 
     def make(name: str = "test-model", **args: object) -> OpenAIModel:
         args.setdefault("base_url", chat_server.base_url)
-        args.setdefault("retry_base_delay", 0.01)
         model = OpenAIModel(ModelSpec(backend="openai", name=name, args=args))
         made.append(model)
         return model
@@ -129,7 +128,7 @@ def test_429_and_500_are_retried_until_success(chat_server: ChatServer, make_mod
 
 def test_retry_after_is_honoured(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
     chat_server.inject(429, retry_after=0.4)
-    [(_, reply)] = list(make_model(retry_base_delay=0.001).generate([ask("x")]))
+    [(_, reply)] = list(make_model().generate([ask("x")]))
     first, second = chat_server.calls_for("x")
     assert reply.ok and second.started - first.finished >= 0.39
 
@@ -231,7 +230,7 @@ def test_concurrent_wave_is_bounded_and_parallel(chat_server: ChatServer, make_m
     elapsed = time.monotonic() - start
     assert [replies[i].text for i in range(64)] == [f"reply to: q{i}" for i in range(64)]
     assert chat_server.max_in_flight == 32
-    assert 0.4 <= elapsed < 1.0
+    assert 0.4 <= elapsed < 1.5  # two rounds of 0.2 s (64 one after another: 12.8 s)
 
 
 def test_replies_are_yielded_as_they_arrive(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
@@ -290,3 +289,62 @@ def test_images_unfit_to_send_as_they_are_are_reencoded_like_decode_image(chat_s
     assert PILImage.open(io.BytesIO(d1)).mode == "RGB"
     assert (h2, p2.size) == ("data:image/jpeg;base64", (40, 10))  # pixels as stored, as decode_image gives them
     assert PILImage.open(io.BytesIO(d2)).getexif().get(0x0112) is None
+
+
+# -- agenerate: one request, from the caller's event loop ----------------------------
+
+def test_agenerate_bounds_concurrency_in_the_callers_loop(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
+    import asyncio
+
+    chat_server.latency = 0.2
+    model = make_model(concurrency=8)
+    assert model.supports_async
+
+    async def run(tag: str) -> list[Reply]:
+        replies = await asyncio.gather(*(model.agenerate(ask(f"{tag}{i}")) for i in range(24)))
+        await model.aclose()
+        return list(replies)
+
+    start = time.monotonic()
+    first = asyncio.run(run("a"))  # one loop ...
+    elapsed = time.monotonic() - start
+    second = asyncio.run(run("b"))  # ... then a new one: the client binds to the running loop
+    assert [r.text for r in first] == [f"reply to: a{i}" for i in range(24)]
+    assert [r.text for r in second] == [f"reply to: b{i}" for i in range(24)]
+    assert chat_server.max_in_flight == 8 and 0.55 <= elapsed < 3.0  # 3 rounds of 8 (and the clients made)
+    # and the wave API runs the same code on a loop of its own
+    assert [r.text for _, r in model.generate([ask("c")])] == ["reply to: c"]
+
+
+def test_agenerate_while_another_loop_is_closed_without_aclose(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
+    import asyncio
+
+    model = make_model()
+    assert asyncio.run(model.agenerate(ask("x"))).text == "reply to: x"  # its loop ends, connections left open
+    assert asyncio.run(model.agenerate(ask("y"))).text == "reply to: y"
+    model.close()  # the closed loop's client is skipped, not awaited on a dead loop
+
+
+@pytest.mark.parametrize("userinfo", ["tok-user-only-123456", "evaluser:pw-secret-123456", ":pw-secret-123456"])
+def test_credentials_in_base_url_are_refused(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch, userinfo: str) -> None:
+    # httpx would send them as Basic auth in place of the key, and base_url is recorded in results.json
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    url = chat_server.base_url.replace("http://", f"http://{userinfo}@")
+    with pytest.raises(ConfigError, match="base_url carries credentials before the host") as info:
+        OpenAIModel(ModelSpec(backend="openai", name="test-model", args={"base_url": url}))
+    parts = [p for p in userinfo.split(":") if p]
+    assert not any(p in info.value.render() for p in parts)
+    assert [secrets.redact(p) for p in parts] == ["***"] * len(parts)  # registered, should it be echoed anywhere
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    with pytest.raises(ConfigError, match=r"\$OPENAI_BASE_URL carries credentials"):
+        OpenAIModel(ModelSpec(backend="openai", name="test-model"))
+    assert chat_server.calls == 0
+
+
+def test_key_goes_as_bearer_and_no_key_sends_a_placeholder(chat_server: ChatServer, make_model: Callable[..., OpenAIModel],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY_VAR", KEY)
+    assert make_model(api_key_env="MY_KEY_VAR").generate_all([ask("a")])[0].ok
+    assert make_model().generate_all([ask("b")])[0].ok  # no $OPENAI_API_KEY: the SDK must not go looking for one
+    auth = [{k.lower(): v for k, v in c.headers.items()}.get("authorization") for c in chat_server.log]
+    assert auth == [f"Bearer {KEY}", "Bearer EMPTY"]

@@ -62,7 +62,7 @@ def write_data(root: Path) -> Path:
 
 
 def cli(capsys: pytest.CaptureFixture[str], server: ChatServer, tmp_path: Path, *args: str) -> tuple[int, str]:
-    code = main(["--model", f"openai:{MODEL}", "--model-args", f"base_url={server.base_url},retry_base_delay=0.01",
+    code = main(["--model", f"openai:{MODEL}", "--model-args", f"base_url={server.base_url}",
                  "--data-dir", str(write_data(tmp_path / "data")), "--no-cache", "--no-progress", *args])
     return code, capsys.readouterr().err
 

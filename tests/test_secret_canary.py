@@ -42,8 +42,10 @@ def test_canary_keys_never_reach_outputs_caches_or_logs(tmp_path: Path) -> None:
     model_key = f"canary-model-{secrets.token_hex(16)}"
     judge_key = f"canary-judge-{secrets.token_hex(16)}"
     std_key = f"sk-canary-{secrets.token_hex(16)}"
-    url_password = f"canary{secrets.token_hex(16)}"
-    canaries = [model_key, judge_key, std_key, url_password]
+    url_credential = f"canary{secrets.token_hex(16)}"
+    userinfo_token = f"canaryuser{secrets.token_hex(16)}"
+    deploy_token = "question"  # an unrelated variable that merely looks secret: never applied to data
+    canaries = [model_key, judge_key, std_key, url_credential, userinfo_token]
     oracle = RealBenchOracle()
     failing_doc = "文具笔记"  # rank-e-002
     failing_judge = "Describe both images"
@@ -76,16 +78,18 @@ def test_canary_keys_never_reach_outputs_caches_or_logs(tmp_path: Path) -> None:
             assert "the API key was rejected" in run.stderr and "Incorrect API key provided: ***" in run.stderr
 
         # 2. keys from variables named by api_key_env (names that do not look secret), a password in
-        #    the judge's base_url, failures whose error bodies echo the keys, --verbose (debug logs)
+        #    a credential in the judge's base_url query (Azure-style ?api-key=, next to an api-version
+        #    that is not a secret), failures whose error bodies echo the keys, --verbose (debug logs)
         server.api_key = None
         for n, verbose in enumerate(([], ["--verbose"])):
             out = tmp_path / f"run{n}"
             outs.append(out)
-            env = cli_env(server.base_url, api_key=std_key, EVAL_MODEL_CREDENTIAL=model_key, EVAL_JUDGE_CREDENTIAL=judge_key)
+            env = cli_env(server.base_url, api_key=std_key, EVAL_MODEL_CREDENTIAL=model_key, EVAL_JUDGE_CREDENTIAL=judge_key,
+                          DEPLOY_TOKEN=deploy_token)
             run = run_cli(["--tasks", "realbench_ranking_easy,mmdu", "--limit", "3", "--data-dir", str(SAMPLE),
-                           "--model", f"openai:{MODEL}", "--model-args", "api_key_env=EVAL_MODEL_CREDENTIAL,max_retries=1,retry_base_delay=0.01",
-                           "--judge", f"openai:{JUDGE}", "--judge-args", "api_key_env=EVAL_JUDGE_CREDENTIAL,max_retries=1,retry_base_delay=0.01,"
-                           f"base_url={server.base_url.replace('http://', f'http://evaluser:{url_password}@')}",
+                           "--model", f"openai:{MODEL}", "--model-args", "api_key_env=EVAL_MODEL_CREDENTIAL,max_retries=1",
+                           "--judge", f"openai:{JUDGE}", "--judge-args", "api_key_env=EVAL_JUDGE_CREDENTIAL,max_retries=1,"
+                           f"base_url={server.base_url}?api-version=2024-06-01&api-key={url_credential}",
                            "--output-path", str(out), "--cache-dir", str(cache), "--no-progress", *verbose], env, logs)
             assert run.process.returncode == 1, run.stderr
             if verbose:
@@ -96,7 +100,27 @@ def test_canary_keys_never_reach_outputs_caches_or_logs(tmp_path: Path) -> None:
             turns = [t for s in read_samples(out, "mmdu") for t in s["extra"]["turns"]]
             assert any("key ***" in (t.get("judge_error") or "") for t in turns)
             assert "key ***" in run.stderr  # the failed-request warnings
+            # the query reached the judge's endpoint; only the credential in it is redacted, and a
+            # variable mmtasks does not read (DEPLOY_TOKEN=question) rewrites nothing
+            judged = [c for c in server.log if c.body and c.body.get("model") == JUDGE]
+            assert judged and all(c.query == f"api-version=2024-06-01&api-key={url_credential}" for c in judged)
+            assert turns and all("question" in t for t in turns)  # the field name, once rewritten to "***"
+            assert "2024-06-01" in (out / "results.json").read_text()
 
-    assert len(list(logs.glob("*.err"))) == 4
+        # 3. a token as user info in base_url (http://TOKEN@host/v1): refused with one line, before
+        #    anything is written or sent (httpx would have sent it as Basic auth instead of the key)
+        out = tmp_path / "userinfo"
+        outs.append(out)
+        mark = len(server.log)
+        run = run_cli(["--tasks", "realbench_ranking_easy", "--limit", "1", "--data-dir", str(SAMPLE), "--model", f"openai:{MODEL}",
+                       "--model-args", f"base_url={server.base_url.replace('http://', f'http://{userinfo_token}@')}",
+                       "--output-path", str(out), "--cache-dir", str(cache), "--no-progress"],
+                      cli_env(server.base_url, api_key=std_key), logs)
+        assert run.process.returncode == 2, run.stderr
+        assert "base_url carries credentials" in run.stderr and "Traceback" not in run.stderr
+        assert len(run.stderr.strip().splitlines()) <= 2  # the error and its hint
+        assert len(server.log) == mark and not (out / "results.json").exists()
+
+    assert len(list(logs.glob("*.err"))) == 5
     found = scan([*outs, cache, logs], canaries)
     assert found == [], found

@@ -1,16 +1,15 @@
-"""Secret redaction, and the retry timing helpers used by API backends."""
+"""Secret redaction: by value, of exactly the secrets mmtasks reads."""
 
 from __future__ import annotations
 
+import json
 import logging
-import random
 from collections.abc import Iterator
-from email.utils import formatdate
 
 import pytest
 
 from mmtasks import secrets
-from mmtasks.models.retry import MAX_RETRY_DELAY, is_retryable_status, retry_after_seconds, retry_delay
+from mmtasks.results.files import dumps
 
 
 @pytest.fixture(autouse=True)
@@ -21,18 +20,35 @@ def fresh_registry() -> Iterator[None]:
 
 
 def test_registered_secrets_are_redacted() -> None:
-    assert secrets.redact("key sk-abcdef") == "key sk-abcdef"
-    secrets.register_secret("sk-abc")
-    secrets.register_secret("sk-abcdef")  # contains the first: hidden whole
-    secrets.register_secret("abc")  # too short to be a secret
-    assert secrets.redact("got sk-abcdef and sk-abc, abc") == "got *** and ***, abc"
+    assert secrets.redact("key xk-abcdefgh") == "key xk-abcdefgh"
+    secrets.register_secret("xk-abcdefgh")
+    secrets.register_secret("xk-abcdefgh-ijkl")  # contains the first: hidden whole
+    secrets.register_secret("EMPTY")  # too short to be a secret (a placeholder key)
+    assert secrets.redact("got xk-abcdefgh-ijkl and xk-abcdefgh, EMPTY") == "got *** and ***, EMPTY"
 
 
-def test_env_secrets_by_name() -> None:
+def test_env_secrets_are_the_ones_mmtasks_reads() -> None:
+    # only the variables a run reads; a name that merely looks secret is left alone (it used to
+    # be registered: DEPLOY_TOKEN=question rewrote every prompt containing "question")
     secrets.register_env_secrets({"OPENAI_API_KEY": "sk-live-12345678", "HF_TOKEN": "hf_abcdefgh", "MY_PASSWORD": "hunter2hunter2",
-                                  "TOKENIZERS_PARALLELISM": "falsefalse", "HOME": "/root/home/dir", "SHORT_KEY": "abc"})
-    text = "sk-live-12345678 hf_abcdefgh hunter2hunter2 falsefalse /root/home/dir abc"
-    assert secrets.redact(text) == "*** *** *** falsefalse /root/home/dir abc"
+                                  "DEPLOY_TOKEN": "question", "CI_JOB_TOKEN": "1234567890", "HOME": "/root/home/dir",
+                                  "OPENAI_BASE_URL": "https://proxy.example/v1?api-version=2024-06-01&api-key=azkey-123456"})
+    text = "sk-live-12345678 hf_abcdefgh hunter2hunter2 question 1234567890 /root/home/dir azkey-123456 2024-06-01"
+    assert secrets.redact(text) == "*** *** hunter2hunter2 question 1234567890 /root/home/dir *** 2024-06-01"
+
+
+def test_url_credentials_are_registered_user_name_too() -> None:
+    secrets.register_url_secrets("http://tok-USERNAME-only@host/v1")
+    secrets.register_url_secrets("http://user-name:pass-word-1@host/v1?sig=signature-1&api-version=2024-06-01")
+    assert secrets.redact("tok-USERNAME-only user-name pass-word-1 signature-1 2024-06-01") == "*** *** *** *** 2024-06-01"
+
+
+def test_numeric_secret_never_breaks_the_json_written() -> None:
+    # redaction used to run over the JSON text: a key made of digits turned numbers into ***
+    # (invalid JSON, and results.json crashed); now only strings are redacted
+    secrets.register_secret("12345678")
+    record = {"n": 12345678, "score": 0.12345678, "text": "key 12345678 echoed", "12345678": [("12345678", 1)]}
+    assert json.loads(dumps(record)) == {"n": 12345678, "score": 0.12345678, "text": "key *** echoed", "***": [["***", 1]]}
 
 
 def test_safe_url_drops_credentials_and_query() -> None:
@@ -48,20 +64,3 @@ def test_logging_filter(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger=logger.name):
         logger.info("calling with %s", "sk-999999")
     assert caplog.records[0].getMessage() == "calling with ***"
-
-
-def test_retry_after_parsing() -> None:
-    assert retry_after_seconds({"Retry-After": "3"}) == 3.0
-    assert retry_after_seconds({"retry-after-ms": "250", "Retry-After": "1"}) == 0.25
-    assert retry_after_seconds({"retry-after": formatdate(1000.0 + 20, usegmt=True)}, now=1000.0) == 20.0
-    assert retry_after_seconds({"Retry-After": "soon"}) is None
-    assert retry_after_seconds({}) is None
-
-
-def test_retry_delay_full_jitter_and_floor() -> None:
-    rng = random.Random(1)
-    delays = [retry_delay(3, 1.0, rng=rng) for _ in range(200)]
-    assert 0 <= min(delays) < 1.0 and 7.0 < max(delays) <= 8.0  # uniform over [0, 1 * 2**3]
-    assert retry_delay(0, 0.01, retry_after=2.0, rng=rng) == 2.0
-    assert retry_delay(30, 1.0, rng=rng) <= MAX_RETRY_DELAY and retry_delay(0, 1.0, retry_after=1e6) == MAX_RETRY_DELAY
-    assert [is_retryable_status(s) for s in (400, 401, 404, 408, 429, 500, 503)] == [False, False, False, True, True, True, True]

@@ -23,10 +23,22 @@ class OpenAIArgs(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     """Name of the environment variable that holds the key."""
     concurrency: int = Field(32, ge=1)
+    """Requests in flight at once (one connection each), per event loop."""
     timeout: float = Field(120.0, gt=0)
-    """Seconds per request attempt (connect, and each read or write)."""
+    """Seconds per request attempt to connect, and to wait for each piece of the answer."""
+    deadline: float | None = Field(None, gt=0)
+    """Seconds one attempt may take in all, from connecting to the last byte of the answer,
+    however slowly the server trickles it (default: twice ``timeout``)."""
     max_retries: int = Field(6, ge=0)
-    retry_base_delay: float = Field(1.0, ge=0)
+    """Retries after the first attempt (the SDK's: connection errors, timeouts, 408, 409, 429,
+    5xx, with backoff and Retry-After), also of malformed or oversized answers."""
+    max_response_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+    """The largest answer accepted (before and after decompression); larger ones fail the attempt."""
+    default_headers: dict[str, str] = Field(default_factory=dict)
+    """Headers sent with every request (not for secrets: name those with api_key_env)."""
+    default_query: dict[str, str] = Field(default_factory=dict)
+    """Query parameters sent with every request (Azure's api-version); a query string in
+    base_url is read into these."""
     max_image_side: int | None = Field(None, ge=16)
     """Downscale images whose longest side is larger than this."""
     image_max_bytes: int = Field(20_000_000, ge=1024)
@@ -55,3 +67,7 @@ def parse_openai_args(args: dict[str, Any]) -> OpenAIArgs:
             hint = f"did you mean {close[0]!r}?" if close else "known: " + ", ".join(OpenAIArgs.model_fields)
             raise ConfigError(f"unknown argument {name!r} for the openai backend", field="--model-args", hint=hint) from None
         raise ConfigError(redact(f"bad value for {name!r}: {err['msg']}"), field="--model-args") from None
+
+
+def effective_deadline(args: OpenAIArgs) -> float:
+    return args.deadline if args.deadline is not None else 2 * args.timeout

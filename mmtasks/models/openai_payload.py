@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+import httpx
 
 from mmtasks.core.conversation import Message, Text
 from mmtasks.core.request import GenerationConfig
@@ -69,6 +72,8 @@ def generation_params(generation: GenerationConfig, max_tokens_param: str = "max
 
 
 def request_body(model: str, messages: list[dict], params: dict[str, Any], extra_body: dict[str, Any]) -> bytes:
+    """The JSON body of a chat-completions call (serialised by the backend, off the event loop
+    when it carries images: the SDK would do it on the loop, after walking it field by field)."""
     body = {"model": model, "messages": messages, **params, **extra_body}
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
@@ -76,28 +81,51 @@ def request_body(model: str, messages: list[dict], params: dict[str, Any], extra
 def completion_text(raw: bytes) -> str | None:
     """The reply text of a chat-completion body; None when the model gave no content.
 
-    Raises :class:`BadResponse` when the body is not a chat completion at all.
+    Raises :class:`BadResponse` when the body is not a chat completion: not JSON (or nested
+    too deeply to parse), no ``choices[0].message`` object, or a content that is neither a
+    string, nor null, nor a list of parts whose texts are strings.
     """
     try:
         data = json.loads(raw)
         message = data["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise BadResponse(f"not a chat completion ({type(exc).__name__}): {raw[:120]!r}") from None
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
+        raise BadResponse(f"not a chat completion ({type(exc).__name__}): {_head(raw)}") from None
     if not isinstance(message, dict):
         raise BadResponse("choices[0].message is not an object")
     content = message.get("content")
     if isinstance(content, list):  # some servers answer with content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        texts = [p.get("text", "") if isinstance(p, dict) else p for p in content]
+        if not all(isinstance(t, str) for t in texts):
+            raise BadResponse("choices[0].message.content has a part whose text is not a string")
+        content = "".join(texts)
+    elif content is not None and not isinstance(content, str):
+        raise BadResponse(f"choices[0].message.content is a {type(content).__name__}, not a string")
     if isinstance(content, str):
         return content
     refusal = message.get("refusal")
     return refusal if isinstance(refusal, str) else None
 
 
+def check_chat_completion(request: httpx.Request, status: int, body: bytes) -> str | None:
+    """Why a 200 answer to a chat-completions call is not a chat completion (None: it is one);
+    the backend's transport runs this on every answer, so a malformed one is retried."""
+    if status != 200 or request.method != "POST" or not request.url.path.endswith("/chat/completions"):
+        return None
+    try:
+        completion_text(body)
+    except BadResponse as exc:
+        return f"invalid response: {exc}"
+    return None
+
+
+def _head(raw: bytes, limit: int = 120) -> str:
+    return repr(raw[:limit]) + ("..." if len(raw) > limit else "")
+
+
 def finish_reason(raw: bytes) -> str:
     try:
         return str(json.loads(raw)["choices"][0].get("finish_reason"))
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
         return "unknown"
 
 
@@ -106,7 +134,7 @@ def error_detail(raw: bytes, limit: int = 300) -> str:
     text = raw.decode("utf-8", errors="replace").strip()
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         err = data.get("error", data)
@@ -121,6 +149,23 @@ def error_detail(raw: bytes, limit: int = 300) -> str:
 def error_code(raw: bytes) -> str | None:
     try:
         err = json.loads(raw).get("error")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
     return err.get("code") if isinstance(err, dict) else None
+
+
+#: the start of a failed reply's error when the prompt did not fit the model's context
+CONTEXT_OVERFLOW = "context_overflow"
+_OVERFLOW = re.compile(
+    r"context[ _-]?length|context window|maximum context|too many tokens|prompt is too long|input is too long"
+    r"|exceeds? the (model's )?(max|limit)|tokens \+ `?max_new_tokens`? must be",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow(status: int, detail: str, code: str | None) -> bool:
+    """Whether an error answer says the prompt (with max_tokens) does not fit the context:
+    OpenAI's ``context_length_exceeded`` code, or the messages of vLLM, TGI and others."""
+    if status not in (400, 413, 422):
+        return False
+    return code in ("context_length_exceeded", "string_above_max_length") or bool(_OVERFLOW.search(detail))

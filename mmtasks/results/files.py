@@ -28,7 +28,7 @@ from typing import IO, Any, overload
 
 from mmtasks.core.sample import Sample
 from mmtasks.errors import MmtasksError
-from mmtasks.secrets import redact
+from mmtasks.secrets import redact_data
 
 #: the lock a run holds on its output folder for its whole life
 LOCK_FILE = ".mmtasks.lock"
@@ -201,7 +201,9 @@ def _plain(obj: Any) -> Any:
 
 
 def dumps(obj: Any) -> str:
-    return redact(json.dumps(obj, ensure_ascii=False, default=_plain))
+    """JSON text of ``obj`` with registered secrets redacted from its strings (not from the JSON
+    text: a secret made of digits must not turn numbers into ``***``)."""
+    return json.dumps(redact_data(obj, _plain), ensure_ascii=False)
 
 
 class SamplesWriter:

@@ -1,0 +1,145 @@
+"""The HTTP transport under the openai backend's SDK client: every answer bounded and checked.
+
+The ``openai`` SDK sends each attempt through :class:`GuardedTransport`, which
+
+- counts the attempts of the request being made (:data:`ATTEMPTS`, so a failed reply can
+  say exactly how many were sent, SDK retries included);
+- gives each attempt a total deadline, from connecting to the last byte of the answer (the
+  read timeout alone lets a server that trickles one byte at a time hold a request forever);
+- caps the answer's size, before and after decompression, reading it in small pieces (a
+  1.5 GB body, or a gzip bomb, is never held in memory);
+- checks that a 200 answer to a chat-completions call is a chat completion (``check``).
+
+Each of these is raised as an ``httpx`` transport error, which the SDK retries (with its own
+backoff) and finally reports as ``APITimeoutError`` or ``APIConnectionError`` with this
+module's exception as the cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import urllib.request
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import httpx
+
+
+@dataclass
+class AttemptCounter:
+    attempts: int = 0
+
+
+#: the attempt counter of the request the current task is making (set by the backend)
+ATTEMPTS: contextvars.ContextVar[AttemptCounter | None] = contextvars.ContextVar("mmtasks_openai_attempts", default=None)
+
+#: how much compressed data is fed to the decoder at once (bounds what one piece expands to)
+_PIECE = 16 * 1024
+#: headers that describe the body as the server sent it, not as it is handed on
+_BODY_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
+
+
+class DeadlineExceeded(httpx.ReadTimeout):
+    """An attempt took longer than its total deadline."""
+
+
+class ResponseTooLarge(httpx.RemoteProtocolError):
+    """An answer larger than the cap."""
+
+
+class MalformedResponse(httpx.RemoteProtocolError):
+    """A 200 answer that is not what the call returns (e.g. not a chat completion)."""
+
+
+#: (request, status, decoded body) -> why the answer is malformed, or None
+BodyCheck = Callable[[httpx.Request, int, bytes], "str | None"]
+
+
+class _Pieces(httpx.AsyncByteStream):
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        view = memoryview(self._data)
+        for start in range(0, len(view), _PIECE):
+            yield bytes(view[start:start + _PIECE])
+
+
+class GuardedTransport(httpx.AsyncBaseTransport):
+    """Wraps a transport; see the module docstring."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, *, deadline: float, max_bytes: int, check: BodyCheck | None = None) -> None:
+        self.inner = inner
+        self.deadline = deadline
+        self.max_bytes = max_bytes
+        self.check = check
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        counter = ATTEMPTS.get()
+        if counter is not None:
+            counter.attempts += 1
+        limit = asyncio.timeout(self.deadline)
+        try:
+            async with limit:
+                status, headers, extensions, raw = await self._fetch(request)
+        except TimeoutError:
+            if limit.expired():
+                raise DeadlineExceeded(f"no complete answer within the {self.deadline:g}s deadline", request=request) from None
+            raise
+        body = await self._decoded(request, status, headers, raw)
+        if self.check is not None:
+            problem = self.check(request, status, body)
+            if problem is not None:
+                raise MalformedResponse(problem, request=request)
+        kept = [(k, v) for k, v in headers.multi_items() if k.lower() not in _BODY_HEADERS]
+        return httpx.Response(status, headers=kept, content=body, extensions=extensions)
+
+    async def _fetch(self, request: httpx.Request) -> tuple[int, httpx.Headers, dict, bytes]:
+        response = await self.inner.handle_async_request(request)
+        try:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_bytes:
+                raise self._too_large(request, f"declared {int(declared)} bytes")
+            raw = bytearray()
+            async for chunk in response.stream:  # type: ignore[union-attr]
+                raw += chunk
+                if len(raw) > self.max_bytes:
+                    raise self._too_large(request, "")
+        finally:
+            await response.aclose()
+        extensions = {k: v for k, v in response.extensions.items() if k in ("http_version", "reason_phrase")}
+        return response.status_code, response.headers, extensions, bytes(raw)
+
+    async def _decoded(self, request: httpx.Request, status: int, headers: httpx.Headers, raw: bytes) -> bytes:
+        """The body without its Content-Encoding, decompressed piece by piece under the cap."""
+        encoding = headers.get("content-encoding", "identity").strip().lower()
+        if encoding in ("", "identity"):
+            return raw
+        probe = httpx.Response(status, headers=headers, stream=_Pieces(raw))
+        out = bytearray()
+        try:
+            async for chunk in probe.aiter_bytes():
+                out += chunk
+                if len(out) > self.max_bytes:
+                    raise self._too_large(request, "decompressed")
+        except httpx.DecodingError as exc:
+            raise MalformedResponse(f"the body cannot be decoded ({encoding}): {exc}", request=request) from None
+        return bytes(out)
+
+    def _too_large(self, request: httpx.Request, how: str) -> ResponseTooLarge:
+        detail = f" ({how})" if how else ""
+        return ResponseTooLarge(f"the answer is larger than max_response_bytes={self.max_bytes}{detail}", request=request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def environment_proxy(url: str) -> str | None:
+    """The proxy the environment (``HTTPS_PROXY``, ``NO_PROXY`` ...) names for ``url``, as httpx
+    would use it (an explicit transport does not read the environment by itself)."""
+    parts = httpx.URL(url)
+    if urllib.request.proxy_bypass(parts.host):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(parts.scheme) or proxies.get("all")
