@@ -38,7 +38,11 @@ averaged over questions:
   against the gold letter / truth value (unparsable: 0, and counted as unparsed).
 
 A judge failure or a failed model request leaves the question unscored: it is
-counted as a problem (by the generic counter), never scored as 0.
+counted as a problem (by the generic counter), never scored as 0 in the headline
+metrics (the paper's definitions, over the scored questions). Every metric also
+has an ``_all`` variant over every question of the data it applies to, those
+without a score counted as 0, and ``coverage`` says how many questions were
+scored and why the others were not.
 """
 
 from __future__ import annotations
