@@ -101,7 +101,7 @@ prompt:
   user: "Question: {{ doc.text }}"
 generation: {max_new_tokens: 6, temperature: 0.0}
 target: "field:answer"
-answer: {parser: realbench_text}
+answer: {parser: text}
 metrics:
   - {name: rouge_l, function: rouge_l_zh}
 """
