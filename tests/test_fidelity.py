@@ -175,3 +175,74 @@ def test_mmdu_api_sends_text_with_markers_then_images_default_temperature_4096(c
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert_images(msgs[-1]["content"], 0, [2])
     assert msgs[-1]["content"][0]["text"].count(MARKER) == 1 and msgs[-1]["content"][0]["text"].startswith("Image3: ")
+
+
+# --- 6. coverage is part of every score -------------------------------------------------------
+
+OVERFLOW_MESSAGE = "This model's maximum context length is 128 tokens. However, you requested 4096 tokens."
+
+
+def test_a_run_with_failures_reports_coverage_and_all_variants(chat_server: ChatServer, tmp_path: Path) -> None:
+    """MMDU, two dialogues (3 + 2 turns), through the openai backend against the loopback server:
+    turn 2 of dialogue 0 does not fit the context (HTTP 400 context_length_exceeded), turn 1 of
+    dialogue 1 fails with HTTP 500 on every try. The judge scores the 3 other turns 7 on each
+    dimension and 8 overall (tests/test_multi_turn.py's server).
+
+    By hand: coverage 3 of 5 turns = 60%; unscored request_failure 1, context_overflow 1.
+    overall = micro over the judged turns = 10 * (8+8+8)/3 = 80; overall_all = 10 * 24/5 = 48;
+    creativity = 70, creativity_all = 10 * 21/5 = 42."""
+    from tests.chat_wire import last_user_text
+    from tests.mmdu_data import tag, write_mmdu
+    from tests.test_multi_turn import JUDGE, MODEL, run_cli, server_reply
+
+    chat_server.models = (MODEL, JUDGE)
+    chat_server.reply = server_reply
+    write_mmdu(tmp_path, [[1, 0, 1], [1, 0]])
+
+    def model_turn(t: str):
+        return lambda body: body["model"] == MODEL and t in last_user_text(body)
+
+    chat_server.inject(400, times=20, match=model_turn(tag(0, 2)), message=OVERFLOW_MESSAGE, code="context_length_exceeded")
+    chat_server.inject(500, times=20, match=model_turn(tag(1, 1)))
+    out = tmp_path / "run"
+    proc = run_cli(chat_server, tmp_path, "--output-path", str(out), "--allow-failures")
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["coverage"]["mmdu"] == {"unit": "turns", "scored": 3, "total": 5, "percent": 60.0,
+                                           "unscored": {"request_failure": 1, "context_overflow": 1}}
+    r = results["results"]["mmdu"]
+    assert r["overall"] == pytest.approx(80.0) and r["overall_all"] == pytest.approx(48.0)
+    assert r["creativity"] == pytest.approx(70.0) and r["creativity_all"] == pytest.approx(42.0)
+    assert results["problems"]["mmdu"] == {"request_failures": 1, "unparsed": 0, "judge_failures": 0, "context_overflow": 1}
+    # the context overflow was not retried: one call for it
+    assert len([c for c in chat_server.log if c.status == 400]) == 1
+    # the results table shows the coverage, marked, and the _all value
+    assert "60.0% * (3/5 turns)" in proc.stdout and "48.00" in proc.stdout
+    assert "context_overflow=1" in proc.stdout
+
+
+def test_truncation_drops_the_oldest_exchanges_until_the_turn_fits(chat_server: ChatServer, tmp_path: Path) -> None:
+    """--truncate oldest_turns: a request of more than 4 messages overflows, so turn 3 (system +
+    2 exchanges + the question = 6 messages) is sent again without the first exchange (4 messages)
+    and answered; its record says dropped_turns 1. Coverage is then 3 of 3."""
+    from tests.mmdu_data import tag, write_mmdu
+    from tests.test_multi_turn import JUDGE, MODEL, body_for, model_bodies, run_cli, server_reply
+
+    chat_server.models = (MODEL, JUDGE)
+    chat_server.reply = server_reply
+    write_mmdu(tmp_path, [[1, 0, 1]])
+    chat_server.inject(400, times=20, match=lambda b: b["model"] == MODEL and len(b["messages"]) > 4,
+                       message=OVERFLOW_MESSAGE, code="context_length_exceeded")
+    out = tmp_path / "run"
+    proc = run_cli(chat_server, tmp_path, "--output-path", str(out), "--truncate", "oldest_turns")
+    assert proc.returncode == 0, proc.stderr
+    ok = [b for b in model_bodies(chat_server) if len(b["messages"]) <= 4]
+    assert len(ok) == 3
+    third = body_for(ok, 0, 3)["messages"]
+    assert [m["role"] for m in third] == ["system", "user", "assistant", "user"]
+    assert tag(0, 2) in json.dumps(third[1]) and tag(0, 1) not in json.dumps(third)
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["coverage"]["mmdu"]["scored"] == 3 and results["coverage"]["mmdu"]["unscored"] == {}
+    sample = json.loads((out / "samples" / "mmdu.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert [t.get("dropped_turns", 0) for t in sample["extra"]["turns"]] == [0, 0, 1]
+    assert sample["extra"]["truncated_turns"] == 1 and sample["failures"] == []

@@ -38,6 +38,7 @@ scores are reported x10).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -142,6 +143,13 @@ class MultiTurnArgs(BaseModel):
     """The record field holding the alternating user/assistant turns."""
     image_token: str = "<ImageHere>"
     """The marker in a user turn where the document's next image goes."""
+    truncate: Literal["none", "oldest_turns"] = "none"
+    """What to do when a turn's prompt does not fit the model's context (the backend fails it as
+    ``context_overflow``). ``none``: the turn is a context_overflow failure (counted in
+    coverage). ``oldest_turns`` (opt-in, ``--truncate oldest_turns``): the request is sent again
+    without the oldest user/assistant exchange of the history (and its images), then the next
+    oldest, until it fits or only the current turn is left; the turn's record says how many
+    exchanges were dropped (``dropped_turns``). The system prompt is always kept."""
     layout: Literal["interleaved", "text_then_images"] = "interleaved"
     """How a user turn is sent. ``interleaved``: text and images alternate, each image at its
     marker (markers removed). ``text_then_images``: the turn's text verbatim, markers kept, then
@@ -182,10 +190,20 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
                           # the random baseline answers with a span of the question
                           meta={"answer_space": {**space, "source_text": turn.question.replace(marker, " ")}})
         (reply,) = yield [request]
+        dropped = 0
+        while args.truncate == "oldest_turns" and _overflowed(reply) and dropped < k:
+            dropped += 1  # drop the oldest exchange still in the history and ask again
+            offset = 1 if system else 0
+            kept = (*messages[:offset], *messages[offset + 2 * dropped:])
+            request = dataclasses.replace(request, messages=kept)
+            (reply,) = yield [request]
         sample.responses.append(reply.text)
         record: dict[str, Any] = {"turn": k + 1, "question": turn.question, "reference": turn.reference,
                                   "response": reply.text, "n_images": turn.n_images, "after_failure": failed_before,
                                   "status": "unjudged", "scores": None}
+        if dropped:
+            record["dropped_turns"] = dropped
+            sample.extra["truncated_turns"] = sample.extra.get("truncated_turns", 0) + 1
         if not reply.ok:
             record["status"] = "request_failure"
             record["error"] = reply.error or "request failed"
@@ -200,6 +218,11 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     if task.config.judge is not None and ctx.has_judge and not ctx.predict_only:
         yield from _judge(task, doc, turns, records, sample)
     return sample
+
+
+def _overflowed(reply: Reply) -> bool:
+    """Whether the backend refused the request because the prompt does not fit the context."""
+    return not reply.ok and (reply.error or "").startswith("context_overflow:")
 
 
 def _judge(task: "Task", doc: "Document", turns: list[Turn], records: list[dict[str, Any]], sample: Sample) -> Generator[list[Request], list[Reply], None]:
