@@ -26,7 +26,7 @@ from mmtasks.errors import DataError
 from mmtasks.leaderboard import schema as lb_schema
 from mmtasks.leaderboard.build import build_leaderboard, load_runs, unused_tasks
 from mmtasks.leaderboard.cli import main as leaderboard_main
-from mmtasks.leaderboard.paper import load_paper_tables
+from mmtasks.leaderboard.sections import discover_sections
 from mmtasks.leaderboard.plot import plot_leaderboard
 from mmtasks.leaderboard.results import load_run
 from mmtasks.leaderboard.schema import Benchmark, Entry, Leaderboard
@@ -190,8 +190,8 @@ def test_paper_rows_are_marked_and_cited(board: Leaderboard) -> None:
 
 
 def test_paper_numbers_are_self_consistent() -> None:
-    """Catches typos in paper_results.yaml: the papers' averages are means of their columns."""
-    tables = load_paper_tables()
+    """Catches typos in the papers' rows of each leaderboard.yaml: the papers' averages are means of their columns."""
+    tables = {section.id: section.papers for section in discover_sections() if section.papers is not None}
     for row in tables["realbench"].rows:
         parts = [v for k, v in row.values.items() if k != "average"]
         assert len(parts) == 8 and sum(parts) / 8 == pytest.approx(row.values["average"], abs=0.011), row.model

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 PACKAGE_TASKS = REPO / "mmtasks" / "tasks"
 MODEL, JUDGE = "mm-model", "mm-judge"
-FAST = "retry_base_delay=0.01"
+FAST = "max_retries=1"  # no HTTP errors are scripted here: judge re-asks are protocol-level
 
 
 def folder_digest(folder: Path) -> str:

@@ -1,5 +1,6 @@
 """Finding tasks: every ``*.yaml`` under a task folder is a task, except files whose
-name starts with ``_`` (bases for ``include``). The task folders are, in order: the
+name starts with ``_`` (bases for ``include``) and a benchmark folder's leaderboard
+section, ``leaderboard.yaml`` (read by :mod:`mmtasks.leaderboard.sections`). The task folders are, in order: the
 built-in ``mmtasks/tasks/``, those installed packages contribute through the
 ``mmtasks`` entry-point group (``mmtasks.registry.task_folders``), and each
 ``--include-path``.
@@ -25,6 +26,8 @@ from mmtasks.errors import ConfigError
 
 #: the tasks shipped with mmtasks, as package data (``mmtasks/tasks/``)
 BUILTIN_TASKS_DIR = Path(str(resources.files("mmtasks") / "tasks"))
+#: a benchmark folder's leaderboard section: data for the leaderboard, not a task
+LEADERBOARD_FILE = "leaderboard.yaml"
 
 
 @dataclass
@@ -55,7 +58,7 @@ class TaskRegistry:
     def _index(self) -> None:
         for d in self.dirs:
             for path in sorted(d.rglob("*.yaml")):
-                if path.name.startswith("_"):
+                if path.name.startswith("_") or path.name == LEADERBOARD_FILE:
                     continue
                 try:
                     data = load_with_includes(path, roots=self.dirs)

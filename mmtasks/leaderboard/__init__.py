@@ -1,7 +1,8 @@
 """The static leaderboard: runs' ``results.json`` -> ``leaderboard.json`` + a static site + figures.
 
 - :mod:`.results` reads and validates one run's ``results.json``.
-- :mod:`.benchmarks` defines the paper-style columns and charts of each benchmark.
+- :mod:`.sections` reads each benchmark folder's ``leaderboard.yaml`` (its tab: columns, charts,
+  the paper's reference rows), found in every task folder the task registry knows.
 - :mod:`.schema` is the versioned ``leaderboard.json`` schema (pydantic).
 - :mod:`.build` turns runs (and the papers' numbers) into a :class:`~.schema.Leaderboard`.
 - :mod:`.site` writes the static site; :mod:`.plot` writes matplotlib figures.

@@ -1,5 +1,8 @@
 """Runs (+ the papers' numbers) -> the :class:`~mmtasks.leaderboard.schema.Leaderboard` model.
 
+Its tabs are the benchmark folders' leaderboard sections (:mod:`.sections`): one tab per
+``leaderboard.yaml`` found in the task folders, with that file's columns, charts and paper rows.
+
 An entry is one model configuration - model spec, model args and strategy - on one
 benchmark. When several runs hold the same task for the same configuration, the run
 with the newest ``date`` wins for that task (on equal dates, the one given last);
@@ -21,8 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from mmtasks import __version__
-from mmtasks.leaderboard.benchmarks import BENCHMARKS, BenchmarkDef
-from mmtasks.leaderboard.paper import PAPER_RESULTS, load_paper_tables, paper_citation, paper_entries
+from mmtasks.leaderboard.paper import paper_entries
 from mmtasks.leaderboard.results import Run, iso_utc, load_run
 from mmtasks.leaderboard.schema import (
     Benchmark,
@@ -35,6 +37,7 @@ from mmtasks.leaderboard.schema import (
     NSamples,
     RunRef,
 )
+from mmtasks.leaderboard.sections import Section, discover_sections
 
 
 def load_runs(paths: Iterable[Path]) -> list[Run]:
@@ -45,19 +48,26 @@ def build_leaderboard(
     runs: Sequence[Run],
     *,
     include_paper: bool = True,
-    paper_file: Path = PAPER_RESULTS,
+    sections: Sequence[Section] | None = None,
+    include_paths: Sequence[str | Path] = (),
     now: float | None = None,
 ) -> Leaderboard:
-    tables = load_paper_tables(paper_file) if include_paper else {}
+    """One tab per section that has a row (a run of one of its tasks, or a paper row);
+    ``sections`` default to those of every task folder the task registry knows (built-in,
+    installed packages', ``include_paths``)."""
+    if sections is None:
+        sections = discover_sections(include_paths)
     benchmarks = []
-    for bench in BENCHMARKS:
-        table = tables.get(bench.id)
+    for bench in sections:
+        table = bench.papers if include_paper else None
         measured = _run_entries(bench, runs)
         # ranked runs, the papers' rows, then the rows that are never ranked (chance-level judge)
         entries = [e for e in measured if e.ranked]
         if table is not None:
-            entries += paper_entries(bench, table, file=paper_file)
+            entries += paper_entries(bench)
         entries += [e for e in measured if not e.ranked]
+        if not entries:
+            continue  # nothing to show: no run of its tasks, no paper rows
         benchmarks.append(
             Benchmark(
                 id=bench.id,
@@ -65,8 +75,8 @@ def build_leaderboard(
                 description=bench.description,
                 headline=bench.headline,
                 columns=[column.model_copy() for column in bench.columns],
-                charts=[_chart_with_buckets(chart, entries) for chart in bench.charts],
-                citation=paper_citation(table) if table is not None else None,
+                charts=[_chart_with_buckets(chart.chart(), entries, chart.bucket_order) for chart in bench.charts],
+                citation=table.cite() if table is not None else None,
                 entries=entries,
             )
         )
@@ -77,9 +87,11 @@ def build_leaderboard(
     )
 
 
-def unused_tasks(runs: Sequence[Run]) -> dict[str, list[str]]:
+def unused_tasks(runs: Sequence[Run], sections: Sequence[Section] | None = None) -> dict[str, list[str]]:
     """Run name -> its tasks that feed no leaderboard column (reported, not an error)."""
-    known = {task for bench in BENCHMARKS for task in bench.tasks}
+    if sections is None:
+        sections = discover_sections()
+    known = {task for bench in sections for task in bench.tasks}
     unused = {run.name: sorted(set(run.results.results) - known) for run in runs}
     return {name: tasks for name, tasks in unused.items() if tasks}
 
@@ -98,7 +110,7 @@ def run_identity(run: Run, task: str | None = None) -> str:
     return json.dumps(identity, sort_keys=True, default=str)
 
 
-def _run_entries(bench: BenchmarkDef, runs: Sequence[Run]) -> list[Entry]:
+def _run_entries(bench: Section, runs: Sequence[Run]) -> list[Entry]:
     # identity -> task -> winning run; dicts keep first-seen order of identities
     winners: dict[str, dict[str, Run]] = {}
     for run in runs:
@@ -115,7 +127,7 @@ def _run_entries(bench: BenchmarkDef, runs: Sequence[Run]) -> list[Entry]:
     return entries
 
 
-def _run_entry(bench: BenchmarkDef, identity: str, task_runs: dict[str, Run]) -> Entry:
+def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run]) -> Entry:
     newest = max(task_runs.values(), key=lambda run: run.results.date)
     config = newest.results.config
     coverage = {
@@ -229,13 +241,16 @@ def _run_refs(task_runs: dict[str, Run]) -> list[RunRef]:
 # --- charts -------------------------------------------------------------------------------
 
 
-def _chart_with_buckets(chart: Chart, entries: Sequence[Entry]) -> Chart:
+def _chart_with_buckets(chart: Chart, entries: Sequence[Entry], first: Sequence[str] = ()) -> Chart:
+    """The chart with the buckets found in the entries: those of ``first`` in its order, then
+    the others in natural order."""
     tasks = {option.task for option in chart.options}
     buckets: set[str] = set()
     for entry in entries:
         for task in tasks:
             buckets.update(entry.breakdowns.get(task, {}).get(chart.dimension, {}))
-    return chart.model_copy(update={"buckets": sorted(buckets, key=natural_key)})
+    ordered = [b for b in first if b in buckets] + sorted(buckets.difference(first), key=natural_key)
+    return chart.model_copy(update={"buckets": ordered})
 
 
 def natural_key(label: str) -> tuple[float, str]:

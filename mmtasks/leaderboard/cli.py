@@ -29,6 +29,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                        help="run folders (each with a results.json) or results.json files")
     build.add_argument("--out", type=Path, required=True, help="output folder, e.g. leaderboard/")
     build.add_argument("--no-paper", action="store_true", help="leave out the reference rows reported by the papers")
+    _include_path(build)
     build.set_defaults(leaderboard_handler=_build)
 
     plot = commands.add_parser(
@@ -40,10 +41,19 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     plot.add_argument("--out", type=Path, required=True, help="folder for the figures")
     plot.add_argument("--format", default="png,svg", help="comma-separated: png, svg (default: png,svg)")
     plot.add_argument("--with-paper", action="store_true", help="also draw the papers' reference rows")
+    _include_path(plot)
     plot.set_defaults(leaderboard_handler=_plot)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of leaderboard.json")
     schema.set_defaults(leaderboard_handler=_schema)
+
+
+def _include_path(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--include-path", action="append", type=Path, default=[], metavar="DIR",
+        help="extra folder of task YAML (repeatable), as for a run: each leaderboard.yaml under it "
+        "is a tab of the leaderboard",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,14 +69,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     from mmtasks.leaderboard.build import build_leaderboard, load_runs, unused_tasks
+    from mmtasks.leaderboard.sections import discover_sections
     from mmtasks.leaderboard.site import DATA_JSON, write_site
 
     if not args.runs and args.no_paper:
         raise MmtasksError("nothing to show: no RUN_DIR given and --no-paper set")
+    sections = discover_sections(args.include_path)
     runs = load_runs(args.runs)
-    for name, tasks in unused_tasks(runs).items():
+    for name, tasks in unused_tasks(runs, sections).items():
         print(f"note: run {name}: tasks not on the leaderboard: {', '.join(tasks)}", file=sys.stderr)
-    board = build_leaderboard(runs, include_paper=not args.no_paper)
+    board = build_leaderboard(runs, include_paper=not args.no_paper, sections=sections)
+    if not board.benchmarks:
+        raise MmtasksError("nothing to show: no run holds a task of a benchmark on the leaderboard"
+                           + (", and --no-paper set" if args.no_paper else ", and no benchmark has paper rows"),
+                           hint="see the notes above for the runs' tasks; a benchmark folder's leaderboard.yaml "
+                           "names the tasks of its tab")
     write_site(board, args.out)
     summary = ", ".join(
         f"{bench.title} {sum(e.source == 'run' for e in bench.entries)} run / "
@@ -83,10 +100,10 @@ def _plot(args: argparse.Namespace) -> int:
     from mmtasks.leaderboard.plot import plot_leaderboard
 
     formats = [fmt.strip().lower() for fmt in args.format.split(",") if fmt.strip()]
-    board = build_leaderboard(load_runs(args.runs), include_paper=args.with_paper)
+    board = build_leaderboard(load_runs(args.runs), include_paper=args.with_paper, include_paths=args.include_path)
     written = plot_leaderboard(board, args.out, formats=formats, include_paper=args.with_paper)
     if not written:
-        print("no figures: the runs hold no results for RealBench, MMDU or MMRC", file=sys.stderr)
+        print("no figures: the runs hold no results for any benchmark on the leaderboard", file=sys.stderr)
         return 1
     for path in written:
         print(path)

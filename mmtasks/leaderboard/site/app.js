@@ -163,7 +163,8 @@
     const panel = document.getElementById("panel");
     panel.setAttribute("aria-labelledby", "tab-" + bench.id);
     const entries = colouredEntries(bench).filter(e => state.showPaper || e.entry.source !== "paper");
-    panel.replaceChildren(
+    // parts a benchmark lacks (no citation, no radar) are null: left out, never a "null" text
+    panel.replaceChildren(...[
       el("div", { class: "bench-head" },
         el("div", {},
           el("h2", {}, bench.title),
@@ -173,7 +174,7 @@
       renderCitation(bench),
       renderRadars(bench, entries),
       renderCharts(bench, entries),
-    );
+    ].filter(part => part !== null && part !== undefined));
   }
 
   /** Entries with a stable colour each (by position in the data, so toggles keep colours). */
@@ -563,8 +564,18 @@
 
   const CHART = { width: 960, height: 300, left: 52, right: 16, top: 16, bottom: 48 };
 
+  /** Whether the chart's bucket labels are tilted: when the longest would overlap its neighbours
+   * (category names such as a benchmark's task types). */
+  function tilted(buckets) {
+    const slot = (CHART.width - CHART.left - CHART.right) / Math.max(1, buckets.length);
+    return Math.max(0, ...buckets.map(b => Math.min(24, String(b).length))) * 6.5 > slot - 6;
+  }
+
   function chartFrame(chart, option) {
-    const root = svg("svg", { viewBox: "0 0 " + CHART.width + " " + CHART.height, class: "chart", role: "img",
+    // tilted labels need room under the axis: the plot keeps its height, the figure grows
+    const extra = tilted(chart.buckets || []) ? 52 : 0;
+    const height = CHART.height + extra;
+    const root = svg("svg", { viewBox: "0 0 " + CHART.width + " " + height, class: "chart", role: "img",
       "aria-label": chart.title + ": " + option.label });
     const plotH = CHART.height - CHART.top - CHART.bottom;
     const y = v => CHART.top + plotH * (1 - (v - option.scale_min) / ((option.scale_max - option.scale_min) || 1));
@@ -577,7 +588,7 @@
     }
     root.appendChild(svg("text", { x: 14, y: CHART.top + plotH / 2, class: "axis-label", "text-anchor": "middle",
       transform: "rotate(-90 14 " + (CHART.top + plotH / 2) + ")" }, chart.y_label));
-    root.appendChild(svg("text", { x: (CHART.left + CHART.width - CHART.right) / 2, y: CHART.height - 6,
+    root.appendChild(svg("text", { x: (CHART.left + CHART.width - CHART.right) / 2, y: height - 6,
       class: "axis-label", "text-anchor": "middle" }, chart.x_label));
     return { root, y };
   }
@@ -587,10 +598,17 @@
     return CHART.left + plotW * (index + 0.5) / count;
   }
 
+  /** Bucket labels under the axis; tilted (see tilted()), shortened past 24 characters. */
   function xLabels(root, buckets) {
+    const tilt = tilted(buckets);
     buckets.forEach(function (bucket, i) {
-      root.appendChild(svg("text", { x: bucketX(i, buckets.length).toFixed(1), y: CHART.height - CHART.bottom + 18,
-        "text-anchor": "middle", class: "tick" }, bucket));
+      const x = bucketX(i, buckets.length), y = CHART.height - CHART.bottom + (tilt ? 12 : 18);
+      const text = String(bucket);
+      const label = svg("text", { x: x.toFixed(1), y: y.toFixed(1), "text-anchor": tilt ? "end" : "middle", class: "tick",
+        transform: tilt ? "rotate(-20 " + x.toFixed(1) + " " + y.toFixed(1) + ")" : null },
+        text.length > 24 ? text.slice(0, 23) + "\u2026" : text);
+      if (text.length > 24) label.appendChild(svg("title", {}, text));
+      root.appendChild(label);
     });
   }
 
