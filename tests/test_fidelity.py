@@ -246,3 +246,44 @@ def test_truncation_drops_the_oldest_exchanges_until_the_turn_fits(chat_server: 
     sample = json.loads((out / "samples" / "mmdu.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert [t.get("dropped_turns", 0) for t in sample["extra"]["turns"]] == [0, 0, 1]
     assert sample["extra"]["truncated_turns"] == 1 and sample["failures"] == []
+
+
+# --- 7. RealBench --image-mode combined: captions drawn on the tiles, a prompt that agrees ------
+
+def test_combined_prompt_does_not_label_the_picture_image_1(tmp_path: Path) -> None:
+    from tests.test_realbench_e2e import run, samples
+
+    run(tmp_path, "c", "--model", "random", "--image-mode", "combined", tasks="realbench_ranking_hard")
+    row = samples(tmp_path, "c", "realbench_ranking_hard")[0]
+    content = row["prompt"][0]["content"]
+    text = "".join(p["text"] for p in content if p["type"] == "text")
+    n = text.split("(The ", 1)[1].split(" images", 1)[0]
+    assert f'each image captioned "Image 1" to "Image {n}" at its bottom' in text
+    assert "Image 1:" not in text and "numbered from 1" not in text
+    assert [p["type"] for p in content].count("image") == 1 and content[-1]["type"] == "image"
+
+
+def test_combined_tiles_carry_drawn_captions() -> None:
+    from PIL import Image as PIL
+
+    from mmtasks.core.pixels import caption_tile, combine
+
+    red, blue, small = PIL.new("RGB", (200, 100), "red"), PIL.new("RGB", (200, 100), "blue"), PIL.new("RGB", (50, 50), "green")
+    grid = combine([red, blue, small])
+    # 2 columns (ceil(sqrt(3))), cells 200x100, 8 px apart: 408 x 208.
+    assert grid.size == (408, 208)
+    # Caption text: max(12, 4% of 200 = 8) = 12 px, padding max(2, round(4.5)) = 4 (Python rounds half to even).
+    # Its black box is centred at the bottom of each tile; the top-left corner keeps the image.
+    assert grid.getpixel((0, 0)) == (255, 0, 0) and grid.getpixel((100, 99)) == (0, 0, 0)
+    assert grid.getpixel((208, 0)) == (0, 0, 255) and grid.getpixel((308, 99)) == (0, 0, 0)
+    box = grid.crop((60, 75, 140, 100))
+    assert any(px == (255, 255, 255) for px in box.getdata())  # the white text is drawn
+    assert grid.getpixel((0, 99)) == (255, 0, 0)  # the box is narrower than the tile
+    # A 50x50 tile (under 64 px) gets no caption.
+    assert grid.getpixel((25, 108 + 49)) == (0, 128, 0)
+    # The inputs are left untouched.
+    assert red.getpixel((100, 99)) == (255, 0, 0)
+    # The two captions read differently: "Image 1" and "Image 2" differ in their last glyph.
+    one = caption_tile(PIL.new("RGB", (200, 100), "red"), 1).crop((60, 75, 140, 100)).tobytes()
+    two = caption_tile(PIL.new("RGB", (200, 100), "red"), 2).crop((60, 75, 140, 100)).tobytes()
+    assert one != two
