@@ -287,3 +287,30 @@ def test_combined_tiles_carry_drawn_captions() -> None:
     one = caption_tile(PIL.new("RGB", (200, 100), "red"), 1).crop((60, 75, 140, 100)).tobytes()
     two = caption_tile(PIL.new("RGB", (200, 100), "red"), 2).crop((60, 75, 140, 100)).tobytes()
     assert one != two
+
+
+# --- 7b. RealBench secondary metrics -------------------------------------------------------
+
+def test_generative_realbench_tasks_report_character_rouge_l_and_chrf() -> None:
+    for name in ("realbench_extraction_easy", "realbench_extraction_hard", "realbench_reasoning_easy", "realbench_reasoning_hard"):
+        task = load(name)
+        assert list(task.metric_fns) == ["rouge_l", "rouge_l_char", "chrf"], name
+        assert [m.name for m in task.config.metrics if m.primary] == ["rouge_l"]
+    fns = load("realbench_extraction_easy").metric_fns
+    # "豆腐汤" against "豆腐": LCS 2 characters, P = 2/3, R = 1, F1 = 2 * (2/3) / (5/3) = 0.8.
+    assert fns["rouge_l_char"]("豆腐汤", "豆腐", {"id": "d"}) == pytest.approx(80.0)
+
+
+# score() is 0 or 100 (percent)
+@pytest.mark.parametrize(("reply", "contains", "exact"), [
+    ("No relevant content mentioned.", 100.0, 100.0),
+    ("Answer: no relevant content mentioned", 100.0, 100.0),
+    ("未提及相关内容。", 100.0, 100.0),
+    ("No relevant content mentioned. But the price is 5 yuan.", 100.0, 0.0),
+    ("The images show a menu.", 0.0, 0.0),
+])
+def test_unanswerable_exact_phrase_beside_contains(reply: str, contains: float, exact: float) -> None:
+    task = load("realbench_unanswerable")
+    parsed = task.parser(reply, {})
+    assert task.metric_fns["acc"](parsed, "x", {}) == contains
+    assert task.metric_fns["exact_acc"](parsed, "x", {}) == exact

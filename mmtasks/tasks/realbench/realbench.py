@@ -6,7 +6,8 @@
 - ``realbench_unanswerable`` (parser) and ``realbench_unanswerable_acc``
   (metric): the unanswerable subset (paper Appendix D) is answered correctly
   when the reply contains "No relevant content mentioned" (any case) or
-  "未提及相关内容", the refusal the prompt asks for.
+  "未提及相关内容", the refusal the prompt asks for; ``realbench_unanswerable_exact``:
+  when the reply is exactly that phrase (its wrapping removed).
 """
 
 from __future__ import annotations
@@ -81,6 +82,16 @@ UNANSWERABLE_PHRASES = ("no relevant content mentioned", "未提及相关内容"
 def unanswerable(text: str, doc: Mapping[str, Any] | None = None) -> str:
     """The answer folded for phrase matching: NFKC, case-folded, single spaces."""
     return collapse_whitespace(nfkc(strip_answer_prefix(text))).casefold()
+
+
+@metric("realbench_unanswerable_exact")
+def unanswerable_exact(parsed: str | None, target: Any, doc: Mapping[str, Any]) -> float:
+    """Correct iff the whole answer (unwrapped, folded, final punctuation removed) is exactly
+    "No relevant content mentioned" or "未提及相关内容"."""
+    if parsed is None:
+        return 0.0
+    answer = unanswerable(parsed).rstrip(" .。!！")
+    return score(answer in UNANSWERABLE_PHRASES)
 
 
 @metric("realbench_unanswerable_acc")
