@@ -315,3 +315,27 @@ def test_unanswerable_exact_phrase_beside_contains(reply: str, contains: float, 
     parsed = task.parser(reply, {})
     assert task.metric_fns["acc"](parsed, "x", {}) == contains
     assert task.metric_fns["exact_acc"](parsed, "x", {}) == exact
+
+
+def test_mmrc_truncation_drops_the_oldest_exchanges_of_each_probe(chat_server: ChatServer, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """--truncate oldest_turns on MMRC (reference history, independent probes): a model request
+    of more than 12 messages overflows. A probe is 2 * turns + 1 messages, so mmrc-001 (4 turns:
+    9) and mmrc-002 (5: 11) fit, and a longer one drops exchanges until it has 11 messages:
+    mmrc-003 (7 turns: 15) drops 2, mmrc-004 (8: 17) 3, mmrc-005 (10: 21) 5, mmrc-006 (11: 23) 6,
+    for each of its questions."""
+    from tests.test_mmrc_e2e import RECORDS, outputs
+
+    chat_server.models = ("test-model", "judge-model")
+    chat_server.reply = make_reply()
+    chat_server.inject(400, times=1000, match=lambda b: b["model"] == "test-model" and len(b["messages"]) > 12,
+                       message=OVERFLOW_MESSAGE, code="context_length_exceeded")
+    assert run_in_process(chat_server, tmp_path, monkeypatch, "--history", "reference", "--truncate", "oldest_turns") == 0
+    results, samples = outputs(tmp_path)
+    expected = {"mmrc-001": 0, "mmrc-002": 0, "mmrc-003": 2, "mmrc-004": 3, "mmrc-005": 5, "mmrc-006": 6}
+    for rec in RECORDS:
+        dropped = samples[rec["id"]]["extra"].get("dropped_turns", {})
+        n = expected[rec["id"]]
+        assert dropped == ({f"question {k + 1}": n for k in range(len(rec["questions"]))} if n else {}), rec["id"]
+        assert samples[rec["id"]]["failures"] == []
+    assert results["coverage"]["mmrc"]["unscored"] == {}
