@@ -1,15 +1,24 @@
 # Two commands set everything up on a fresh machine (no GPU needed):
-#   make demo   - create .venv if missing, install, run RealBench, MMDU, MMRC, MUIRBench and LLaVA-Bench on the bundled sample data
-#                 with the `random` baseline (and random chance-level judge), build the leaderboard
-#   make test   - create .venv if missing, install (plus the vLLM CPU venv and Chromium for the browser test), run all tests
+#   make demo   - create .venv if missing, install the core package only (no torch, no transformers: the demo
+#                 runs the `random` baseline), run RealBench, MMDU, MMRC, MUIRBench and LLaVA-Bench on the bundled
+#                 sample data with the `random` baseline (and random chance-level judge), build the leaderboard
+#   make test   - create .venv if missing, install everything (torch CPU, transformers, datasets, plots, stats,
+#                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# two install stamps: the core package (what the demo needs) and everything (what the tests need)
+DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.mmtasks-installed
 
-.PHONY: demo test install vllm-venv browser clean
+.PHONY: demo test install install-demo vllm-venv browser clean
 
-$(STAMP): pyproject.toml
+$(DEMO_STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --no-compile --disable-pip-version-check -e .
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml $(DEMO_STAMP)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# The CPU build of torch (the plain `torch` requirement would pull a multi-GB CUDA build).
@@ -17,9 +26,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,test]'
 	touch $(STAMP)
 
+install-demo: $(DEMO_STAMP)
+
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable,mmdu,mmrc,muirbench,llava_bench_wild \
 		--model random --judge random --data-dir data/sample --output-path runs/demo-random --no-cache
 	$(PY) -m mmtasks --tasks realbench --model random --image-mode combined \

@@ -11,35 +11,35 @@ resumes from the cache.
 from __future__ import annotations
 
 import argparse
-import logging
+import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
-from mmtasks import __version__
+from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
-from mmtasks.secrets import RedactingFilter, redact, register_env_secrets
+from mmtasks.secrets import redact, register_env_secrets
 
 SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models", "judge")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tasks", required=True, help="comma-separated task and group names (see `mmtasks tasks`)")
-    p.add_argument("--model", required=True, help="backend:name (hf:, vllm:, openai:), random, replay:PATH or a preset from models/")
-    p.add_argument("--model-args", default="", help="k=v,... passed to the backend (e.g. dtype=bfloat16,device_map=auto)")
-    p.add_argument("--judge", default=None, help="judge model spec (any backend); default: the task's default judge")
-    p.add_argument("--judge-args", default="", help="k=v,... for the judge backend")
+    p.add_argument("--tasks", required=True, metavar="TASKS", help="comma-separated task and group names (see `mmtasks tasks`)")
+    p.add_argument("--model", required=True, metavar="SPEC", help="backend:name (hf:, vllm:, openai:), random, replay:PATH or a preset (see `mmtasks models`)")
+    p.add_argument("--model-args", default="", metavar="K=V,...", help="passed to the model's backend (e.g. dtype=bfloat16,device_map=auto)")
+    p.add_argument("--judge", default=None, metavar="SPEC", help="judge model spec (any backend); default: the task's default judge")
+    p.add_argument("--judge-args", default="", metavar="K=V,...", help="for the judge's backend (e.g. base_url=http://127.0.0.1:8000/v1)")
     p.add_argument("--strategy", choices=["none", "notetaking"], default="none", help="wrap the model with a strategy")
-    p.add_argument("--notetaker", default=None, help="note-taker model spec for --strategy notetaking (default: the model)")
-    p.add_argument("--notetaker-args", default="")
-    p.add_argument("--data-dir", type=Path, default=None, help="benchmark data root (default: $MMTASKS_DATA_DIR)")
-    p.add_argument("--output-path", type=Path, default=None, help="write DIR/results.json and DIR/samples/<task>.jsonl")
+    p.add_argument("--notetaker", default=None, metavar="SPEC", help="note-taker model for --strategy notetaking (default: the model)")
+    p.add_argument("--notetaker-args", default="", metavar="K=V,...", help="for the note taker's backend")
+    p.add_argument("--data-dir", type=Path, default=None, metavar="DIR", help="benchmark data root (default: $MMTASKS_DATA_DIR)")
+    p.add_argument("--output-path", type=Path, default=None, metavar="DIR", help="write DIR/results.json and DIR/samples/<task>.jsonl")
     p.add_argument("--overwrite", action="store_true", help="replace another run's results in --output-path (the same command again resumes without it)")
-    p.add_argument("--include-path", action="append", type=Path, default=[], help="extra folder of task YAML (repeatable)")
-    p.add_argument("--limit", type=int, default=None, help="only the first N documents of each task")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=int, default=None, help="requests per forward pass for local backends")
+    p.add_argument("--include-path", action="append", type=Path, default=[], metavar="DIR", help="extra folder of task YAML (repeatable)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N documents of each task (N >= 1)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of sampling backends and the random baseline (default 0)")
+    p.add_argument("--batch-size", type=int, default=None, metavar="N", help="requests per forward pass for local backends")
     p.add_argument("--image-mode", choices=["separate", "combined"], default="separate",
                    help="combined: stitch each document's images into one (for single-image models)")
     p.add_argument("--history", choices=["self", "reference"], default=None, help="multi-turn history: the model's own replies or the reference ones")
@@ -51,38 +51,56 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
                         "(cumulative), or keeping only the questions (algorithm1: the paper's Algorithm 1)")
     p.add_argument("--predict-only", action="store_true", help="run the model and write samples without judging")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-    p.add_argument("--cache-dir", type=Path, default=None, help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
+    p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")
-    p.add_argument("--max-live", type=int, default=1024, help="most dialogues in flight at once (bounds memory)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--max-live", type=int, default=1024, metavar="N", help="most dialogues in flight at once (bounds memory; default 1024)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (terminal) or progress lines (otherwise) on stderr")
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks and debug logs")
 
 
+OTHER_COMMANDS = """other commands (each has --help):
+  mmtasks tasks         tasks and groups: description, primary metric, judge
+  mmtasks models        model presets and backends
+  mmtasks cache         inspect or clear the response cache (info, clear)
+  mmtasks leaderboard   the static leaderboard and figures (build, plot, schema)
+  mmtasks judge         agreement between two runs' judge verdicts
+
+From Python: mmtasks.evaluate(tasks=..., model=..., **options)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mmtasks", description="Evaluate multimodal models on multi-image and multi-turn benchmarks.")
     parser.add_argument("--version", action="version", version=f"mmtasks {__version__}")
     sub = parser.add_subparsers(dest="command")
-    run = sub.add_parser("run", help="evaluate a model on tasks (the default command)")
+    run = sub.add_parser(
+        "run", help="evaluate a model on tasks (the default command)",
+        usage="mmtasks [run] --tasks TASKS --model SPEC [options]",
+        description="Evaluate a model on tasks (`run` may be left out).",
+        epilog=OTHER_COMMANDS, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _run_parser(run)
     _add_common(run)
-    tasks = sub.add_parser("tasks", help="list tasks and groups")
-    tasks.add_argument("--include-path", action="append", type=Path, default=[])
+    tasks = sub.add_parser("tasks", help="list tasks and groups", description="List tasks (description, primary metric, "
+                           "whether a judge is needed) and groups. Reads task files only; creates nothing.")
+    tasks.add_argument("--include-path", action="append", type=Path, default=[], help="extra folder of task YAML (repeatable)")
     _add_common(tasks)
-    models = sub.add_parser("models", help="list model presets and backends")
+    models = sub.add_parser("models", help="list model presets and backends", description="List model backends and presets.")
     _add_common(models)
-    cache = sub.add_parser("cache", help="inspect or clear the response cache")
+    cache = sub.add_parser("cache", help="inspect or clear the response cache", description="Inspect (info) or clear the "
+                           "response cache. `info` never creates the cache folder.")
     cache.add_argument("action", choices=["info", "clear"])
-    cache.add_argument("--cache-dir", type=Path, default=None)
+    cache.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
     _add_common(cache)
     from mmtasks.commands.judge import add_judge_parser
+    from mmtasks.leaderboard.cli import configure_parser as configure_leaderboard
 
     _add_common(add_judge_parser(sub))
-    lb = sub.add_parser("leaderboard", help="build the static leaderboard or plots from run folders", add_help=False)
-    lb.add_argument("rest", nargs=argparse.REMAINDER)
+    configure_leaderboard(sub.add_parser("leaderboard", help="build the static leaderboard or plot figures",
+                                         description="The static leaderboard and figures from run folders."))
     return parser
 
 
@@ -96,17 +114,20 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
-        argv = ["run", *argv]
     parser = build_parser()
+    if not argv or argv[0] in ("-h", "--help"):
+        # `mmtasks --help`: the run flags (the default command) and the other commands
+        run_parser = parser._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
+        run_parser.print_help(sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    if argv[0] not in SUBCOMMANDS and argv[0] != "--version":
+        argv = ["run", *argv]
     args = parser.parse_args(argv)
     verbose = bool(getattr(args, "verbose", False))
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logs.configure(verbose)
     register_env_secrets()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())
     try:
         if args.command == "run":
             from mmtasks.commands.run import run_command
@@ -129,10 +150,8 @@ def main(argv: list[str] | None = None) -> int:
 
             return judge_command(args)
         if args.command == "leaderboard":
-            from mmtasks.leaderboard.cli import main as leaderboard_main
-
-            return leaderboard_main(args.rest)
-        parser.print_help()
+            return args.leaderboard_handler(args)
+        parser.print_help(sys.stderr)
         return 2
     except MmtasksError as exc:
         if verbose:
@@ -142,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mmtasks: interrupted; run the same command again to resume from the cache", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `mmtasks tasks | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Terminated:
         print("mmtasks: terminated (SIGTERM); run the same command again to resume from the cache", file=sys.stderr)
         return 143

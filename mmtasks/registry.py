@@ -277,7 +277,11 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
         return resolved
     module_name = f"{_folder_package(resolved.parent)}.{_identifier(resolved.stem)}"
     if module_name in sys.modules:  # already imported by a sibling plugin file (``from .name import ...``)
-        _PLUGIN_MODULES[resolved] = sys.modules[module_name]
+        module = sys.modules[module_name]
+        if Path(getattr(module, "__file__", "") or "").resolve() != resolved:
+            raise ConfigError(f"plugin file {path} has the module name of {module.__file__} (rename one of them)",
+                              file=task_file, field=field)
+        _PLUGIN_MODULES[resolved] = module
         return resolved
     spec = importlib.util.spec_from_file_location(module_name, resolved)
     if spec is None or spec.loader is None:

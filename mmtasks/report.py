@@ -1,68 +1,155 @@
-"""Printing results for people: the results table and the failure summary."""
+"""Printing results for people: the results table and the failure summary.
+
+The table is compact, in the spirit of lm-evaluation-harness's: plain text that fits
+80 columns (long names are shortened with an ellipsis, never wrapped), one row per
+scored metric under its task, problem rows (failed requests, unparsed answers, judge
+failures) only when they are not zero, and one row per group. A group the run
+covered only partly is shown as "3 of 8 tasks": the mean of the tasks that ran, not
+the benchmark's score.
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TextIO
 
-from rich.console import Console
-from rich.table import Table
+#: the table never needs more columns than this
+WIDTH = 80
+_NUM_COLS = (("Value", 8), ("Stderr", 8), ("N", 9))
 
 
 def _fmt(v: Any) -> str:
     if v is None:
         return "-"
+    if isinstance(v, bool):
+        return str(v)
     if isinstance(v, float):
         return f"{v:.2f}"
     return str(v)
 
 
-def _coverage(cov: dict[str, Any] | None) -> str:
-    """``coverage[task]`` as a cell: "100%", or "60.0% *" (marked) with the unit when under 100%."""
-    if not cov or cov.get("total") is None:
-        return "-"
-    total, scored = cov["total"], cov["scored"]
-    if not total:
-        return "-"
-    if scored == total:
-        return "100%"
-    return f"{100.0 * scored / total:.1f}% * ({scored}/{total} {cov.get('unit', 'documents')})"
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "\u2026"
 
 
-def print_results_table(results: dict[str, Any]) -> None:
-    console = Console(file=sys.stdout, width=140)
-    table = Table(title=f"mmtasks results - {results['config'].get('model')}")
-    for col in ("task", "metric", "value", "stderr", "all", "n", "coverage"):
-        table.add_column(col, justify="left" if col in ("task", "metric") else "right")
-    partial: list[str] = []
+def format_duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _shown_metrics(results: dict[str, Any], task: str) -> list[str]:
+    """The task's scored metrics (those with a direction in ``higher_is_better``), headline first."""
+    metrics = results["results"][task]
+    scored = list(results.get("higher_is_better", {}).get(task, {}))
+    if not scored:  # an older results.json: every plain numeric entry that is not a variant or a count
+        problems = set(results.get("problems", {}).get(task, {})) | {"unparsed", "failures"}
+        scored = [m for m in metrics if m != "alias" and m not in problems
+                  and not m.endswith(("_stderr", "_micro", "_macro", "_all"))
+                  and isinstance(metrics[m], (int, float, type(None))) and not isinstance(metrics[m], bool)]
+    primary = None
+    for metric in results.get("configs", {}).get(task, {}).get("metrics", []):
+        if metric.get("primary"):
+            primary = metric.get("name")
+    ordered = ([primary] if primary in scored else []) + [m for m in scored if m != primary]
+    return [m for m in ordered if m in metrics]
+
+
+def _n(results: dict[str, Any], task: str) -> str:
+    counts = results.get("n-samples", {}).get(task, {})
+    effective, original = counts.get("effective"), counts.get("original")
+    if effective is None:
+        return ""
+    return str(effective) if original in (None, effective) else f"{effective}/{original}"
+
+
+def results_table_lines(results: dict[str, Any]) -> list[str]:
+    """The results table as lines of at most :data:`WIDTH` characters."""
+    rows: list[tuple[str, str, str, str]] = []  # name, value, stderr, n
+    any_partial = False
     for task, metrics in results["results"].items():
-        n = results["n-samples"][task]["effective"]
+        rows.append((task, "", "", _n(results, task)))
         cov = results.get("coverage", {}).get(task)
-        cell = _coverage(cov)
-        if cell.endswith(")"):
-            partial.append(f"{task}: " + ", ".join(f"{k}={v}" for k, v in cov["unscored"].items()))
-        # The table shows headline metrics, their _all variant (every unit, the unscored counted as 0)
-        # and counts; the other variants (_micro, _macro) stay in results.json.
-        shown = [m for m in metrics if m != "alias" and not m.endswith(("_stderr", "_micro", "_macro", "_all"))
-                 and isinstance(metrics[m], (int, float, type(None)))]
-        for i, m in enumerate(shown):
-            table.add_row(task if i == 0 else "", m, _fmt(metrics[m]), _fmt(metrics.get(f"{m}_stderr")),
-                          _fmt(metrics.get(f"{m}_all")), str(n) if i == 0 else "", cell if i == 0 else "")
-    for group, row in results.get("groups", {}).items():
-        table.add_row(f"[bold]{group}[/bold]", "average", _fmt(row.get("average")), "", "", f"{row.get('n_tasks')} tasks", "")
-    console.print(table)
+        partial_cov = bool(cov) and cov.get("scored") != cov.get("total")
+        any_partial = any_partial or partial_cov
+        for m in _shown_metrics(results, task):
+            rows.append((f"  {m}", _fmt(metrics.get(m)), _fmt(metrics.get(f"{m}_stderr")), ""))
+            if partial_cov and f"{m}_all" in metrics:  # every unit, the unscored counted as 0
+                rows.append((f"  {m}_all", _fmt(metrics.get(f"{m}_all")), "", ""))
+        if cov:
+            percent = cov.get("percent")
+            if percent is None and cov.get("total"):
+                percent = 100.0 * cov["scored"] / cov["total"]
+            rows.append((f"  {'! ' if partial_cov else ''}coverage ({cov.get('unit', 'documents')})",
+                         "-" if percent is None else f"{percent:.1f}%", "", f"{cov.get('scored')}/{cov.get('total')}"))
+        for problem, count in results.get("problems", {}).get(task, {}).items():
+            if count:
+                rows.append((f"  ! {problem}", str(count), "", ""))
+    groups = results.get("groups", {})
+    partial = False
+    if groups:
+        rows.append(("", "", "", ""))
+        for group, row in groups.items():
+            ran = int(row.get("n_tasks") or 0)
+            total = ran + len(row.get("missing_tasks") or [])
+            if total > ran:
+                partial = True
+                label, n = f"{group} (partial mean)", f"{ran} of {total}"
+            else:
+                label, n = f"{group} (mean)", f"{ran} task{'s' if ran != 1 else ''}"
+            rows.append((label, _fmt(row.get("average")), "", n))
+    num_width = sum(w + 1 for _, w in _NUM_COLS)
+    name_width = min(max([len("Task / metric")] + [len(r[0]) for r in rows]), WIDTH - num_width)
+    header = f"{'Task / metric':<{name_width}}" + "".join(f" {title:>{w}}" for title, w in _NUM_COLS)
+    model = results.get("config", {}).get("model")
+    judge = results.get("config", {}).get("judge")
+    title = f"mmtasks results: {model}" + (f" (judge {judge})" if judge else "")
+    lines = [_fit(title, WIDTH), "-" * len(header), header, "-" * len(header)]
+    for name, value, stderr, n in rows:
+        cells = (value, stderr, n)
+        line = f"{_fit(name, name_width):<{name_width}}" + "".join(
+            f" {_fit(c, w):>{w}}" for c, (_, w) in zip(cells, _NUM_COLS))
+        lines.append(line.rstrip())
+    lines.append("-" * len(header))
     if partial:
-        console.print("* coverage under 100%: the value is over the scored units only, 'all' counts the others as 0. "
-                      "Not scored: " + "; ".join(partial))
+        lines.append(_fit("partial mean: only some of the group's tasks ran; not the benchmark's score", WIDTH))
+    if any_partial:
+        lines.append(_fit("! coverage under 100%: values are over the scored units; _all counts the rest as 0", WIDTH))
+    stats = results.get("run_stats", {})
+    footer = []
+    elapsed = stats.get("total_evaluation_time_s")
+    if isinstance(elapsed, (int, float)):
+        footer.append(f"total evaluation time {format_duration(elapsed)}")
+    sent = sum((stats.get("sent") or {}).values())
+    cached = sum((stats.get("cached") or {}).values())
+    if sent or cached:
+        footer.append(f"{sent} requests sent, {cached} replies from the cache")
+    if footer:
+        lines.append(_fit("; ".join(footer), WIDTH))
+    return lines
 
 
-def print_problems(problems: dict[str, dict[str, int]], allowed: bool = False) -> None:
+def print_results_table(results: dict[str, Any], file: TextIO | None = None) -> None:
+    out = file or sys.stdout
+    for line in results_table_lines(results):
+        print(line, file=out)
+
+
+def print_problems(problems: dict[str, dict[str, int]], allowed: bool = False, file: TextIO | None = None) -> None:
     """The failure summary on stderr; ``allowed``: --allow-failures was given (exit status 0)."""
-    console = Console(file=sys.stderr)
-    console.print("[yellow]Some requests did not produce a scored answer (counted in results.json, shown in the samples):[/yellow]")
+    out = file or sys.stderr
+    print("Some requests did not produce a scored answer (counted in results.json, shown in the samples):", file=out)
     for task, counts in problems.items():
-        console.print(f"  {task}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+        print(f"  {task}: " + ", ".join(f"{k}={v}" for k, v in counts.items()), file=out)
     if allowed:
-        console.print("  accepted (--allow-failures): exit status 0")
+        print("  accepted (--allow-failures): exit status 0", file=out)
     else:
-        console.print("  exit status 1; pass --allow-failures to accept them")
+        print("  exit status 1; pass --allow-failures to accept them", file=out)
+
+
+__all__: Sequence[str] = ("format_duration", "print_problems", "print_results_table", "results_table_lines")

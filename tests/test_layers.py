@@ -19,7 +19,7 @@ PACKAGE = REPO / "mmtasks"
 
 #: bottom-up; each entry is a module file or a folder (``name/``) relative to ``mmtasks/``
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__.py", "errors.py", "registry.py", "secrets.py", "core/"),
+    ("__init__.py", "errors.py", "registry.py", "secrets.py", "logs.py", "core/"),
     ("config/", "templates.py"),
     ("documents/",),
     ("scoring/", "dialogues/", "task.py", "plugin.py", "tasks/"),

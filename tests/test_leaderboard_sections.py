@@ -192,7 +192,7 @@ def test_the_cli_reports_a_bad_section_in_one_line(tmp_path: Path, capsys: pytes
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert err.strip().splitlines() == [
-        f"error: {(extra / 'mybench' / 'leaderboard.yaml').resolve()}, field 'headline': 'accc' is not a column key "
+        f"mmtasks: error: {(extra / 'mybench' / 'leaderboard.yaml').resolve()}, field 'headline': 'accc' is not a column key "
         "(did you mean 'acc'?)"]
 
 
@@ -310,7 +310,7 @@ def test_nothing_to_show_is_a_one_line_error(tmp_path: Path, capsys: pytest.Capt
     capsys.readouterr()
     assert main(["leaderboard", "build", str(run_dir), "--no-paper", "--out", str(tmp_path / "S")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("error: nothing to show: no run holds a task of a benchmark on the leaderboard, "
+    assert err[-1].startswith("mmtasks: error: nothing to show: no run holds a task of a benchmark on the leaderboard, "
                               "and --no-paper set")
     assert not (tmp_path / "S" / "leaderboard.json").exists()
 

@@ -198,6 +198,36 @@ def test_two_task_folders_may_each_have_a_plugin_name(capsys, server: ChatServer
     assert server.calls == 6
 
 
+def test_plugins_are_inherited_relative_to_the_file_that_lists_them(tmp_path: Path) -> None:
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.documents.dataset import Document
+    from mmtasks.task import Task
+
+    inc = plugin_folder(tmp_path / "inc")
+    write(inc / "bench" / "variants" / "extra.py", """
+        from mmtasks.plugin import metric
+
+        @metric("always_one")
+        def always_one(parsed, target, doc):
+            return 1.0
+    """)
+    write(inc / "bench" / "variants" / "hard.yaml", """
+        include: ../_base.yaml
+        task: plugin_hard
+        plugins: [extra.py]
+        answer: {parser: last_number_word}
+        metrics: [{name: one, function: always_one}, {name: err, function: abs_error}]
+    """)
+    reg = TaskRegistry.discover([inc])
+    config, path = reg.load("plugin_hard")
+    assert config.plugins == [str(inc.resolve() / "bench" / "scoring.py"), str(inc.resolve() / "bench" / "variants" / "extra.py")]
+    task = Task(config, path, roots=(reg.root("plugin_hard"),))
+    assert task.plugins == (inc.resolve() / "bench" / "scoring.py", inc.resolve() / "bench" / "variants" / "extra.py")
+    doc = Document(index=0, doc_id="x", record={}, images=(), source="s")
+    assert task.score(3, 5, doc) == {"one": 1.0, "err": 2.0}
+    assert reg.root("plugin_hard") == inc.resolve()
+
+
 def test_a_plugin_file_must_stay_inside_the_task_folder(capsys, server: ChatServer, tmp_path: Path) -> None:
     inc = plugin_folder(tmp_path / "inc")
     write(tmp_path / "outside.py", "raise SystemExit('must never run')\n")
@@ -212,6 +242,17 @@ def test_a_plugin_file_must_stay_inside_the_task_folder(capsys, server: ChatServ
     line = error_line(err)
     assert "field 'plugins'" in line and "outside.py is outside the task's folder" in line
     assert server.log == []
+
+
+def test_two_plugin_files_with_one_module_name_are_refused(tmp_path: Path) -> None:
+    from mmtasks.errors import ConfigError
+    from mmtasks.registry import load_plugin_file
+
+    first = write(tmp_path / "folder" / "my-plugin.py", "X = 1\n")
+    second = write(tmp_path / "folder" / "my_plugin.py", "X = 2\n")
+    load_plugin_file(first, roots=[tmp_path])
+    with pytest.raises(ConfigError, match=r"my_plugin.py has the module name of .*my-plugin.py"):
+        load_plugin_file(second, roots=[tmp_path])
 
 
 @pytest.mark.parametrize(("source", "line_no", "message"), [
@@ -370,7 +411,7 @@ def test_an_installed_package_adds_a_parser_and_a_task_folder(server: ChatServer
     listed = subprocess.run([sys.executable, "-m", "mmtasks", "tasks"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0, listed.stderr
-    assert re.search(r"^\s+ep_count$", listed.stdout, re.MULTILINE) and "ep_demo: ep_count" in listed.stdout
+    assert re.search(r"^ep_count\s+acc\s+-$", listed.stdout, re.MULTILINE) and "ep_demo: ep_count" in listed.stdout
 
     out = tmp_path / "run"
     run = subprocess.run([sys.executable, "-m", "mmtasks", "--tasks", "ep_demo", "--model", f"openai:{MODEL}",

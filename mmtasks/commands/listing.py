@@ -1,22 +1,53 @@
-"""``mmtasks tasks`` and ``mmtasks models``."""
+"""``mmtasks tasks`` and ``mmtasks models`` (read-only: they create nothing)."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import textwrap
 
 from mmtasks.config.task_registry import TaskRegistry
+from mmtasks.errors import MmtasksError
 from mmtasks.models.base import backend_names
 from mmtasks.models.presets import load_presets
 
 
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "\u2026"
+
+
 def list_tasks(args: argparse.Namespace) -> int:
+    """Each task with its primary metric and judge (the task's default judge model, or
+    "judge" when it needs one but names none), then its description; then the groups."""
     reg = TaskRegistry.discover(args.include_path)
-    print("Tasks:")
+    width = max(60, min(shutil.get_terminal_size((80, 24)).columns, 120))
+    rows: list[tuple[str, str, str, str]] = []
     for name in reg.task_names:
-        print(f"  {name}")
-    print("Groups:")
+        try:
+            config, _ = reg.load(name)
+        except MmtasksError as exc:
+            rows.append((name, "?", "?", f"cannot be loaded: {exc}"))
+            continue
+        judge = "-"
+        if config.judge is not None:
+            judge = config.judge.default_model or "needs --judge"
+        rows.append((name, config.primary_metric or "-", judge, config.description))
+    name_w = max([len("task")] + [len(r[0]) for r in rows])
+    metric_w = max([len("metric")] + [len(r[1]) for r in rows])
+    print(_fit(f"{'task':<{name_w}}  {'metric':<{metric_w}}  judge", width))
+    described: dict[str, str] = {}
+    for name, metric, judge, description in rows:
+        print(_fit(f"{name:<{name_w}}  {metric:<{metric_w}}  {judge}", width))
+        if description in described:  # subtasks sharing their benchmark's description
+            print(f"    (as {described[description]})")
+            continue
+        described.setdefault(description, name)
+        for line in textwrap.wrap(" ".join(description.split()), width - 4):
+            print("    " + line)
+    print()
+    print("groups:")
     for group, members in reg.groups.items():
-        print(f"  {group}: {', '.join(members)}")
+        print(textwrap.fill(", ".join(members), width, initial_indent=f"  {group}: ", subsequent_indent="    "))
     for path, message in reg.broken_files.items():
         print(f"warning: skipped {message}")
     return 0

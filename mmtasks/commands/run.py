@@ -1,26 +1,28 @@
-"""``mmtasks run``: evaluate, print the results table, report failures."""
+"""``mmtasks run``: evaluate, print the results table, report failures.
+
+A thin layer over the Python API: the flags become the same :class:`RunConfig`
+that :func:`mmtasks.evaluate` builds, and :func:`mmtasks.api.run` evaluates it."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from mmtasks.api import parse_component_args, run
 from mmtasks.config.run_config import RunConfig
-from mmtasks.models.base import parse_args_string
 from mmtasks.report import print_problems, print_results_table
-from mmtasks.runner import evaluate
 
 
 def run_config_from_args(args: argparse.Namespace) -> RunConfig:
-    return RunConfig(
-        tasks=[t for t in args.tasks.split(",") if t.strip()],
+    return RunConfig.build(
+        tasks=args.tasks,
         model=args.model,
-        model_args=parse_args_string(args.model_args),
+        model_args=parse_component_args(args.model_args, "--model-args"),
         judge=args.judge,
-        judge_args=parse_args_string(args.judge_args),
+        judge_args=parse_component_args(args.judge_args, "--judge-args"),
         strategy=args.strategy,
         notetaker=args.notetaker,
-        notetaker_args=parse_args_string(args.notetaker_args),
+        notetaker_args=parse_component_args(args.notetaker_args, "--notetaker-args"),
         data_dir=args.data_dir,
         output_path=args.output_path,
         overwrite=args.overwrite,
@@ -37,22 +39,22 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         cache_dir=args.cache_dir,
         allow_failures=args.allow_failures,
         max_live=args.max_live,
-        progress=not args.no_progress and sys.stderr.isatty(),
+        progress=not args.no_progress,
         verbose=args.verbose,
     )
 
 
 def run_command(args: argparse.Namespace) -> int:
-    run = run_config_from_args(args)
-    outcome = evaluate(run)
-    if not outcome.is_main:  # another rank of a data parallel run: rank 0 reports
+    config = run_config_from_args(args)
+    result = run(config)
+    if not result.is_main:  # another rank of a data parallel run: rank 0 reports
         return 0
-    print_results_table(outcome.results)
-    if run.output_path is not None:
-        print(f"results: {run.output_path / 'results.json'}")
-    problems = outcome.problems
+    print_results_table(result)
+    if result.results_path is not None:
+        print(f"results: {result.results_path}")
+    problems = result.problems
     if problems:
-        print_problems(problems, allowed=run.allow_failures)
-        if not run.allow_failures:
+        print_problems(problems, allowed=config.allow_failures)
+        if not config.allow_failures:
             return 1
     return 0

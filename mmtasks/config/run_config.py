@@ -1,17 +1,27 @@
-"""RunConfig: everything one evaluation run is asked to do (built from the CLI)."""
+"""RunConfig: everything one evaluation run is asked to do (built by the CLI and by
+:func:`mmtasks.evaluate` alike, so both get the same validation)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mmtasks.errors import ConfigError
+
+#: RunConfig field -> the command-line flag that sets it (named in errors)
+FLAGS = {"use_cache": "--no-cache", "include_paths": "--include-path", "progress": "--no-progress"}
+
+
+def flag_for(field: str) -> str:
+    return FLAGS.get(field, "--" + field.replace("_", "-"))
 
 
 class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tasks: list[str]
+    tasks: list[str] = Field(min_length=1)
     model: str
     """``backend:name``, ``random``, ``replay:PATH`` or a preset name."""
     model_args: dict[str, Any] = Field(default_factory=dict)
@@ -27,9 +37,10 @@ class RunConfig(BaseModel):
     overwrite: bool = False
     """Replace another run's results in ``output_path`` (else such a folder is refused; the same run resumes)."""
     include_paths: list[Path] = Field(default_factory=list)
-    limit: int | None = None
+    limit: int | None = Field(default=None, ge=1)
+    """Only the first N documents of each task (at least 1)."""
     seed: int = 0
-    batch_size: int | None = None
+    batch_size: int | None = Field(default=None, ge=1)
     image_mode: Literal["separate", "combined"] = "separate"
     history: Literal["self", "reference"] | None = None
     probe: Literal["independent", "cumulative", "algorithm1"] | None = None
@@ -39,10 +50,41 @@ class RunConfig(BaseModel):
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
-    max_live: int = 1024
+    max_live: int = Field(default=1024, ge=1)
     """Most dialogues in flight at once (bounds memory; a wave holds at most this many requests per turn)."""
     progress: bool = True
+    """Show progress on stderr: a bar on a terminal, a plain line every few seconds otherwise."""
     verbose: bool = False
+
+    @field_validator("tasks", mode="before")
+    @classmethod
+    def _split_tasks(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.split(",")
+        if isinstance(value, (list, tuple)):
+            return [t.strip() if isinstance(t, str) else t for t in value if not isinstance(t, str) or t.strip()]
+        return value
+
+    @classmethod
+    def build(cls, **fields: Any) -> "RunConfig":
+        """Validate ``fields`` into a RunConfig; a bad value is a one-line :class:`ConfigError`
+        naming the option (and its command-line flag)."""
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            name = str(err["loc"][0]) if err["loc"] else ""
+            if err["type"] == "extra_forbidden":
+                raise ConfigError(f"unknown option {name!r}", field=name,
+                                  hint="options: " + ", ".join(cls.model_fields)) from None
+            shown = err.get("input")
+            message = err["msg"][0].lower() + err["msg"][1:]
+            if err["type"] == "greater_than_equal":
+                message = f"must be at least {err['ctx']['ge']}"
+            if name == "tasks" and err["type"] == "too_short":
+                message = "no task given"
+            raise ConfigError(f"{message} (got {shown!r})" if name != "tasks" else message,
+                              field=flag_for(name)) from None
 
     def public(self) -> dict[str, Any]:
         """What results.json records about the run (secrets are redacted by the writer)."""

@@ -118,7 +118,7 @@ class TaskRegistry:
                 broken = [msg for p, msg in self._errors.items() if p.stem == name or _mentions_task(p, name)]
                 if broken:
                     raise ConfigError(broken[0])
-                close = difflib.get_close_matches(name, list(self._files) + list(self._groups), n=3)
+                close = difflib.get_close_matches(name, list(dict.fromkeys([*self._files, *self._groups])), n=3)
                 hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "run `mmtasks tasks` to list them"
                 raise ConfigError(f"unknown task or group {name!r}", field="--tasks", hint=hint)
             out.extend(t for t in expanded if t not in out)

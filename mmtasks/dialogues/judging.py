@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.core.request import Reply, Request
+from mmtasks.scoring.verdicts import sole_verdict
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
@@ -102,8 +103,8 @@ def judge_call(task: "Task", doc: "Document", *, position: int, **variables: Any
     bound = task.judge_parser
 
     def parse(text: str) -> dict[str, Any] | None:
-        fields = bound(text, context)
-        return fields if isinstance(fields, dict) else None
+        # the same rule for every verdict parser: the judge's own text, one verdict (see sole_verdict)
+        return sole_verdict(bound, text, context)
 
     return request, parse
 

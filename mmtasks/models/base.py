@@ -22,6 +22,13 @@ from mmtasks.errors import ConfigError
 from mmtasks.registry import backends
 from mmtasks.core.request import Reply, Request
 
+#: an example spec for each built-in backend (the hint for a bare backend name)
+_BARE_EXAMPLES = {
+    "hf": "hf:Qwen/Qwen2-VL-7B-Instruct", "vllm": "vllm:Qwen/Qwen2-VL-7B-Instruct",
+    "openai": "openai:gpt-4o-2024-05-13", "replay": "replay:runs/previous",
+}
+
+
 def register_model(name: str, target: str | type["ChatModel"]) -> None:
     """Register a backend: ``target`` is a class or a lazy ``"module:Class"`` string."""
     if isinstance(target, str):
@@ -141,6 +148,10 @@ def parse_model_spec(spec: str, extra_args: dict[str, Any] | None = None, preset
     preset = find_preset(spec, presets_dirs)
     if preset is not None:
         return preset.to_spec(extra_args)
+    if not sep and spec in backend_names():  # a bare backend name: say what goes after the colon
+        what = {"replay": "PATH"}.get(spec, "NAME")
+        raise ConfigError(f"backend {spec!r} needs a model: {spec}:{what}", field="--model",
+                          hint=f"e.g. {_BARE_EXAMPLES.get(spec, spec + ':' + what)}")
     if sep:
         suggestion = difflib.get_close_matches(backend, backend_names(), n=1)
         hint = f"did you mean {suggestion[0]!r}?" if suggestion else f"known backends: {', '.join(backend_names())}"

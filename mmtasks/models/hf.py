@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mmtasks.core.conversation import Image, Message
 from mmtasks.documents.image_loader import ImageLoader
 from mmtasks.errors import ModelError
+from mmtasks.models.hub import hub_preflight, looks_local
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.core.request import GenerationConfig, Reply, Request
 
@@ -280,6 +281,8 @@ def _load(name: str, options: HFOptions) -> tuple[Any, Any]:
         device_map = "auto"
     if device_map is not None:
         model_args["device_map"] = device_map
+    if hub_preflight(name, options.revision):
+        common["local_files_only"] = True
     try:
         processor = AutoProcessor.from_pretrained(name, **common, **pixel_args)
         try:
@@ -314,10 +317,9 @@ def _check_pixel_args(name: str, processor: Any, pixel_args: dict[str, int]) -> 
 def _not_found(name: str, exc: OSError) -> ModelError:
     from huggingface_hub.constants import is_offline_mode
 
-    looks_local = os.path.isabs(name) or name.startswith((".", "~")) or os.path.exists(name)
     if os.path.isdir(os.path.expanduser(name)):
         return ModelError(f"cannot load hf model from directory {name!r}: {_first_line(exc)}", field="--model")
-    if looks_local:
+    if looks_local(name):
         return ModelError(
             f"hf model {name!r} could not be found locally nor downloaded (no such directory)",
             field="--model",

@@ -236,6 +236,8 @@ def _start_engine(name: str, engine_args: dict[str, Any], retry_without_image_li
     Older vLLM (0.9 at least) refuses ``limit_mm_per_prompt`` for a text-only model; the
     default limit is then dropped and the engine built again.
     """
+    # an unreachable Hub without the weights cached fails here in seconds, not after minutes of retries
+    hub_preflight(name, engine_args.get("revision"))
     try:
         try:
             return LLM(model=name, **engine_args)

@@ -44,6 +44,9 @@ class Scheduler:
     max_live: int = 1024
     #: called once per finished dialogue (progress bars)
     on_finish: Callable[[Sample], None] | None = None
+    #: called once per request answered, from the cache or by a model, failures included
+    #: (progress: multi-turn and judged tasks count turns, probes and judge calls)
+    on_reply: Callable[[Request, Reply], None] | None = None
     stats: SchedulerStats = field(default_factory=SchedulerStats)
 
     def run(self, dialogues: Iterable[Dialogue]) -> Iterator[Sample]:
@@ -107,6 +110,8 @@ class Scheduler:
                 if keys[i] in hits:
                     out[i] = Reply(text=hits[keys[i]], cached=True)
                     self.stats.add(self.stats.cached, requests[i].target)
+                    if self.on_reply is not None:
+                        self.on_reply(requests[i], out[i])
         # Identical requests in one wave are sent once.
         todo: dict[str, list[int]] = {}
         for i in indices:
@@ -121,6 +126,8 @@ class Scheduler:
         for j, reply in model.generate(batch):
             for i in groups[j]:
                 out[i] = reply
+                if self.on_reply is not None:
+                    self.on_reply(requests[i], reply)
             if not reply.ok:
                 self.stats.add(self.stats.failed, batch[j].target)
             elif use_cache and reply.text is not None:

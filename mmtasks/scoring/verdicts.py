@@ -26,6 +26,7 @@ Which verdict fields become metrics, and on which scale, is the task's choice
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -49,6 +50,65 @@ def verdict_parser(name: str, *, args: type[ParserArgs] | None = None,
 def is_number(value: Any) -> bool:
     """An int or a float that is not NaN (booleans are not numbers)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+#: the judge-prompt variables that hold the model's answer (``answer``: single_turn and
+#: multi_turn; ``response``: replay_probe)
+ANSWER_VARIABLES = ("answer", "response")
+
+
+def judge_own_text(reply: str, context: Mapping[str, Any]) -> str:
+    """The judge's reply without its verbatim quotes of the model's answer, so that a verdict
+    the answer holds (``{"score": 5}``) is never read as the judge's. Only answers that hold a
+    ``{`` are cut: a verdict cannot be forged without one."""
+    for name in ANSWER_VARIABLES:
+        answer = context.get(name)
+        if isinstance(answer, str) and "{" in answer and answer.strip():
+            reply = reply.replace(answer.strip(), "\n")
+    return reply
+
+
+def brace_spans(text: str) -> list[str]:
+    """The top-level ``{...}`` spans of ``text`` (quoted strings inside a span are skipped, so a
+    ``}`` in a JSON or Python string does not end it); an unclosed span is dropped."""
+    spans: list[str] = []
+    depth, start, quote, i = 0, 0, "", 0
+    while i < len(text):
+        ch = text[i]
+        if depth and quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif depth and ch in "\"'":
+            quote = ch
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start : i + 1])
+        i += 1
+    return spans
+
+
+def sole_verdict(parse: Callable[[str, Mapping[str, Any]], Any], reply: str, context: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The one verdict of a judge reply, for every verdict parser: the parser reads each
+    top-level ``{...}`` of the judge's own text (:func:`judge_own_text`) on its own; two
+    different verdicts are a conflict - None, so the judge is re-asked and, if it keeps
+    answering so, the call is a judge failure (never the higher, nor the last, score). A reply
+    with no ``{`` at all is given to the parser whole (verdict formats without braces)."""
+    own = judge_own_text(reply, context)
+    spans = brace_spans(own)
+    if not spans:
+        fields = parse(own, context)
+        return fields if isinstance(fields, dict) else None
+    found = [f for f in (parse(span, context) for span in spans) if isinstance(f, dict)]
+    if len({json.dumps(f, sort_keys=True, default=str) for f in found}) != 1:
+        return None
+    return found[-1]
 
 
 class JsonObjectArgs(ParserArgs):
