@@ -54,7 +54,7 @@ def worker(data: Path, out: Path) -> None:
 
     RandomModel.generate = timed  # type: ignore[method-assign]
     rss_imports = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    run = RunConfig(tasks=["realbench"], model="random", data_dir=data, output_path=out,
+    run = RunConfig(tasks=["realbench"], model="random", data_dir=data, output_path=out, overwrite=True,
                     cache_dir=out / "cache", progress=False)
     start, cpu = time.perf_counter(), time.process_time()
     outcome = evaluate(run)

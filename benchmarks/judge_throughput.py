@@ -40,7 +40,7 @@ WORK = REPO / "benchmarks" / "_work"
 def run_once(data: Path, out: Path, base_url: str, concurrency: int) -> tuple[float, list[str], dict]:
     argv = ["--tasks", "mmdu", "--model", "random", "--judge", "openai:judge",
             "--judge-args", f"base_url={base_url},concurrency={concurrency}",
-            "--no-cache", "--no-progress", "--data-dir", str(data), "--output-path", str(out)]
+            "--no-cache", "--no-progress", "--data-dir", str(data), "--output-path", str(out), "--overwrite"]
     elapsed, results = timed_cli(argv, out)
     return elapsed, argv, results
 

@@ -35,11 +35,23 @@ def _jpeg_pool(n: int = 64) -> list[bytes]:
     return out
 
 
-def _record(subtask: str, i: int, n_images: int, rng: random.Random) -> dict:
+def distinct_png(k: int, side: int) -> bytes:
+    """Image number ``k``: a ``side`` x ``side`` RGB PNG unlike every other ``k`` (gradients and a
+    colour from k), about 1 byte per pixel like a screenshot's flat areas and edges."""
+    base = PILImage.linear_gradient("L").resize((side, side))
+    r = base.point(lambda v: (v + 37 * k) % 256)
+    g = base.transpose(PILImage.Transpose.ROTATE_90).point(lambda v: (v * 3 + 91 * k) % 256)
+    b = PILImage.new("L", (side, side), (53 * k + 80) % 256)
+    buf = io.BytesIO()
+    PILImage.merge("RGB", (r, g, b)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _record(subtask: str, i: int, n_images: int, rng: random.Random, ext: str = "jpg") -> dict:
     task, difficulty = subtask.split("_")
     rid = f"{task[:3]}-{difficulty[0]}-{i:06d}"
     rec: dict = {"id": rid, "task": task, "difficulty": difficulty, "category": rng.choice(_CATEGORIES),
-                 "images": [f"images/{rid}/{k + 1}.jpg" for k in range(n_images)]}
+                 "images": [f"images/{rid}/{k + 1}.{ext}" for k in range(n_images)]}
     if task == "ranking":
         order = list(range(1, n_images + 1))
         options = {}
@@ -61,25 +73,32 @@ def _record(subtask: str, i: int, n_images: int, rng: random.Random) -> dict:
     return rec
 
 
-def write_realbench(root: Path, n_samples: int, n_images: int = 7, seed: int = 0) -> Path:
-    """Write (once) ``n_samples`` records x ``n_images`` images under ``root``; returns the data root."""
+def write_realbench(root: Path, n_samples: int, n_images: int = 7, seed: int = 0, *,
+                    subtasks: tuple[str, ...] = tuple(SUBTASKS), png_side: int | None = None) -> Path:
+    """Write (once) ``n_samples`` records x ``n_images`` images under ``root``; returns the data root.
+
+    Default: small JPEGs from a pool of 64. ``png_side``: every image a distinct PNG of that size
+    (:func:`distinct_png`). ``subtasks``: the subtasks the records are spread over."""
     folder = root / "realbench"
     stamp = folder / ".complete"
-    wanted = json.dumps({"n_samples": n_samples, "n_images": n_images, "seed": seed})
+    wanted = json.dumps({"n_samples": n_samples, "n_images": n_images, "seed": seed, "subtasks": list(subtasks), "png": png_side})
     if stamp.is_file() and stamp.read_text() == wanted:
         return root
     rng = random.Random(seed)
     pool = _jpeg_pool()
-    per_task = [n_samples // len(SUBTASKS) + (1 if k < n_samples % len(SUBTASKS) else 0) for k in range(len(SUBTASKS))]
+    per_task = [n_samples // len(subtasks) + (1 if k < n_samples % len(subtasks) else 0) for k in range(len(subtasks))]
     written = 0
-    for subtask, count in zip(SUBTASKS, per_task):
+    for subtask, count in zip(subtasks, per_task):
         lines = []
         for i in range(count):
-            rec = _record(subtask, i, n_images, rng)
+            rec = _record(subtask, i, n_images, rng, "png" if png_side else "jpg")
             d = folder / "images" / rec["id"]
             d.mkdir(parents=True, exist_ok=True)
             for k, rel in enumerate(rec["images"]):
-                (folder / rel).write_bytes(pool[(written + k) % len(pool)])
+                if png_side:
+                    (folder / rel).write_bytes(distinct_png(written * n_images + k, png_side))
+                else:
+                    (folder / rel).write_bytes(pool[(written + k) % len(pool)])
             written += 1
             lines.append(json.dumps(rec, ensure_ascii=False))
         (folder / f"{subtask}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")

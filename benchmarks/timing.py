@@ -51,3 +51,26 @@ def one_dialogue_at_a_time(task: "Task", data: Path, model: "ChatModel") -> tupl
         except StopIteration:
             pass
     return calls, failed
+
+
+def run_process(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, float, int, float]:
+    """Run a command to its end: (wall seconds, peak RSS in MB, exit code, start time.monotonic())."""
+    import os
+    import subprocess
+
+    start_mono = time.monotonic()
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[:4]}... exited with {proc.returncode}: {err[-2000:]}")
+    return elapsed, usage.ru_maxrss / 1024, proc.returncode, start_mono
+
+
+def median(values: list[float]) -> float:
+    import statistics
+
+    return statistics.median(values)

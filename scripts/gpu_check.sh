@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # GPU check of the vllm and hf backends with tiny random models built on the spot
 # (no downloads: the GPU machine may have no internet). Prints PASS/FAIL per check
-# and exits non-zero if any failed. About 3-6 minutes on one H200.
+# and exits non-zero if any failed. About 4-8 minutes on one H200. The last check,
+# `throughput`, measures mmtasks+vLLM against raw vLLM on the same prompts (goal:
+# at least 0.9x raw throughput; figures in $WORK/throughput.json).
 #
 #   scripts/gpu_check.sh                 # all checks
 #   CHECKS="env build vllm-images" scripts/gpu_check.sh
@@ -16,7 +18,7 @@ set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${WORK:-${TMPDIR:-/tmp}/mmtasks-gpu-check}"
-CHECKS="${CHECKS:-env build vllm-text vllm-images hf-images compare}"
+CHECKS="${CHECKS:-env build vllm-text vllm-images hf-images compare throughput}"
 PROBE='import torch, vllm; assert torch.cuda.is_available(), "torch sees no CUDA device"'
 
 describe() {  # what a python has and lacks
@@ -70,7 +72,7 @@ mkdir -p "$WORK"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
     VLLM_LOGGING_LEVEL="${VLLM_LOGGING_LEVEL:-WARNING}" TOKENIZERS_PARALLELISM=false
 
-declare -A LIMIT=([env]=90 [build]=120 [vllm-text]=240 [vllm-images]=240 [hf-images]=180 [compare]=30 [dry-run]=180)
+declare -A LIMIT=([env]=90 [build]=120 [vllm-text]=240 [vllm-images]=240 [hf-images]=180 [compare]=30 [throughput]=300 [dry-run]=180)
 status=0
 start=$(date +%s)
 : >"$WORK/summary.log"

@@ -9,7 +9,10 @@ concurrent requests for an image being encoded wait for that one encoding.
 Pixels match :func:`mmtasks.core.pixels.decode_image` (RGB, no EXIF
 rotation): JPEG/PNG files that are already RGB, unrotated and within the caps
 are sent as they are; everything else is decoded, converted to RGB,
-downscaled to the caps and re-encoded.
+downscaled to the caps and re-encoded. Whether a file can go as it is is read
+from its header bytes (:func:`read_header`: PNG chunks, JPEG markers, the EXIF
+orientation tag), never by decoding it (Pillow's ``getexif`` decodes a whole
+PNG to find an ``eXIf`` chunk: 1.3 ms against 0.05 ms for the header).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 import base64
 import io
 import math
+import re
+import struct
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future
@@ -26,7 +31,7 @@ from typing import TYPE_CHECKING, Literal
 from PIL import Image as PILImageModule
 from PIL import UnidentifiedImageError
 
-from mmtasks.core.pixels import open_image
+from mmtasks.core.pixels import check_pixel_budget, open_image
 from mmtasks.errors import DataError
 
 if TYPE_CHECKING:
@@ -106,10 +111,15 @@ class ImageEncoder:
         if image.parts:
             return self._from_pixels(image.load(), None, image)
         data = image.read_bytes()
+        header = read_header(data)
+        if header is not None:
+            check_pixel_budget(header.width, header.height, image)  # a bomb is refused before anything else
+        if header is not None and self.can_send_as_is(header, len(data)):
+            return _data_url(header.format, data)
         try:
             with open_image(image, data) as img:  # the one pixel budget of every backend
                 source = img.format
-                if self._can_send_as_is(img, len(data)):
+                if header is None and self._pillow_can_send_as_is(img, len(data)):
                     return _data_url(source, data)
                 img.load()
                 rgb = img.convert("RGB")
@@ -117,7 +127,23 @@ class ImageEncoder:
             raise DataError(f"corrupt or unreadable image: {exc}", file=image.path, doc_id=image.doc_id, field="images") from None
         return self._from_pixels(rgb, source, image)
 
-    def _can_send_as_is(self, img: "PILImage", size: int) -> bool:
+    def can_send_as_is(self, header: "ImageHeader", size: int) -> bool:
+        """Whether a file with this header and ``size`` bytes goes out unchanged: a JPEG or PNG
+        in a format the settings accept, plain 8-bit RGB (what decoding would give), not
+        rotated by an EXIF orientation, within the size caps. Decided from the header alone."""
+        s = self.settings
+        wanted = {"auto": ("JPEG", "PNG"), "jpeg": ("JPEG",), "png": ("PNG",)}[s.format]
+        return (
+            header.format in wanted
+            and header.plain_rgb
+            and header.orientation == 1
+            and (s.max_side is None or max(header.width, header.height) <= s.max_side)
+            and size <= s.max_bytes
+        )
+
+    def _pillow_can_send_as_is(self, img: "PILImage", size: int) -> bool:
+        """The same decision through Pillow, for files whose header :func:`read_header` does not
+        understand (other formats, EXIF in PNG text chunks); may decode the whole image."""
         s = self.settings
         wanted = {"auto": ("JPEG", "PNG"), "jpeg": ("JPEG",), "png": ("PNG",)}[s.format]
         return (
@@ -163,3 +189,127 @@ def _scaled(img: "PILImage", factor: float) -> "PILImage":
 
 def _data_url(fmt: str | None, data: bytes) -> str:
     return f"data:{_MIME[fmt or 'PNG']};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+# -- header-only decision ---------------------------------------------------
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: JPEG start-of-frame markers (baseline, extended, progressive, lossless; not DHT/JPG/DAC)
+_JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+#: JPEG markers without a length field
+_JPEG_STANDALONE = frozenset(range(0xD0, 0xDA)) | {0x01}
+_XMP_PREFIX = b"http://ns.adobe.com/xap/1.0/\x00"
+_XMP_ORIENTATION = re.compile(rb'tiff:Orientation(="|>)([0-9])')
+_PNG_ORIENTATION_TEXT = (b"Raw profile type exif", b"XML:com.adobe.xmp")
+
+
+@dataclass(frozen=True)
+class ImageHeader:
+    """What the first bytes of a JPEG or PNG file say, read without decoding a pixel.
+
+    ``plain_rgb`` is True when Pillow would open the file as one 8-bit RGB frame
+    without transparency, i.e. exactly what :func:`~mmtasks.documents.images.decode_image`
+    makes of it; ``orientation`` is the EXIF orientation tag (1 when absent).
+    """
+
+    format: Literal["JPEG", "PNG"]
+    width: int
+    height: int
+    plain_rgb: bool
+    orientation: int = 1
+
+
+def read_header(data: bytes) -> ImageHeader | None:
+    """The header of a JPEG or PNG file, or None when it is neither or not understood
+    (the caller then opens the image with Pillow)."""
+    try:
+        if data.startswith(_PNG_SIGNATURE):
+            return _png_header(data)
+        if data.startswith(b"\xff\xd8\xff"):
+            return _jpeg_header(data)
+    except (struct.error, IndexError, ValueError):
+        return None
+    return None
+
+
+def _png_header(data: bytes) -> ImageHeader | None:
+    pos = len(_PNG_SIGNATURE)
+    width = height = 0
+    plain, orientation, seen_ihdr = True, 1, False
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack_from(">I4s", data, pos)
+        body = data[pos + 8 : pos + 8 + length]
+        if len(body) < length:
+            return None  # truncated: let Pillow report it
+        if kind == b"IHDR":
+            width, height, depth, color, _c, _f, interlace = struct.unpack(">IIBBBBB", body[:13])
+            plain = depth == 8 and color == 2
+            seen_ihdr = True
+        elif kind in (b"tRNS", b"acTL"):
+            plain = False  # transparency, or an animated PNG
+        elif kind == b"eXIf":
+            orientation = _exif_orientation(body)
+        elif kind in (b"tEXt", b"zTXt", b"iTXt") and body.split(b"\x00", 1)[0] in _PNG_ORIENTATION_TEXT:
+            return None  # EXIF or XMP in a text chunk (possibly compressed): Pillow reads it
+        elif kind == b"IEND":
+            break
+        pos += 12 + length  # length, type, data, CRC
+    if not seen_ihdr or width == 0 or height == 0:
+        return None
+    return ImageHeader("PNG", width, height, plain, orientation)
+
+
+def _jpeg_header(data: bytes) -> ImageHeader | None:
+    pos = 2
+    orientation = 1
+    xmp_orientation = 1
+    multi_picture = False
+    while pos + 4 <= len(data):
+        if data[pos] != 0xFF:
+            return None
+        marker = data[pos + 1]
+        if marker == 0xFF:  # fill byte
+            pos += 1
+            continue
+        if marker in _JPEG_STANDALONE:
+            pos += 2
+            continue
+        (length,) = struct.unpack_from(">H", data, pos + 2)
+        body = data[pos + 4 : pos + 2 + length]
+        if marker == 0xE1 and body.startswith(b"Exif\x00\x00"):
+            orientation = _exif_orientation(body[6:])
+        elif marker == 0xE1 and body.startswith(_XMP_PREFIX):
+            match = _XMP_ORIENTATION.search(body)
+            xmp_orientation = int(match[2]) if match else 1
+        elif marker == 0xE2 and body.startswith(b"MPF\x00"):
+            multi_picture = True  # Pillow opens it as MPO (several frames)
+        elif marker in _JPEG_SOF:
+            _precision, height, width, components = struct.unpack_from(">BHHB", body)
+            if width == 0 or height == 0:
+                return None
+            plain = components == 3 and _precision == 8 and not multi_picture
+            # like Pillow: XMP's tiff:Orientation counts when EXIF has none
+            return ImageHeader("JPEG", width, height, plain, orientation if orientation != 1 else xmp_orientation)
+        elif marker == 0xDA:  # start of scan before any frame header
+            return None
+        pos += 2 + length
+    return None
+
+
+def _exif_orientation(tiff: bytes) -> int:
+    """The orientation tag (0x0112) of IFD0 of a TIFF-structured EXIF block (1 when absent);
+    0 (not a valid orientation, so never "as is") when the block cannot be read."""
+    if tiff[:4] == b"II*\x00":
+        order = "<"
+    elif tiff[:4] == b"MM\x00*":
+        order = ">"
+    else:
+        return 0
+    (ifd,) = struct.unpack_from(order + "I", tiff, 4)
+    (count,) = struct.unpack_from(order + "H", tiff, ifd)
+    for k in range(count):
+        tag, kind, _n = struct.unpack_from(order + "HHI", tiff, ifd + 2 + 12 * k)
+        if tag == _EXIF_ORIENTATION:
+            if kind != 3:  # SHORT
+                return 0
+            return struct.unpack_from(order + "H", tiff, ifd + 2 + 12 * k + 8)[0]
+    return 1

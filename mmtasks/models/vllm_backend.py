@@ -42,6 +42,7 @@ from vllm.engine.arg_utils import EngineArgs
 from mmtasks.documents.image_loader import ImageLoader
 from mmtasks.errors import MmtasksError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
+from mmtasks.models.hub import hub_preflight
 from mmtasks.models.vllm_inputs import (
     MODEL_DEFAULT_SAMPLING_FIELDS,
     chat_messages,
@@ -237,7 +238,13 @@ def _start_engine(name: str, engine_args: dict[str, Any], retry_without_image_li
     default limit is then dropped and the engine built again.
     """
     # an unreachable Hub without the weights cached fails here in seconds, not after minutes of retries
-    hub_preflight(name, engine_args.get("revision"))
+    if hub_preflight(name, engine_args.get("revision")):
+        # Hub unreachable, weights cached: vLLM reads HF_HUB_OFFLINE through huggingface_hub, so
+        # it loads from the cache instead of retrying the Hub for minutes.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        from huggingface_hub import constants
+
+        constants.HF_HUB_OFFLINE = True
     try:
         try:
             return LLM(model=name, **engine_args)

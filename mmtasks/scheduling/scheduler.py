@@ -1,12 +1,24 @@
-"""The scheduler: steps every live dialogue together.
+"""The scheduler: drives every live dialogue and routes its requests to the right model.
 
-Each wave gathers the pending requests of all live dialogues, serves what the
-cache already holds, sends the rest to the right model (the model under test,
-the judge or the note taker) as one batch, caches each reply the moment it
-arrives, and feeds the replies back. Turn k of every dialogue goes out in the
-same wave, so the number of waves grows with the number of turns, not with
-dialogues x turns. Dialogues are pulled lazily from their source and at most
-``max_live`` are in flight, so memory stays flat however large the benchmark.
+Two engines, one contract (same samples, same cache, same stats):
+
+- **waves** (:mod:`mmtasks.scheduling.waves`), when every model is local (hf,
+  vLLM, random, replay): the pending requests of all live dialogues go out
+  together, one batch per model; turn k of every dialogue is in the same wave,
+  so the number of waves grows with the number of turns, not with dialogues x
+  turns, and local backends get full batches.
+- **barrier-free** (:mod:`mmtasks.scheduling.barrier_free`), when a model
+  serves requests one at a time concurrently (``ChatModel.supports_async``: API
+  backends): a dialogue's next request (next turn, judge call) goes out the
+  moment its reply arrives, so a slow reply holds back only its own dialogue.
+  Local models in the same run (a local model judged by an API judge) still
+  get batches: whatever is queued for them when they are idle.
+
+Both serve the response cache first and cache each reply the moment it
+arrives, send identical requests once, route by ``Request.target`` (model,
+judge, note taker), turn a missing model into a failed reply, pull dialogues
+lazily from their source and keep at most ``max_live`` of them in flight (so
+memory stays flat however large the benchmark).
 """
 
 from __future__ import annotations
@@ -14,27 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from mmtasks.cache.response_cache import ResponseCache, request_key
+from mmtasks.cache.response_cache import ResponseCache
+from mmtasks.core.request import Reply, Request, Target
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.models.base import ChatModel
-from mmtasks.core.request import Reply, Request, Target
+from mmtasks.scheduling.stats import SchedulerStats
 
-
-@dataclass
-class SchedulerStats:
-    waves: int = 0
-    sent: dict[str, int] = field(default_factory=dict)
-    cached: dict[str, int] = field(default_factory=dict)
-    failed: dict[str, int] = field(default_factory=dict)
-
-    def add(self, bucket: dict[str, int], target: str, n: int = 1) -> None:
-        bucket[target] = bucket.get(target, 0) + n
-
-
-@dataclass
-class _Live:
-    dialogue: Dialogue
-    pending: list[Request]
+__all__ = ["Scheduler", "SchedulerStats"]
 
 
 @dataclass
@@ -42,94 +40,28 @@ class Scheduler:
     models: dict[Target, ChatModel]
     cache: ResponseCache | None = None
     max_live: int = 1024
-    #: called once per finished dialogue (progress bars)
+    #: called once per finished dialogue, just before it is yielded (progress bars, sample writers)
     on_finish: Callable[[Sample], None] | None = None
     #: called once per request answered, from the cache or by a model, failures included
     #: (progress: multi-turn and judged tasks count turns, probes and judge calls)
     on_reply: Callable[[Request, Reply], None] | None = None
     stats: SchedulerStats = field(default_factory=SchedulerStats)
+    #: None: barrier-free when some model ``supports_async``, waves otherwise; True/False forces it
+    #: (False: waves for every backend, through ``generate``)
+    barrier_free: bool | None = None
+
+    @property
+    def uses_barrier_free(self) -> bool:
+        if self.barrier_free is not None:
+            return self.barrier_free
+        return any(type(m).supports_async for m in self.models.values())
 
     def run(self, dialogues: Iterable[Dialogue]) -> Iterator[Sample]:
-        source = iter(dialogues)
-        live: list[_Live] = []
-        exhausted = False
-        while True:
-            while not exhausted and len(live) < self.max_live:
-                dialogue = next(source, None)
-                if dialogue is None:
-                    exhausted = True
-                    break
-                try:
-                    live.append(_Live(dialogue, next(dialogue)))
-                except StopIteration as stop:
-                    yield self._finished(stop.value)
-            if not live:
-                return
-            replies = self._serve([req for item in live for req in item.pending])
-            self.stats.waves += 1
-            still: list[_Live] = []
-            pos = 0
-            for item in live:
-                n = len(item.pending)
-                chunk, pos = replies[pos : pos + n], pos + n
-                try:
-                    item.pending = item.dialogue.send(chunk)
-                    still.append(item)
-                except StopIteration as stop:
-                    yield self._finished(stop.value)
-            live = still
+        """Drive ``dialogues`` to their end; yields each finished sample (in finishing order)."""
+        if self.uses_barrier_free:
+            from mmtasks.scheduling.barrier_free import run_barrier_free
 
-    def _finished(self, sample: Sample) -> Sample:
-        if self.on_finish is not None:
-            self.on_finish(sample)
-        return sample
+            return run_barrier_free(self, dialogues)
+        from mmtasks.scheduling.waves import run_waves
 
-    def _serve(self, requests: list[Request]) -> list[Reply]:
-        out: list[Reply | None] = [None] * len(requests)
-        # Requests are grouped by model object, not by target: when the note taker
-        # (or the judge) is the model under test, its requests share the batch.
-        by_model: dict[int, tuple[ChatModel, list[int]]] = {}
-        for i, req in enumerate(requests):
-            model = self.models.get(req.target)
-            if model is None:
-                out[i] = Reply.failure(f"no {req.target} model configured for this run")
-                continue
-            by_model.setdefault(id(model), (model, []))[1].append(i)
-        for model, indices in by_model.values():
-            self._serve_model(model, requests, indices, out)
-        return [r if r is not None else Reply.failure("no reply") for r in out]
-
-    def _serve_model(self, model: ChatModel, requests: list[Request], indices: list[int], out: list[Reply | None]) -> None:
-        use_cache = self.cache is not None and model.cacheable
-        keys: dict[int, str] = {}
-        if use_cache:
-            assert self.cache is not None
-            keys = {i: request_key(model.identity, requests[i]) for i in indices}
-            hits = self.cache.get_many(keys.values())
-            for i in indices:
-                if keys[i] in hits:
-                    out[i] = Reply(text=hits[keys[i]], cached=True)
-                    self.stats.add(self.stats.cached, requests[i].target)
-                    if self.on_reply is not None:
-                        self.on_reply(requests[i], out[i])
-        # Identical requests in one wave are sent once.
-        todo: dict[str, list[int]] = {}
-        for i in indices:
-            if out[i] is None:
-                todo.setdefault(keys.get(i) or f"#{i}", []).append(i)
-        if not todo:
-            return
-        groups = list(todo.values())
-        batch = [requests[g[0]] for g in groups]
-        for req in batch:
-            self.stats.add(self.stats.sent, req.target)
-        for j, reply in model.generate(batch):
-            for i in groups[j]:
-                out[i] = reply
-                if self.on_reply is not None:
-                    self.on_reply(requests[i], reply)
-            if not reply.ok:
-                self.stats.add(self.stats.failed, batch[j].target)
-            elif use_cache and reply.text is not None:
-                assert self.cache is not None
-                self.cache.put(keys[groups[j][0]], model.identity, reply.text)
+        return run_waves(self, dialogues)
