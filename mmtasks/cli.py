@@ -43,7 +43,12 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--image-mode", choices=["separate", "combined"], default="separate",
                    help="combined: stitch each document's images into one (for single-image models)")
     p.add_argument("--history", choices=["self", "reference"], default=None, help="multi-turn history: the model's own replies or the reference ones")
-    p.add_argument("--probe", choices=["independent", "cumulative"], default=None, help="MMRC: ask evaluation questions independently or one after another")
+    p.add_argument("--truncate", choices=["none", "oldest_turns"], default=None,
+                   help="multi-turn: when a turn's prompt does not fit the model's context, drop the oldest "
+                        "exchanges of the history until it fits (recorded per turn); default none: a context_overflow failure")
+    p.add_argument("--probe", choices=["independent", "cumulative", "algorithm1"], default=None,
+                   help="MMRC: ask evaluation questions independently, one after another keeping the answers "
+                        "(cumulative), or keeping only the questions (algorithm1: the paper's Algorithm 1)")
     p.add_argument("--predict-only", action="store_true", help="run the model and write samples without judging")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")

@@ -71,10 +71,22 @@ def _n(results: dict[str, Any], task: str) -> str:
 def results_table_lines(results: dict[str, Any]) -> list[str]:
     """The results table as lines of at most :data:`WIDTH` characters."""
     rows: list[tuple[str, str, str, str]] = []  # name, value, stderr, n
+    any_partial = False
     for task, metrics in results["results"].items():
         rows.append((task, "", "", _n(results, task)))
+        cov = results.get("coverage", {}).get(task)
+        partial_cov = bool(cov) and cov.get("scored") != cov.get("total")
+        any_partial = any_partial or partial_cov
         for m in _shown_metrics(results, task):
             rows.append((f"  {m}", _fmt(metrics.get(m)), _fmt(metrics.get(f"{m}_stderr")), ""))
+            if partial_cov and f"{m}_all" in metrics:  # every unit, the unscored counted as 0
+                rows.append((f"  {m}_all", _fmt(metrics.get(f"{m}_all")), "", ""))
+        if cov:
+            percent = cov.get("percent")
+            if percent is None and cov.get("total"):
+                percent = 100.0 * cov["scored"] / cov["total"]
+            rows.append((f"  {'! ' if partial_cov else ''}coverage ({cov.get('unit', 'documents')})",
+                         "-" if percent is None else f"{percent:.1f}%", "", f"{cov.get('scored')}/{cov.get('total')}"))
         for problem, count in results.get("problems", {}).get(task, {}).items():
             if count:
                 rows.append((f"  ! {problem}", str(count), "", ""))
@@ -106,6 +118,8 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
     lines.append("-" * len(header))
     if partial:
         lines.append(_fit("partial mean: only some of the group's tasks ran; not the benchmark's score", WIDTH))
+    if any_partial:
+        lines.append(_fit("! coverage under 100%: values are over the scored units; _all counts the rest as 0", WIDTH))
     stats = results.get("run_stats", {})
     footer = []
     elapsed = stats.get("total_evaluation_time_s")

@@ -49,7 +49,7 @@ class RunOutcome:
 def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
     registry = TaskRegistry.discover(run.include_paths)
     names = registry.resolve(run.tasks)
-    overrides = {k: v for k, v in {"history": run.history, "probe": run.probe}.items() if v is not None}
+    overrides = {k: v for k, v in {"history": run.history, "probe": run.probe, "truncate": run.truncate}.items() if v is not None}
     tasks = []
     for name in names:
         # Building the Task resolves every name it uses and checks its settings: before any model loads.

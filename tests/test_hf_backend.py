@@ -302,3 +302,25 @@ def test_cache_identity_pins_the_checkpoint_config_and_chat_template(tiny_llava_
         pytest.fail(f"no chat template file in {sorted(p.name for p in copy.iterdir())}")
     assert _model(copy).identity != before
     assert json.loads(before)["spec"] == json.loads(_model(copy).identity)["spec"]
+
+
+def test_a_prompt_longer_than_the_context_fails_before_generate(tiny_llava_dir: Path, images: dict[str, Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """fidelity: a request whose prompt + max_new_tokens exceeds max_position_embeddings is a
+    context_overflow failure, and generate never sees it; the rest of its batch is answered."""
+    model = _model(tiny_llava_dir, batch_size=4)
+    limit = model.model.config.text_config.max_position_embeddings
+    assert model.context_limit == limit
+    calls: list[int] = []
+    original = model.model.generate
+
+    def counting(**kwargs):
+        calls.append(kwargs["input_ids"].shape[0])
+        return original(**kwargs)
+
+    monkeypatch.setattr(model.model, "generate", counting)
+    long = Request((Message.text("user", "dog " * limit),), GREEDY, doc_id="too-long")
+    replies = model.generate_all([*_requests(images)[:2], long])
+    assert [r.ok for r in replies] == [True, True, False]
+    assert (replies[2].error or "").startswith("context_overflow: ")
+    assert calls == [2]  # one generate call, for the two prompts that fit

@@ -156,7 +156,8 @@ def test_results_hold_the_declared_metrics_only(tmp_path: Path) -> None:
                  "--output-path", str(out), "--no-cache", "--no-progress"]) == 0
     res = json.loads((out / "results.json").read_text(encoding="utf-8"))
     reported = res["results"]["mmrc_ar"]
-    assert set(reported) == {"alias", "ar", "ar_stderr", "rp", "rp_stderr", "exact_match", "exact_match_stderr"}
+    assert set(reported) == {"alias", "ar", "ar_stderr", "ar_all", "rp", "rp_stderr", "rp_all",
+                                "exact_match", "exact_match_stderr", "exact_match_all"}
     assert reported["ar"] is not None and reported["rp"] is not None  # (the sample's AR questions are all open: no exact match)
     assert res["problems"]["mmrc_ar"] == {"request_failures": 0, "unparsed": 0, "judge_failures": 0}
     assert res["n-samples"]["mmrc_ar"]["n_questions"] == res["n-samples"]["mmrc_ar"]["scored_questions"] > 0

@@ -187,7 +187,8 @@ def test_aggregate_by_hand(samples: list[Sample]) -> None:
     assert m["imp"] == pytest.approx((1 / 2 + 1) / 2)
     assert m["rp"] == pytest.approx(50.0)               # 1 of the 2 questions that expect a refusal
     assert m["exact_match"] == pytest.approx(0.5)
-    assert result.counts == {"n_questions": 15, "scored_questions": 13, "unanswered_questions": 1, "note_unparsed": 0}
+    assert result.counts == {"n_questions": 15, "scored_questions": 13, "unanswered_questions": 1, "note_unparsed": 0,
+                             "rp_questions": 2, "rp_scored": 2}
     assert count_problems(samples) == {"request_failures": 1, "unparsed": 0, "judge_failures": 1}
     assert result.coverage == {"unit": "questions", "scored": 13, "total": 15, "unscored": {"request_failure": 1, "judge_failure": 1}}
     assert result.n_samples == 3

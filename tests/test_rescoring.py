@@ -73,7 +73,7 @@ def test_changing_a_metric_or_the_judge_reruns_only_that(tmp_path: Path) -> None
         assert metric.process.returncode == 0, metric.stderr
         assert models_called(server, mark) == Counter()
         b = results("b")
-        assert set(b["results"]["retrieval_hard_f1"]) == {"alias", "f1", "f1_stderr"}
+        assert set(b["results"]["retrieval_hard_f1"]) == {"alias", "f1", "f1_stderr", "f1_all"}
         assert b["results"]["retrieval_hard_f1"]["f1"] == a["results"]["realbench_retrieval_hard"]["f1"]
         assert b["results"]["mmdu"] == a["results"]["mmdu"]
         assert b["run_stats"]["sent"] == {} and b["run_stats"]["cached"]["model"] == a["run_stats"]["sent"]["model"]

@@ -107,6 +107,8 @@ def test_bad_requests_fail_alone_with_a_reason(run: dict[str, Any]) -> None:
     assert "text-only" in r["with_image"]["error"] and "doc-img" in r["with_image"]["error"]
     assert r["too_long"]["text"] is None
     assert "maximum context length" in r["too_long"]["error"]
+    # fidelity: refused before it was sent (no record of it in the wave), as context_overflow
+    assert r["too_long"]["error"].startswith("context_overflow: ") and r["too_long"]["sent"] is None
     # the rest of that wave was answered
     assert r["stopped"]["text"] is not None and r["greedy_wave2"]["text"] is not None
 

@@ -33,6 +33,7 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         image_mode=args.image_mode,
         history=args.history,
         probe=args.probe,
+        truncate=args.truncate,
         predict_only=args.predict_only,
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,

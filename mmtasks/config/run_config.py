@@ -43,7 +43,9 @@ class RunConfig(BaseModel):
     batch_size: int | None = Field(default=None, ge=1)
     image_mode: Literal["separate", "combined"] = "separate"
     history: Literal["self", "reference"] | None = None
-    probe: Literal["independent", "cumulative"] | None = None
+    probe: Literal["independent", "cumulative", "algorithm1"] | None = None
+    truncate: Literal["none", "oldest_turns"] | None = None
+    """Multi-turn: drop the oldest history exchanges when a turn does not fit the context."""
     predict_only: bool = False
     use_cache: bool = True
     cache_dir: Path | None = None

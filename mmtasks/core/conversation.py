@@ -51,7 +51,9 @@ class Image:
     def content_hash(self) -> str:
         h = hashlib.sha256()
         if self.parts:
-            h.update(b"combined:")
+            # "captioned": the grid draws "Image k" on its tiles (core/pixels.py), so replies cached
+            # for the earlier uncaptioned grid are not served for it
+            h.update(b"combined-captioned:")
             for p in self.parts:
                 h.update(p.content_hash.encode())
         else:

@@ -14,7 +14,9 @@ Images are consumed in order across the whole dialogue: the n-th image marker
 (``protocol_args.image_token``, default ``<ImageHere>``) is the document's
 n-th image. Each user message becomes text, image, text, ... with the marker
 replaced by the image and text pieces that are empty or only whitespace
-dropped; the rest of the text is kept verbatim.
+dropped; the rest of the text is kept verbatim. With ``layout:
+text_then_images`` the user message is instead the text verbatim (markers
+kept) followed by the turn's images, as the MMDU authors' API scripts send it.
 
 A turn whose request fails (after the backend's own retries) is recorded as a
 request failure: it is never judged and never scored as an answer. The
@@ -36,6 +38,7 @@ scores are reported x10).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -68,6 +71,15 @@ class Turn:
     reference: str
     #: the user message as sent: text pieces and the images its markers stand for
     parts: tuple[Text | Image, ...]
+    #: the images the turn's markers stand for, in order
+    images: tuple[Image, ...] = ()
+
+    def message_parts(self, layout: str) -> tuple[Text | Image, ...]:
+        """``interleaved``: :attr:`parts`; ``text_then_images``: the question verbatim (markers
+        kept), then the turn's images (the layout of the MMDU authors' API scripts)."""
+        if layout == "text_then_images":
+            return (Text(self.question), *self.images)
+        return self.parts
 
     @property
     def n_images(self) -> int:
@@ -104,7 +116,9 @@ def read_turns(doc: "Document", field: str = "conversations", marker: str = "<Im
                 f"turn {i // 2 + 1} places {needed} image(s) after {used} earlier ones, but the record lists {len(doc.images)}",
                 file=doc.source, doc_id=doc.doc_id, field=f"{field}[{i}].value",
             )
-        turns.append(Turn(question=question, reference=reference, parts=split_question(question, marker, available)))
+        placed = tuple(available[:needed])
+        turns.append(Turn(question=question, reference=reference, parts=split_question(question, marker, available),
+                          images=placed))
     if available:
         log.warning("document %r: %d image(s) listed but never placed by a %s marker", doc.doc_id, len(available), marker)
     return turns
@@ -129,6 +143,18 @@ class MultiTurnArgs(BaseModel):
     """The record field holding the alternating user/assistant turns."""
     image_token: str = "<ImageHere>"
     """The marker in a user turn where the document's next image goes."""
+    truncate: Literal["none", "oldest_turns"] = "none"
+    """What to do when a turn's prompt does not fit the model's context (the backend fails it as
+    ``context_overflow``). ``none``: the turn is a context_overflow failure (counted in
+    coverage). ``oldest_turns`` (opt-in, ``--truncate oldest_turns``): the request is sent again
+    without the oldest user/assistant exchange of the history (and its images), then the next
+    oldest, until it fits or only the current turn is left; the turn's record says how many
+    exchanges were dropped (``dropped_turns``). The system prompt is always kept."""
+    layout: Literal["interleaved", "text_then_images"] = "interleaved"
+    """How a user turn is sent. ``interleaved``: text and images alternate, each image at its
+    marker (markers removed). ``text_then_images``: the turn's text verbatim, markers kept, then
+    the turn's images in order (how the MMDU authors' API scripts, model_generation/*_gen_ans.py,
+    send a turn)."""
 
 
 def history_mode(task: "Task") -> str:
@@ -156,7 +182,7 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     records: list[dict[str, Any]] = []
     failed_before = False
     for k, turn in enumerate(turns):
-        user = Message("user", turn.parts)
+        user = Message("user", turn.message_parts(args.layout))
         sample.prompt.append(user.to_json())
         messages.append(user)
         request = Request(messages=tuple(messages), generation=task.config.generation, target="model",
@@ -164,10 +190,20 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
                           # the random baseline answers with a span of the question
                           meta={"answer_space": {**space, "source_text": turn.question.replace(marker, " ")}})
         (reply,) = yield [request]
+        dropped = 0
+        while args.truncate == "oldest_turns" and _overflowed(reply) and dropped < k:
+            dropped += 1  # drop the oldest exchange still in the history and ask again
+            offset = 1 if system else 0
+            kept = (*messages[:offset], *messages[offset + 2 * dropped:])
+            request = dataclasses.replace(request, messages=kept)
+            (reply,) = yield [request]
         sample.responses.append(reply.text)
         record: dict[str, Any] = {"turn": k + 1, "question": turn.question, "reference": turn.reference,
                                   "response": reply.text, "n_images": turn.n_images, "after_failure": failed_before,
                                   "status": "unjudged", "scores": None}
+        if dropped:
+            record["dropped_turns"] = dropped
+            sample.extra["truncated_turns"] = sample.extra.get("truncated_turns", 0) + 1
         if not reply.ok:
             record["status"] = "request_failure"
             record["error"] = reply.error or "request failed"
@@ -182,6 +218,11 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     if task.config.judge is not None and ctx.has_judge and not ctx.predict_only:
         yield from _judge(task, doc, turns, records, sample)
     return sample
+
+
+def _overflowed(reply: Reply) -> bool:
+    """Whether the backend refused the request because the prompt does not fit the context."""
+    return not reply.ok and (reply.error or "").startswith("context_overflow:")
 
 
 def _judge(task: "Task", doc: "Document", turns: list[Turn], records: list[dict[str, Any]], sample: Sample) -> Generator[list[Request], list[Reply], None]:

@@ -15,7 +15,8 @@ A question is any object; the task's templates and plugins read its fields.
 2. Probe: after the conversation every question (those matching
    ``protocol_args.select``) is asked against that history: as branches of the
    same history, all in one wave (``probe: independent``), or one after another,
-   each answer kept (``probe: cumulative``).
+   each answer kept (``probe: cumulative``), or one after another with the questions
+   kept and the answers not (``probe: algorithm1``, MMRC's Algorithm 1 to the letter).
 3. Score: each answer is parsed with the task's parser (``answer.parser``, given
    the question as its record) and scored by the task's metric functions against
    the question's ``answer_field``; an answer that does not parse is counted as
@@ -38,6 +39,7 @@ the final note beside the history.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,7 +68,20 @@ class ReplayProbeArgs(BaseModel):
     history: Literal["self", "reference"] = "self"
     """``self``: the model answers every turn and its replies are the history; ``reference``:
     the recorded ``assistant`` replies are (no model calls during the replay)."""
-    probe: Literal["independent", "cumulative"] = "independent"
+    probe: Literal["independent", "cumulative", "algorithm1"] = "independent"
+    """How the questions are asked after the replay. ``independent``: each question is its own
+    branch of the replayed history (all in one wave). ``cumulative``: one after another, each
+    question and the model's answer to it kept in the history of the next. ``algorithm1``: MMRC's
+    Algorithm 1 (Appendix K) to the letter: ``history = append(Q_i); answer = Chat(B, history)``,
+    so the questions accumulate in the history but the answers are NOT appended (the k-th request
+    ends with k consecutive user messages); a failed answer does not stop the later questions."""
+    truncate: Literal["none", "oldest_turns"] = "none"
+    """When a request does not fit the model's context (the backend fails it as
+    ``context_overflow``): ``none``, a counted failure; ``oldest_turns`` (opt-in, ``--truncate
+    oldest_turns``), it is sent again without the oldest exchange of its history (a user message
+    and what follows it up to the next user message), then the next oldest, until it fits or
+    only its last message is left. ``Sample.extra["dropped_turns"]`` maps each such request
+    ("turn 7", "question 3") to the number of exchanges dropped."""
     select: dict[str, list[Any]] = Field(default_factory=dict)
     """Ask only the questions whose fields have one of the listed values
     (``{ability: [AR]}``: a per-ability variant); empty: every question."""
@@ -165,6 +180,8 @@ class _Run:
         if task.config.prompt.system:
             self.history.append(Message.text("system", task.render(task.config.prompt.system, doc, "prompt.system")))
         self.replies: list[str] = []
+        #: request ("turn 7", "question 3") -> history exchanges dropped to fit (truncate: oldest_turns)
+        self.dropped: dict[str, int] = {}
         #: model requests made so far (replies are recorded in the same order)
         self.positions = 0
         self.sample = Sample(task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
@@ -179,6 +196,20 @@ class _Run:
         return Request(messages=tuple(messages), generation=self.task.config.generation, target="model",
                        task=self.task.name, doc_id=self.doc.doc_id, position=self.positions - 1,
                        meta={"answer_space": space})
+
+    def fit(self, request: Request, reply: Reply, what: str) -> Generator[list[Request], list[Reply], Reply]:
+        """``reply``, or with ``truncate: oldest_turns`` and a context overflow, the reply to the
+        request sent again without its oldest exchanges (same position: ``replay:`` still matches)."""
+        messages, dropped = list(request.messages), 0
+        while self.args.truncate == "oldest_turns" and not reply.ok and (reply.error or "").startswith("context_overflow:"):
+            cut = drop_oldest_exchange(messages)
+            if cut is None:
+                break
+            messages, dropped = cut, dropped + 1
+            (reply,) = yield [dataclasses.replace(request, messages=tuple(messages))]
+        if dropped:
+            self.dropped[what] = dropped
+        return reply
 
     def turn_message(self, i: int) -> Message:
         turn = self.conv.turns[i]
@@ -211,7 +242,8 @@ class _Run:
             if self.notes is not None:
                 self.notes.update(i + 1, replies[-1])
             if self.args.history == "self":
-                answer = self.record_reply(replies[0], f"turn {i + 1}")
+                reply = yield from self.fit(wave[0], replies[0], f"turn {i + 1}")
+                answer = self.record_reply(reply, f"turn {i + 1}")
                 if answer is None:
                     return False
             else:
@@ -224,12 +256,24 @@ class _Run:
         """Ask the questions; returns one answer per question (None: not answered)."""
         if self.args.probe == "independent":
             wave = [self.model_request([*self.history, self.question_message(q, True)], self.space(q)) for q in self.questions]
-            replies = (yield wave) if wave else []
+            replies = list((yield wave) if wave else [])
+            for k, r in enumerate(replies):  # only overflowed probes are sent again, one at a time
+                replies[k] = yield from self.fit(wave[k], r, f"question {k + 1}")
             return [self.record_reply(r, f"question {k + 1}") for k, r in enumerate(replies)]
         answers: list[str | None] = [None] * len(self.questions)
         thread = list(self.history)
+        if self.args.probe == "algorithm1":
+            for k, q in enumerate(self.questions):
+                request = self.model_request([*thread, self.question_message(q, True)], self.space(q))
+                (reply,) = yield [request]
+                reply = yield from self.fit(request, reply, f"question {k + 1}")
+                answers[k] = self.record_reply(reply, f"question {k + 1}")
+                thread.append(self.question_message(q, False))  # the question stays, its answer does not
+            return answers
         for k, q in enumerate(self.questions):
-            (reply,) = yield [self.model_request([*thread, self.question_message(q, True)], self.space(q))]
+            request = self.model_request([*thread, self.question_message(q, True)], self.space(q))
+            (reply,) = yield [request]
+            reply = yield from self.fit(request, reply, f"question {k + 1}")
             answers[k] = self.record_reply(reply, f"question {k + 1}")
             if answers[k] is None:
                 break  # the thread is broken: later questions stay unanswered
@@ -272,6 +316,15 @@ class _Run:
                 "metrics": metrics, "verdict": None, "judge_failed": False, "judge_error": None}
 
 
+def drop_oldest_exchange(messages: list[Message]) -> list[Message] | None:
+    """``messages`` without the first user message and what follows it up to the next user
+    message (system messages kept); None when no user message would be left after it."""
+    users = [i for i, m in enumerate(messages) if m.role == "user"]
+    if len(users) < 2:
+        return None
+    return [*messages[:users[0]], *messages[users[1]:]]
+
+
 def _means(records: list[dict[str, Any]], judged: list[dict[str, Any]], task: "Task") -> dict[str, float | None]:
     """The conversation's means: of each per-question metric, and of the judged verdict fields."""
     values: dict[str, list[float]] = {}
@@ -306,6 +359,8 @@ def replay_probe(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogu
         "history": run.args.history, "probe": run.args.probe, "n_turns": len(run.conv.turns),
         "replayed": replayed, "questions": records,
     }
+    if run.dropped:
+        sample.extra["dropped_turns"] = run.dropped
     if run.notes is not None:
         sample.extra.update(notes=run.notes.log, final_note=run.notes.note,
                             note_unparsed=run.notes.unparsed, note_failures=run.notes.request_failures)

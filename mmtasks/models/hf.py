@@ -91,6 +91,8 @@ class HFModel(ChatModel):
         #: decodes each distinct image once (while cached), ahead of the batch that needs it
         self.images = ImageLoader()
         self._fingerprint = _fingerprint(self.processor, self.model)
+        #: the checkpoint's context length in tokens (None: unknown, nothing is checked)
+        self.context_limit = context_limit(self.model)
 
     @property
     def identity(self) -> str:
@@ -172,6 +174,15 @@ class HFModel(ChatModel):
         oom = False
         try:
             texts = self._generate_batch([p for _, p, _ in items], [imgs for _, _, imgs in items], generation)
+        except ContextOverflow as over:  # these prompts were never generated for; the rest are
+            for row, n in over.rows.items():
+                yield items[row][0], Reply.failure(
+                    f"context_overflow: the prompt has {n} tokens and max_new_tokens is {generation.max_new_tokens}, "
+                    f"more than the model's context of {self.context_limit} tokens")
+            rest = [item for row, item in enumerate(items) if row not in over.rows]
+            if rest:
+                yield from self._answer(rest, generation)
+            return
         except torch.OutOfMemoryError:
             error, oom = "out of memory even with batch size 1", True
         except Exception as exc:
@@ -202,6 +213,11 @@ class HFModel(ChatModel):
         if any(images):
             kwargs["images"] = images
         inputs = self.processor(**kwargs).to(self.model.device)
+        if self.context_limit is not None:  # image tokens included: the processor has expanded them
+            lengths = inputs["attention_mask"].sum(dim=1).tolist()
+            over = {row: int(n) for row, n in enumerate(lengths) if n + generation.max_new_tokens > self.context_limit}
+            if over:
+                raise ContextOverflow(over)
         if "pixel_values" in inputs and self.model.dtype.is_floating_point:
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
         seed = generation.seed if generation.seed is not None else self.context.seed
@@ -221,6 +237,28 @@ class HFModel(ChatModel):
         # Stop strings are applied to the decoded text: transformers' stop_strings needs a
         # tokenizer whose vocabulary it can map back to strings, which not every checkpoint has.
         return kwargs
+
+
+class ContextOverflow(Exception):
+    """Prompts of a batch that do not fit the context with ``max_new_tokens``: row -> prompt tokens."""
+
+    def __init__(self, rows: dict[int, int]) -> None:
+        super().__init__(f"{len(rows)} prompt(s) exceed the context")
+        self.rows = rows
+
+
+def context_limit(model: Any) -> int | None:
+    """The checkpoint's context length: ``max_position_embeddings`` of its (text) config.
+
+    A request is refused as ``context_overflow`` (before ``generate``) when its prompt, image
+    tokens included, plus ``max_new_tokens`` exceeds it: the rule of OpenAI-compatible servers
+    such as vLLM's, so that every backend fails the same requests."""
+    config = getattr(model, "config", None)
+    for cfg in (getattr(config, "text_config", None), config):
+        value = getattr(cfg, "max_position_embeddings", None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def _cut_at_stop(text: str, stop: Sequence[str]) -> str:

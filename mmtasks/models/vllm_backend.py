@@ -28,6 +28,7 @@ import gc
 import inspect
 import logging
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -95,6 +96,9 @@ class VLLMModel(ChatModel):
         #: whether the loaded model takes images (a text-only model gets no image limit)
         self.multimodal: bool = bool(model_config.is_multimodal_model)
         self._image_limit: int = _limit_of(engine_args.get("limit_mm_per_prompt")) if self.multimodal else 0
+        #: the engine's context length; a text-only prompt that does not fit with its
+        #: max_new_tokens fails as context_overflow before it is sent (see _overflow)
+        self.max_model_len: int | None = getattr(model_config, "max_model_len", None)
         defaults = self._llm.get_default_sampling_params()
         self._model_defaults = {f: getattr(defaults, f) for f in MODEL_DEFAULT_SAMPLING_FIELDS if hasattr(defaults, f)}
         #: one record per request sent in the last generate() call
@@ -112,6 +116,10 @@ class VLLMModel(ChatModel):
         conversations: list[list[dict[str, Any]]] = []
         params: list[SamplingParams] = []
         for i, request in enumerate(requests):
+            overflow = self._overflow(request)
+            if overflow is not None:
+                yield i, Reply.failure(overflow)
+                continue
             try:
                 conversations.append(self._conversation(request))
             except MmtasksError as exc:  # an unreadable image, or images this model cannot take
@@ -151,6 +159,27 @@ class VLLMModel(ChatModel):
             )
         return chat_messages(request.messages, self.images.load)
 
+    def _overflow(self, request: Request) -> str | None:
+        """``context_overflow: ...`` when a text-only request's prompt (the chat template applied
+        by the engine's tokenizer) plus max_new_tokens exceeds max_model_len, else None. A request
+        with images is checked by vLLM itself (it rejects a prompt longer than max_model_len, image
+        tokens included, before generating; that rejection is marked context_overflow too)."""
+        if self.max_model_len is None or request.images:
+            return None
+        messages = [{"role": m.role, "content": m.plain_text} for m in request.messages]
+        try:
+            ids = self._llm.get_tokenizer().apply_chat_template(
+                messages, tokenize=True, add_generation_prompt=True, **self._chat_args.get("chat_template_kwargs", {}) or {})
+        except _REQUEST_ERRORS:
+            return None  # vLLM's own check applies
+        if not isinstance(ids, list):  # a BatchEncoding (newer transformers)
+            ids = ids["input_ids"]
+        n, limit = len(ids), self.max_model_len
+        if n + request.generation.max_new_tokens <= limit:
+            return None
+        return (f"context_overflow: the prompt has {n} tokens and max_new_tokens is {request.generation.max_new_tokens}, "
+                f"more than the model's maximum context length of {limit} tokens (max_model_len)")
+
     def _chat_isolating_failures(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams]) -> list[Any]:
         """``LLM.chat`` on the whole batch; if vLLM rejects it, one request at a time.
 
@@ -161,14 +190,14 @@ class VLLMModel(ChatModel):
             return list(self._chat(conversations, params))
         except _REQUEST_ERRORS as exc:
             if len(conversations) == 1:
-                return [f"vLLM rejected the request: {_first_line(exc)}"]
+                return [_rejected(exc)]
             log.warning("vLLM rejected a batch of %d requests (%s); retrying one by one", len(conversations), _first_line(exc))
         results: list[Any] = []
         for conversation, p in zip(conversations, params):
             try:
                 results.extend(self._chat([conversation], [p]))
             except _REQUEST_ERRORS as exc:
-                results.append(f"vLLM rejected the request: {_first_line(exc)}")
+                results.append(_rejected(exc))
         return results
 
     def _chat(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams]) -> Iterable[Any]:
@@ -271,6 +300,16 @@ def _limit_of(limit: Any) -> int:
 
 def _recorded(params: SamplingParams) -> dict[str, Any]:
     return {f: getattr(params, f) for f in _RECORDED_FIELDS if hasattr(params, f)}
+
+
+#: vLLM's words for a prompt longer than max_model_len
+_TOO_LONG = re.compile(r"maximum (?:model|context) length|longer than the maximum|max_model_len", re.IGNORECASE)
+
+
+def _rejected(exc: BaseException) -> str:
+    """The failure of a request vLLM refused; ``context_overflow: ...`` when it was too long."""
+    message = f"vLLM rejected the request: {_first_line(exc)}"
+    return f"context_overflow: {message}" if _TOO_LONG.search(message) else message
 
 
 def _first_line(exc: BaseException) -> str:

@@ -55,8 +55,26 @@ AggregatorFn = Callable[["Task", Sequence["Sample"], int], TaskResult]
 
 #: the suffixes of a metric's variants that an aggregator may report beside it
 VARIANTS = ("stderr", "all", "micro", "macro")
-#: the problems every task reports, counted from its samples
+#: the problems every task reports, counted from its samples (``context_overflow`` is added
+#: when some request did not fit the model's context: those are not in ``request_failures``)
 PROBLEMS = ("request_failures", "unparsed", "judge_failures")
+#: how a backend starts the error of a request whose prompt does not fit the model's context
+CONTEXT_OVERFLOW = "context_overflow"
+
+
+def failure_kind(error: str | None) -> str:
+    """``context_overflow`` for a failed request whose error says so (the backends start it with
+    ``context_overflow:``; a protocol may prefix ``turn 3: ``), else ``request_failure``."""
+    return "context_overflow" if error and f"{CONTEXT_OVERFLOW}:" in error else "request_failure"
+
+
+def sample_failure_kind(sample: "Sample") -> str | None:
+    """Why a sample's requests failed (None: none failed): ``context_overflow`` when one of its
+    failures is, else ``request_failure``."""
+    if not sample.failures:
+        return None
+    kinds = {failure_kind(f) for f in sample.failures}
+    return "context_overflow" if "context_overflow" in kinds else "request_failure"
 
 
 @dataclass(frozen=True)
@@ -85,10 +103,15 @@ def count_problems(samples: Iterable["Sample"]) -> dict[str, int]:
     request), answers left unparsed after re-asking (``Sample.unparsed``: 0/1 for one answer, a
     count for several), and judge calls that gave no verdict (``Sample.judge_failures``)."""
     out = dict.fromkeys(PROBLEMS, 0)
+    overflow = 0
     for s in samples:
-        out["request_failures"] += len(s.failures)
+        n_overflow = sum(1 for f in s.failures if failure_kind(f) == "context_overflow")
+        overflow += n_overflow
+        out["request_failures"] += len(s.failures) - n_overflow
         out["unparsed"] += int(s.unparsed)
         out["judge_failures"] += int(s.judge_failures)
+    if overflow:
+        out["context_overflow"] = overflow
     return out
 
 
@@ -99,7 +122,7 @@ def coverage(unit: str, total: int, unscored: dict[str, int], unexplained: int =
     if unexplained:
         return None
     kinds = {k: v for k, v in unscored.items() if v}
-    return {"unit": unit, "scored": total - sum(kinds.values()), "total": total, "unscored": kinds}
+    return {"unit": unit, "scored": total - sum(kinds.values()), "total": total, "unscored": kinds}  # percent: filled by the schema
 
 
 def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], seed: int) -> TaskResult:
@@ -193,33 +216,37 @@ def _per_sample_metrics(config: "TaskConfig") -> list[str]:
 
 @aggregator("per_sample_mean", emits=_per_sample_metrics)
 def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
-    """Means of each metric with bootstrap stderr (and ``_all``, counting failed requests as 0,
-    when some failed) and breakdowns, in one pass over ``samples`` (which may be read back from
+    """Means of each metric with bootstrap stderr, ``_all`` (over every document, those without
+    a score counted as 0) and breakdowns, in one pass over ``samples`` (which may be read back from
     disk as they come)."""
     names = [m.name for m in task.config.metrics]
     overall = _Values(names)
     groups: dict[str, dict[str, _Values]] = {}
-    failed = judge_failed = unexplained = 0
+    unscored = {"request_failure": 0, "context_overflow": 0, "judge_failure": 0, "unparsed": 0}
+    unexplained = 0
     for s in samples:
         overall.add(s, _metric)
         _add_to_groups(groups, s, names, _metric)
-        failed += 1 if s.failures else 0
-        if names and not s.failures and all(_metric(s, m) is None for m in names):  # a document without a score
+        kind = sample_failure_kind(s)
+        if kind is not None:
+            unscored[kind] += 1
+        elif names and all(_metric(s, m) is None for m in names):  # a document without a score
             if s.judge_failures:
-                judge_failed += 1
+                unscored["judge_failure"] += 1
+            elif s.unparsed:
+                unscored["unparsed"] += 1
             else:
                 unexplained += 1
     result = TaskResult(n_samples=overall.n)
-    result.coverage = coverage("documents", overall.n, {"request_failure": failed, "judge_failure": judge_failed},
-                               unexplained) if names else None
+    result.coverage = coverage("documents", overall.n, unscored, unexplained) if names else None
     for m in task.config.metrics:
         values = overall.values[m.name]
         avg, err = mean_and_stderr(values, seed)
         result.metrics[m.name] = avg
         result.metrics[f"{m.name}_stderr"] = err
         result.higher_is_better[m.name] = m.higher_is_better
-        if failed:
-            # failed requests counted as 0, beside the headline that excludes them
-            result.metrics[f"{m.name}_all"] = sum(values) / overall.n if overall.n else None
+        # every document in the data, those without a score (failed requests ...) counted as 0,
+        # beside the headline over the scored ones
+        result.metrics[f"{m.name}_all"] = sum(values) / overall.n if overall.n else None
     result.breakdowns = _table(groups, names)
     return result

@@ -35,7 +35,13 @@ variables in place of ``doc``.
 
 Every built-in parser first removes the answer wrapping (see
 :func:`~mmtasks.scoring.text_normalize.strip_answer_prefix`); those reading
-numbers or letters also fold fullwidth forms (``３``, ``，``, ``Ｂ``) to ASCII.
+numbers, letters or true/false also fold fullwidth forms (``３``, ``，``, ``Ｂ``)
+to ASCII and prefer an explicit answer over the first number or letter: when the
+reply states "the answer is ...", "final answer: ...", "答案是..." or "答案：..."
+anywhere, only the text after the last such statement is read (falling back to the
+whole reply when nothing parses there), see :func:`explicit_answer`. The number
+parsers also skip counts ("共2张", "一共3幅", "9 images", "a total of 4"), which
+state how many images there are, not which.
 """
 
 from __future__ import annotations
@@ -149,7 +155,60 @@ def _doc_error(doc: Mapping[str, Any], field: str, message: str) -> DataError:
     return DataError(message, doc_id=str(doc["id"]) if "id" in doc else None, field=field)
 
 
+# --- explicit answers ----------------------------------------------------
+
+#: "the answer is", "the final answer:", "the correct answer would be", "the correct option is",
+#: "答案是", "答案为", "答案：", "正确答案是" anywhere in a reply (after NFKC: ASCII colons).
+_EXPLICIT = re.compile(
+    r"""(?:\b(?:(?:final|correct|right)\s+)?answer\s*(?:is\b|would\s+be\b|should\s+be\b|:)
+        |\b(?:correct|right)\s+(?:option|choice)\s+is\b
+        |答案\s*(?:应该是|应为|是|为|:))""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def explicit_answer(text: str) -> str | None:
+    """What follows the reply's last explicit answer statement, unwrapped; None when there is none.
+
+    ``text`` is already NFKC-folded. "A. 2,3,1 is wrong; the answer is C" -> "C";
+    "There are 9 images; the answer is image 3" -> "image 3".
+    """
+    last = None
+    for last in _EXPLICIT.finditer(text):
+        pass
+    if last is None:
+        return None
+    return strip_answer_prefix(text[last.end():].lstrip(" \t*_:：\"'“‘「"))
+
+
+def read_answer(text: str, parse: Callable[[str], Any]) -> Any:
+    """``parse`` applied to the explicit answer of ``text`` when there is one and it parses,
+    else to the whole (unwrapped, NFKC-folded) reply."""
+    clean = nfkc(strip_answer_prefix(text))
+    tail = explicit_answer(clean)
+    if tail:
+        value = parse(tail)
+        if value is not None:
+            return value
+    return parse(clean)
+
+
 # --- numbers -------------------------------------------------------------
+
+#: Counts, which say how many images there are rather than which: "共2张", "一共 3 幅", "总共有4个",
+#: "9 images", "2 pictures", "a total of 4". Removed before numbers are read.
+_COUNT = re.compile(
+    r"""(?:一共|总共|共计|合计|共)\s*有?\s*[0-9]+\s*(?:张|幅|个|处|图)?
+      |(?<![0-9])[0-9]+\s+(?:images|pictures|photos|figures)\b
+      |\ba\s+total\s+of\s+[0-9]+""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def drop_counts(text: str) -> str:
+    """``text`` without the counts of :data:`_COUNT` ("图1和图3，共2张" -> "图1和图3， ")."""
+    return _COUNT.sub(" ", text)
+
 
 _INTEGER = re.compile(r"[0-9]+")
 #: "2-4", "2~4", "2到4", "2至4": a range of numbers.
@@ -181,8 +240,9 @@ def integers(text: str, max_range: int) -> list[int] | None:
 
 @parser("integer")
 def integer(text: str, doc: Mapping[str, Any]) -> int | None:
-    """The first integer of the answer ("Image 3" -> 3, "３" -> 3)."""
-    return first_integer(nfkc(strip_answer_prefix(text)))
+    """The first integer of the explicit answer, else of the reply, counts skipped ("Image 3" -> 3,
+    "３" -> 3, "There are 9 images; the answer is image 3" -> 3)."""
+    return read_answer(text, lambda t: first_integer(drop_counts(t)))
 
 
 class IntegerSetArgs(ParserArgs):
@@ -192,8 +252,9 @@ class IntegerSetArgs(ParserArgs):
 
 @parser("integer_set", args=IntegerSetArgs)
 def integer_set(text: str, doc: Mapping[str, Any], args: IntegerSetArgs) -> list[int] | None:
-    """All integers of the answer, sorted and without repeats ("1, 3", "１，３", "2-4")."""
-    return integers(nfkc(strip_answer_prefix(text)), args.max_range)
+    """All integers of the explicit answer, else of the reply, sorted and without repeats, counts
+    skipped ("1, 3", "１，３", "2-4", "图1和图3，共2张" -> [1, 3])."""
+    return read_answer(text, lambda t: integers(drop_counts(t), args.max_range))
 
 
 # --- letters -------------------------------------------------------------
@@ -229,26 +290,63 @@ def option_letters(doc: Mapping[str, Any], field: str) -> list[str]:
 
 
 def choose_letter(text: str, letters: Collection[str]) -> str | None:
-    """The first standalone capital letter of ``letters`` in ``text``, or None.
+    """The first standalone capital letter of ``letters`` in the explicit answer of ``text``
+    (see :func:`read_answer`), else in the whole reply, or None.
 
     Standalone: not touching another Latin letter ("B", "(B)", "B.", "选B", "B选项";
     not the "A" of "Answer" or "Apple"). Lowercase letters count only when the whole
     reply is that letter ("b", "(c)"): inside a sentence a lowercase "a" is almost
     always the article.
     """
-    clean = nfkc(strip_answer_prefix(text))
     pattern = "".join(re.escape(k) for k in letters)
-    match = re.search(rf"(?<![A-Za-z])([{pattern}])(?![A-Za-z])", clean)
-    if match:
-        return match.group(1)
-    lone = re.match(rf"^[(\[]?\s*([{pattern.lower()}])\s*[)\].、:]?$", clean.strip())
-    return lone.group(1).upper() if lone else None
+
+    def find(clean: str) -> str | None:
+        match = re.search(rf"(?<![A-Za-z])([{pattern}])(?![A-Za-z])", clean)
+        if match:
+            return match.group(1)
+        lone = re.match(rf"^[(\[]?\s*([{pattern.lower()}])\s*[)\].、:]?$", clean.strip())
+        return lone.group(1).upper() if lone else None
+
+    return read_answer(text, find)
 
 
 @parser("choice", args=ChoiceArgs)
 def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
     """The chosen option letter, among the document's own letters (any number of options)."""
     return choose_letter(text, args.letters or option_letters(doc, args.options_field))
+
+
+# --- true / false --------------------------------------------------------
+
+_TF = re.compile(r"(?<![A-Za-z])(true|false|yes|no|incorrect|correct|wrong)(?![A-Za-z])|(不正确|不对|不是|正确|错误|对|错|是|否)",
+                 re.IGNORECASE)
+_TF_VALUE = {"true": "true", "yes": "true", "correct": "true", "正确": "true", "对": "true", "是": "true",
+             "false": "false", "no": "false", "incorrect": "false", "wrong": "false",
+             "不正确": "false", "不对": "false", "不是": "false", "错误": "false", "错": "false", "否": "false"}
+#: "not" / "n't" right before the word flips it: "not true" is false, "isn't wrong" is true.
+_NEGATED = re.compile(r"(?:\bnot|n't)\s*$", re.IGNORECASE)
+_FLIP = {"true": "false", "false": "true"}
+
+
+def true_false(text: str) -> str | None:
+    """``"true"`` / ``"false"`` from the first true/false word of the explicit answer, else of the
+    reply (yes/no, correct/wrong, 对/错, 是/否 too); a "not" before it flips it ("not true" ->
+    false). None: no such word."""
+
+    def find(clean: str) -> str | None:
+        match = _TF.search(clean)
+        if match is None:
+            return None
+        value = _TF_VALUE[(match.group(1) or match.group(2)).lower()]
+        return _FLIP[value] if _NEGATED.search(clean[:match.start()]) else value
+
+    return read_answer(text, find)
+
+
+@parser("true_false")
+def true_false_answer(text: str, doc: Mapping[str, Any]) -> str | None:
+    """``"true"`` or ``"false"`` (see :func:`true_false`); None: unparsed."""
+    return true_false(text)
 
 
 # --- text ----------------------------------------------------------------

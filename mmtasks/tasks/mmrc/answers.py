@@ -8,46 +8,42 @@ from collections.abc import Mapping
 from typing import Any
 
 from mmtasks.scoring.metrics import metric
-from mmtasks.scoring.parsers import parser
-from mmtasks.scoring.text_normalize import nfkc, strip_answer_prefix
-
-
-_TF = re.compile(r"(?<![A-Za-z])(true|false|yes|no|incorrect|correct|wrong)(?![A-Za-z])|(不正确|不对|正确|错误|对|错|是|否)",
-                 re.IGNORECASE)
-_TF_VALUE = {"true": "true", "yes": "true", "correct": "true", "正确": "true", "对": "true", "是": "true",
-             "false": "false", "no": "false", "incorrect": "false", "wrong": "false",
-             "不正确": "false", "不对": "false", "错误": "false", "错": "false", "否": "false"}
+from mmtasks.scoring.parsers import parser, read_answer, true_false
+from mmtasks.scoring.text_normalize import strip_answer_prefix
 
 
 def parse_tf(text: str) -> str | None:
-    """``"true"`` / ``"false"`` from the first true/false word of the answer (yes/no, 对/错 too)."""
-    match = _TF.search(nfkc(strip_answer_prefix(text)))
-    if match is None:
-        return None
-    return _TF_VALUE[(match.group(1) or match.group(2)).lower()]
+    """``"true"`` / ``"false"``: the generic :func:`~mmtasks.scoring.parsers.true_false` (the
+    explicit answer first; yes/no, 对/错 too; "not true" is false)."""
+    return true_false(text)
 
 
 def parse_choice(text: str, options: dict[str, str]) -> str | None:
     """The chosen option letter, or None.
 
-    In order: the letter the answer opens with ("B", "(B)", "B. Paris"); a
+    Read from the explicit answer ("... the answer is C") when there is one, else from the
+    whole reply (:func:`~mmtasks.scoring.parsers.read_answer`). In order: the letter the answer opens with ("B", "(B)", "B. Paris"); a
     letter after "option"/"answer"/"choice"; the first standalone capital
     letter naming an option (not the article in "A good ..."); else the one
     option whose text the answer quotes.
     """
-    clean = nfkc(strip_answer_prefix(text)).strip()
     letters = "".join(re.escape(k) for k in options if len(k) == 1)
-    if letters:
-        letter = rf"([{letters}])(?![A-Za-z])(?<!A(?= (?!is\b)[a-z]))"  # not the article in "A word"
-        for pattern in (rf"^[(\[]?{letter}",
-                        rf"(?i:option|answer|choice|选项?)\W{{0,3}}(?:is\W{{0,3}})?\(?{letter}",
-                        rf"(?<![A-Za-z]){letter}"):
-            match = re.search(pattern, clean)
-            if match:
-                return match.group(1)
-    folded = clean.casefold()
-    quoted = [k for k, v in options.items() if v.strip() and v.strip().casefold() in folded]
-    return quoted[0] if len(quoted) == 1 else None
+
+    def find(clean: str) -> str | None:
+        clean = clean.strip()
+        if letters:
+            letter = rf"([{letters}])(?![A-Za-z])(?<!A(?= (?!is\b)[a-z]))"  # not the article in "A word"
+            for pattern in (rf"^[(\[]?{letter}",
+                            rf"(?i:option|answer|choice|选项?)\W{{0,3}}(?:is\W{{0,3}})?\(?{letter}",
+                            rf"(?<![A-Za-z]){letter}"):
+                match = re.search(pattern, clean)
+                if match:
+                    return match.group(1)
+        folded = clean.casefold()
+        quoted = [k for k, v in options.items() if v.strip() and v.strip().casefold() in folded]
+        return quoted[0] if len(quoted) == 1 else None
+
+    return read_answer(text, find)
 
 
 @parser("mmrc_answer")

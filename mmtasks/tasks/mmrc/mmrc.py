@@ -29,13 +29,20 @@ averaged over questions:
   the answer states no item.
 - ``imp`` (0-1): mean over IM questions of |named ∩ gold| / |gold|, gold = the
   question's ``images`` (a question without gold images has no IMP).
-- ``rp`` (percent): 100 x share of AR questions with ``refuse: true`` that the
-  judge says the model refused.
+- ``rp`` (percent): 100 x share of the AR questions expecting a refusal that the
+  judge says the model refused. Every AR question expects one (paper section 3.1)
+  unless its record says ``refuse: false``. ``n-samples`` reports ``rp_questions``
+  (AR questions expecting a refusal) and ``rp_scored`` (those judged): ``rp`` is
+  null only when ``rp_scored`` is 0, and ``coverage`` says why.
 - ``exact_match`` (0-1): choice and true/false questions, the parsed answer
   against the gold letter / truth value (unparsable: 0, and counted as unparsed).
 
 A judge failure or a failed model request leaves the question unscored: it is
-counted as a problem (by the generic counter), never scored as 0.
+counted as a problem (by the generic counter), never scored as 0 in the headline
+metrics (the paper's definitions, over the scored questions). Every metric also
+has an ``_all`` variant over every question of the data it applies to, those
+without a score counted as 0, and ``coverage`` says how many questions were
+scored and why the others were not.
 """
 
 from __future__ import annotations

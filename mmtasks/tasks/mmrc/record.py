@@ -48,9 +48,20 @@ class Question(_Record):
     images: list[int] | None = None
     """IM: 1-based numbers of the images that belong to the correct answer."""
     refuse: bool | None = None
-    """AR: true when the history lacks the answer and the model should decline."""
+    """AR: true when the history lacks the answer and the model should decline. An AR question
+    without it expects a refusal (the paper's definition of answer refusal, section 3.1): the
+    adapter fills in ``true``; ``refuse: false`` marks an AR question whose answer is in the
+    history (it then does not count in RP)."""
     updates: int | None = None
     """IU: how many times the asked-about information was updated in the conversation."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ar_expects_refusal(cls, data: Any) -> Any:
+        """Paper section 3.1: an AR question expects a refusal unless the record says otherwise."""
+        if isinstance(data, Mapping) and str(data.get("ability", "")).upper() == "AR" and data.get("refuse") is None:
+            return {**data, "refuse": True}
+        return data
 
     @field_validator("ability", mode="before")
     @classmethod

@@ -8,7 +8,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.scoring.aggregation import TaskResult, aggregator, coverage, label_sort_key, mean, mean_and_stderr
+from mmtasks.scoring.aggregation import (TaskResult, aggregator, coverage, label_sort_key, mean, mean_and_stderr,
+                                         sample_failure_kind)
 
 from .abilities import ABILITY_METRICS, METRICS
 
@@ -34,9 +35,30 @@ def question_values(rec: dict[str, Any]) -> dict[str, float]:
     elif ability == "IM" and rec.get("images"):
         gold = set(rec["images"])
         out["imp"] = len(gold & set(verdict["named_images"])) / len(gold)
-    elif ability == "AR" and rec.get("refuse") is True:
+    elif ability == "AR" and rec.get("refuse") is not False:  # paper §3.1: AR expects a refusal unless told otherwise
         out["rp"] = 100.0 if verdict["refused"] else 0.0
     return out
+
+
+def question_values_all(rec: dict[str, Any]) -> dict[str, float]:
+    """The values one question contributes to the ``_all`` variants: every metric that applies to
+    the question, 0 when it has no score (unanswered, judge failure, not judged)."""
+    scored = question_values(rec)
+    ability = rec["ability"]
+    applies = [ABILITY_METRICS[ability]]
+    if ability == "IE":
+        applies.append("ep")
+    elif ability == "IM" and rec.get("images"):
+        applies.append("imp")
+    elif _expects_refusal(rec):
+        applies.append("rp")
+    if rec.get("format") == "tf" or (rec.get("format") == "choice" and rec.get("options")):
+        applies.append("exact_match")
+    return {m: scored.get(m, 0.0) for m in applies}
+
+
+def _expects_refusal(rec: dict[str, Any]) -> bool:
+    return rec.get("ability") == "AR" and rec.get("refuse") is not False
 
 
 def overall_of(ability_means: dict[str, float | None]) -> float | None:
@@ -109,16 +131,32 @@ def mmrc(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
     for m in METRICS:
         result.metrics[f"{m}_stderr"] = stderrs[m]
         result.higher_is_better[m] = True
-    unanswered = sum(1 for rec in records if rec.get("response") is None)
-    judge_failed = sum(1 for rec in records if rec.get("response") is not None and rec.get("judge_failed"))
+    # _all: over every question in the data, those without a score counted as 0 (the headline,
+    # as the paper defines it, is over the scored questions).
+    values_all: dict[str, list[float]] = {}
+    for rec in records:
+        for name, v in question_values_all(rec).items():
+            values_all.setdefault(name, []).append(v)
+    means_all = _means(values_all)
+    for m in METRICS:
+        result.metrics[f"{m}_all"] = means_all[m]
+    unscored = {"request_failure": 0, "context_overflow": 0, "judge_failure": 0}
+    for sample, rec in pairs:
+        if rec.get("response") is None:
+            unscored[sample_failure_kind(sample) or "request_failure"] += 1
+        elif rec.get("judge_failed"):
+            unscored["judge_failure"] += 1
     unjudged = sum(1 for rec in records if rec.get("response") is not None and rec.get("verdict") is None and not rec.get("judge_failed"))
-    result.coverage = coverage("questions", len(records), {"request_failure": unanswered, "judge_failure": judge_failed},
-                               unexplained=unjudged)
+    result.coverage = coverage("questions", len(records), unscored, unexplained=unjudged)
     result.counts = {
         "n_questions": len(records),
         "scored_questions": sum(1 for rec in records if rec.get("verdict") is not None),
         "unanswered_questions": sum(1 for rec in records if rec.get("response") is None),
         "note_unparsed": sum(int(s.extra.get("note_unparsed", 0)) for s in samples),
+        # RP is never silently null: how many AR questions expect a refusal, and how many of them
+        # were judged (rp is null exactly when the second is 0; coverage says why the rest were not).
+        "rp_questions": sum(1 for rec in records if _expects_refusal(rec)),
+        "rp_scored": sum(1 for rec in records if _expects_refusal(rec) and rec.get("verdict") is not None),
     }
     result.breakdowns = _breakdowns(pairs)
     return result

@@ -6,7 +6,8 @@
 - ``realbench_unanswerable`` (parser) and ``realbench_unanswerable_acc``
   (metric): the unanswerable subset (paper Appendix D) is answered correctly
   when the reply contains "No relevant content mentioned" (any case) or
-  "未提及相关内容", the refusal the prompt asks for.
+  "未提及相关内容", the refusal the prompt asks for; ``realbench_unanswerable_exact``:
+  when the reply is exactly that phrase (its wrapping removed).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mmtasks.scoring.metrics import metric, score
-from mmtasks.scoring.parsers import first_integer, integers, parser
+from mmtasks.scoring.parsers import drop_counts, first_integer, integers, parser, read_answer
 from mmtasks.scoring.text_normalize import collapse_whitespace, nfkc, strip_answer_prefix
 
 # --- image numbers -------------------------------------------------------
@@ -53,8 +54,9 @@ def arabize(text: str) -> str:
 
 @parser("realbench_retrieval_single")
 def retrieval_single(text: str, doc: Mapping[str, Any] | None = None) -> int | None:
-    """The first integer of the answer ("Image 3", "图3", "第三张", "３")."""
-    return first_integer(arabize(strip_answer_prefix(text)))
+    """The first integer of the explicit answer, else of the reply, counts skipped ("Image 3",
+    "图3", "第三张", "３"; "There are 9 images; the answer is image 3" -> 3)."""
+    return read_answer(text, lambda t: first_integer(drop_counts(arabize(t))))
 
 
 @parser("realbench_retrieval_multi")
@@ -63,9 +65,10 @@ def retrieval_multi(text: str, doc: Mapping[str, Any] | None = None) -> list[int
 
     Reads "1, 3", "1，3", "图1和图3", "Image 2, Image 5", "图一、图三"; a
     range "2-4" (also "2~4", "2到4") stands for 2, 3, 4 when it spans at most
-    30 numbers.
+    30 numbers. The explicit answer ("答案是图1和图3") is read when there is one, and counts are
+    skipped ("图1和图3，共2张" -> [1, 3]; see :func:`~mmtasks.scoring.parsers.drop_counts`).
     """
-    return integers(arabize(strip_answer_prefix(text)), _MAX_RANGE)
+    return read_answer(text, lambda t: integers(drop_counts(arabize(t)), _MAX_RANGE))
 
 
 # --- unanswerable ----------------------------------------------------------
@@ -79,6 +82,16 @@ UNANSWERABLE_PHRASES = ("no relevant content mentioned", "未提及相关内容"
 def unanswerable(text: str, doc: Mapping[str, Any] | None = None) -> str:
     """The answer folded for phrase matching: NFKC, case-folded, single spaces."""
     return collapse_whitespace(nfkc(strip_answer_prefix(text))).casefold()
+
+
+@metric("realbench_unanswerable_exact")
+def unanswerable_exact(parsed: str | None, target: Any, doc: Mapping[str, Any]) -> float:
+    """Correct iff the whole answer (unwrapped, folded, final punctuation removed) is exactly
+    "No relevant content mentioned" or "未提及相关内容"."""
+    if parsed is None:
+        return 0.0
+    answer = unanswerable(parsed).rstrip(" .。!！")
+    return score(answer in UNANSWERABLE_PHRASES)
 
 
 @metric("realbench_unanswerable_acc")
