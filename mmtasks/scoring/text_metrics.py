@@ -49,34 +49,30 @@ def _hypothesis(parsed: Any) -> str | None:
     return parsed if isinstance(parsed, str) else str(parsed)
 
 
-@metrics.register("chrf")
-def chrf(parsed: Any, target: Any, doc: dict) -> float:
-    """chrF (sacrebleu's sentence-level defaults), 0-100."""
-    ref = _reference(target, doc)
+def _sentence_score(parsed: Any, target: Any, doc: dict, score: Any) -> float:
+    """``score(hypothesis, [reference]).score`` as a float; an unparsed answer scores 0."""
     hyp = _hypothesis(parsed)
     if hyp is None:
         return 0.0
-    return float(sacrebleu.sentence_chrf(hyp, [ref]).score)
+    return float(score(hyp, [_reference(target, doc)]).score)
+
+
+@metrics.register("chrf")
+def chrf(parsed: Any, target: Any, doc: dict) -> float:
+    """chrF (sacrebleu's sentence-level defaults), 0-100."""
+    return _sentence_score(parsed, target, doc, sacrebleu.sentence_chrf)
 
 
 @metrics.register("bleu")
 def bleu(parsed: Any, target: Any, doc: dict) -> float:
     """Sentence BLEU (sacrebleu's defaults: ``13a`` tokenizer, ``exp`` smoothing), 0-100."""
-    ref = _reference(target, doc)
-    hyp = _hypothesis(parsed)
-    if hyp is None:
-        return 0.0
-    return float(sacrebleu.sentence_bleu(hyp, [ref]).score)
+    return _sentence_score(parsed, target, doc, sacrebleu.sentence_bleu)
 
 
 @metrics.register("bleu_zh")
 def bleu_zh(parsed: Any, target: Any, doc: dict) -> float:
     """Sentence BLEU with sacrebleu's ``zh`` tokenizer (CJK characters are tokens), 0-100."""
-    ref = _reference(target, doc)
-    hyp = _hypothesis(parsed)
-    if hyp is None:
-        return 0.0
-    return float(sacrebleu.sentence_bleu(hyp, [ref], tokenize="zh").score)
+    return _sentence_score(parsed, target, doc, lambda hyp, refs: sacrebleu.sentence_bleu(hyp, refs, tokenize="zh"))
 
 
 def lcs_length(a: str, b: str) -> int:

@@ -104,14 +104,6 @@ class Conversation(_Record):
     def n_images(self) -> int:
         return sum(len(t.images) for t in self.turns)
 
-    def image_numbers(self) -> list[list[int]]:
-        """Per turn, the 0-based global indices of its images."""
-        out, offset = [], 0
-        for t in self.turns:
-            out.append(list(range(offset, offset + len(t.images))))
-            offset += len(t.images)
-        return out
-
 
 def conversation_of(rec: Mapping[str, Any]) -> Conversation:
     """Validate a record as an MMRC conversation; errors name the document and the field."""
