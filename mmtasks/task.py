@@ -102,7 +102,8 @@ class Task:
                                                      roots=(*self.roots, BUILTIN_TASKS_DIR))
 
     def _load_plugins(self) -> tuple[Path, ...]:
-        roots = self.roots or (self.file.parent,)
+        # the built-in benchmark folders are package data, trusted like the task's own folder
+        roots = (*(self.roots or (self.file.parent,)), BUILTIN_TASKS_DIR)
         # Paths are relative to the YAML file that lists them: the task registry makes inherited
         # ones absolute; a relative one here was written in this task's own file.
         return tuple(dict.fromkeys(registry.load_plugin_file(self.file.parent / p, roots=roots, task_file=self.file)

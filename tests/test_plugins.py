@@ -434,3 +434,23 @@ def test_a_broken_installed_package_is_named(tmp_path: Path) -> None:
     line = error_line(listed.stderr)
     assert ("the mmtasks plugin 'demo' of mmtasks-ep-demo (mmtasks_ep_demo) failed to import: "
             "ModuleNotFoundError: No module named 'mmtasks_no_such_dependency_xyz'") in line
+
+
+def test_a_task_built_directly_may_include_a_builtin_benchmark_with_plugins(tmp_path: Path) -> None:
+    """Python users (and benchmarks/multi_turn_scheduling.py) build a Task without the runner's
+    roots: a task that includes the built-in MMDU YAML still loads MMDU's plugin file (this raised
+    "plugin file ... is outside the task's folder" before)."""
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.task import Task
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    mmdu = REPO / "mmtasks" / "tasks" / "mmdu"
+    (folder / "mmdu_short.yaml").write_text(
+        f"task: mmdu_short\ninclude: {mmdu / 'mmdu.yaml'}\ngroup: []\n"
+        "generation: {max_new_tokens: 8, temperature: 0.0, do_sample: false}\n"
+        f"judge: {{prompt_file: {mmdu / 'judge_prompt.txt'}}}\n", encoding="utf-8")
+    config, path = TaskRegistry.discover([folder]).load("mmdu_short")
+    task = Task(config, path)
+    assert [p.name for p in task.plugins] == ["mmdu.py"]
+    assert task.judge_parser is not None
