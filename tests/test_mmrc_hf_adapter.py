@@ -11,6 +11,7 @@ from PIL import Image as PILImage
 
 from mmtasks.config.task_config import TaskConfig
 from mmtasks import registry
+from mmtasks.dialogues.replay_probe import record_of
 from mmtasks.documents.dataset import load_documents
 from mmtasks.errors import DataError
 from tests.plugins import plugin
@@ -97,4 +98,5 @@ def test_adapter_plugs_into_loading(tmp_path: Path) -> None:
     (doc,) = load_documents(config, tmp_path, adapter=registry.adapters.get("mmrc_hf", plugins=[MMRC]))
     assert doc.doc_id == "17" and [img.label for img in doc.images] == ["images/17/1.jpg"]
     conv = mmrc.record.conversation_of(doc.record)
-    assert [q.ability for q in conv.questions] == ["IU", "AR", "IU"] and conv.image_numbers() == [[0], []]
+    assert [q.ability for q in conv.questions] == ["IU", "AR", "IU"]
+    assert record_of(doc).image_numbers() == [[0], []]  # what the replay protocol attaches per turn
