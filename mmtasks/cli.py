@@ -47,7 +47,7 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
                    help="multi-turn: when a turn's prompt does not fit the model's context, drop the oldest "
                         "exchanges of the history until it fits (recorded per turn); default none: a context_overflow failure")
     p.add_argument("--probe", choices=["independent", "cumulative", "algorithm1"], default=None,
-                   help="MMRC: ask evaluation questions independently, one after another keeping the answers "
+                   help="replay_probe tasks (MMRC): ask evaluation questions independently, one after another keeping the answers "
                         "(cumulative), or keeping only the questions (algorithm1: the paper's Algorithm 1)")
     p.add_argument("--predict-only", action="store_true", help="run the model and write samples without judging")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")

@@ -201,3 +201,18 @@ def test_verbose_shows_traceback(data, tmp_path):
 
     with pytest.raises(ConfigError):
         main(["--tasks", "nope", *base_args(data, tmp_path), "--verbose"])
+
+
+def test_missing_data_hint_comes_from_the_task_yaml(capsys, tmp_path):
+    """How to get the data is each benchmark's own word (``dataset.get_data``), not the generic layer's."""
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "mine.yaml").write_text(
+        "task: mine\ndataset:\n  local: {dir: mine, file: test.jsonl}\n"
+        "  get_data: fetch test.jsonl from the lab share\nmetrics:\n  - {name: acc, function: exact_integer}\n",
+        encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    code, err = run_cli(capsys, "--tasks", "mine", "--include-path", str(tasks), *base_args(tmp_path / "empty", tmp_path))
+    assert code == 2
+    line = error_line(err)
+    assert "data file not found for task 'mine'" in line and "(fetch test.jsonl from the lab share)" in line

@@ -67,6 +67,8 @@ class DatasetConfig(_Strict):
     """Fields every record must have, with their JSON type; checked as records are read."""
     adapter: str | None = None
     """Name of a registered record adapter (e.g. converting a Hub schema to the local one)."""
+    get_data: str | None = None
+    """How to get the data, shown when it is missing (where to download it); each benchmark says its own."""
 
 
 class PromptConfig(_Strict):

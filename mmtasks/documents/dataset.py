@@ -29,18 +29,6 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "str|int": (str, int), "str|list": (str, list), "any": (object,),
 }
 
-#: how to get each benchmark's data, for the "missing data" error
-DATA_HINTS = {
-    "realbench": "RealBench's data is not public yet; put it in the local format of README 'Data' "
-    "(or try the bundled sample: --data-dir data/sample)",
-    "mmdu": "download benchmark.json and mmdu_pics.zip from the Hugging Face dataset laolao77/MMDU "
-    "and unzip the images into <data-dir>/mmdu/images/ (or try the bundled sample: --data-dir data/sample)",
-    "mmrc": "put the conversations in mmrc/mmrc.jsonl with their images under mmrc/images/ (README 'Data'); "
-    "the Hugging Face release WUUE/MMRC_Real_World_Conversation can be read with dataset.hf and the "
-    "provisional adapter mmrc_hf (or try the bundled sample: --data-dir data/sample)",
-}
-
-
 @dataclass(frozen=True)
 class Document:
     """One benchmark record. ``index`` is its position in the source (stable across runs)."""
@@ -66,7 +54,7 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
                 f"task {task.task!r} reads local data but no data directory is set",
                 field="--data-dir",
                 hint=f"pass --data-dir DIR or set MMTASKS_DATA_DIR; expected DIR/{ds.local.dir}/{ds.local.file}. "
-                + DATA_HINTS.get(ds.local.dir, ""),
+                + (ds.get_data or ""),
             )
         folder = data_root / inside(ds.local.dir, where="the data root", field="dataset.local.dir", file=task_file)
         path = folder / inside(ds.local.file, where=f"the data folder {folder}", field="dataset.local.file", file=task_file)
@@ -74,7 +62,7 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
             raise DataError(
                 f"data file not found for task {task.task!r}",
                 file=path,
-                hint=DATA_HINTS.get(ds.local.dir, f"put the benchmark's data at {path}"),
+                hint=ds.get_data or f"put the benchmark's data at {path}",
             )
         records = _read_local(path)
         yield from _documents(records, ds, folder, str(path), adapter)
