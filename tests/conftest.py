@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 from pathlib import Path
 
 # The suite is offline: never let a library try the network (and wait on timeouts).
@@ -36,3 +37,23 @@ def chat_server() -> Iterator[ChatServer]:
     """
     with ChatServer() as server:
         yield server
+
+
+@pytest.fixture
+def make_model(chat_server: ChatServer) -> Iterator[Callable[..., Any]]:
+    """``make(name="test-model", **args)``: an ``openai:`` backend on the loopback server,
+    closed after the test."""
+    from mmtasks.models.base import ModelSpec
+    from mmtasks.models.openai_api import OpenAIModel
+
+    made: list[OpenAIModel] = []
+
+    def make(name: str = "test-model", **args: object) -> OpenAIModel:
+        args.setdefault("base_url", chat_server.base_url)
+        model = OpenAIModel(ModelSpec(backend="openai", name=name, args=args))
+        made.append(model)
+        return model
+
+    yield make
+    for model in made:
+        model.close()

@@ -7,7 +7,7 @@ import io
 import logging
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -28,21 +28,6 @@ KEY = "sk-test-0123456789abcdef"
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-@pytest.fixture
-def make_model(chat_server: ChatServer) -> Iterator[Callable[..., OpenAIModel]]:
-    made: list[OpenAIModel] = []
-
-    def make(name: str = "test-model", **args: object) -> OpenAIModel:
-        args.setdefault("base_url", chat_server.base_url)
-        model = OpenAIModel(ModelSpec(backend="openai", name=name, args=args))
-        made.append(model)
-        return model
-
-    yield make
-    for model in made:
-        model.close()
 
 
 def ask(text: str, **generation: object) -> Request:

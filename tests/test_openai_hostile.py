@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncio
 import resource
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 from mmtasks.core.conversation import Message
 from mmtasks.core.request import GenerationConfig, Request
-from mmtasks.models.base import ModelSpec
 from mmtasks.models.openai_api import OpenAIModel
 from mmtasks.models.openai_payload import BadResponse, completion_text, is_context_overflow
 from tests.chat_server import ChatServer
@@ -24,21 +23,6 @@ from tests.chat_server import ChatServer
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-@pytest.fixture
-def make_model(chat_server: ChatServer) -> Iterator[Callable[..., OpenAIModel]]:
-    made: list[OpenAIModel] = []
-
-    def make(**args: object) -> OpenAIModel:
-        args.setdefault("base_url", chat_server.base_url)
-        model = OpenAIModel(ModelSpec(backend="openai", name="test-model", args=args))
-        made.append(model)
-        return model
-
-    yield make
-    for model in made:
-        model.close()
 
 
 def ask(text: str) -> Request:
