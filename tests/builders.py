@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 from pathlib import Path
 from typing import Any
@@ -36,3 +38,12 @@ def write_realbench(root: Path, file: str, records: list[dict[str, Any]], *, ima
     path = folder / file
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+def folder_digest(folder: Path) -> str:
+    """A digest of every file under ``folder`` (names and bytes; bytecode caches skipped): to show it unchanged."""
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts:
+            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -22,6 +21,7 @@ from mmtasks.cli import main
 from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.build import build_leaderboard, load_runs, unused_tasks
 from mmtasks.leaderboard.sections import discover_sections, load_section, load_sections
+from tests.builders import folder_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mmtasks"
@@ -57,14 +57,6 @@ def cli_run(out: Path, *args: str) -> dict:
     code = main(["--data-dir", str(SAMPLE), "--output-path", str(out), "--no-cache", "--no-progress", *args])
     assert code == 0
     return json.loads((out / "results.json").read_text())
-
-
-def folder_digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and "__pycache__" not in p.parts:
-            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
 
 
 def copy_benchmark(tmp_path: Path) -> Path:

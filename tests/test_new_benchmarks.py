@@ -9,7 +9,6 @@ unchanged; scores are checked against values computed by hand from the sample da
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import json
 import os
@@ -24,20 +23,13 @@ from PIL import Image as PILImage
 
 from tests.chat_server import ChatServer
 from tests.chat_wire import last_user_text
+from tests.builders import folder_digest
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 PACKAGE_TASKS = REPO / "mmtasks" / "tasks"
 MODEL, JUDGE = "mm-model", "mm-judge"
 FAST = "max_retries=1"  # no HTTP errors are scripted here: judge re-asks are protocol-level
-
-
-def folder_digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and "__pycache__" not in p.parts:
-            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
 
 
 def copy_task_folder(bench: str, dest_root: Path, *, replace: dict[str, str] | None = None) -> str:
