@@ -1,5 +1,3 @@
-import sys
+from mmtasks.cli import entry
 
-from mmtasks.cli import main
-
-sys.exit(main())
+entry()

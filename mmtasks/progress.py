@@ -15,12 +15,13 @@ import os
 import sys
 import threading
 import time
-from typing import TextIO
-
-from tqdm import tqdm
+from typing import TYPE_CHECKING, TextIO
 
 from mmtasks.core.request import Reply, Request
 from mmtasks.core.sample import Sample
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 DEFAULT_INTERVAL_S = 5.0
 
@@ -67,6 +68,8 @@ class Progress:
         if tty is None:
             tty = bool(getattr(self._stream, "isatty", lambda: False)())
         if tty:
+            from tqdm import tqdm  # only for a bar on a terminal
+
             self._bar = tqdm(total=total, unit="doc", dynamic_ncols=True, file=self._stream,
                              smoothing=0.1, mininterval=0.5)
         else:

@@ -13,6 +13,7 @@ prompts. :class:`RedactingFilter` applies :func:`redact` to log records.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -37,11 +38,14 @@ SECRET_QUERY_NAME = re.compile(r"key|token|secret|passw|sig|auth|credential|code
 _lock = threading.Lock()
 _secrets: set[str] = set()
 _pattern: re.Pattern[str] | None = None
+#: finds, in JSON text, anything :func:`redact` might change in the strings it was made from:
+#: each secret as it is and as JSON escapes it, and loose forms of the token shapes
+_json_pattern: re.Pattern[str] = re.compile(r"Bearer|sk-[A-Za-z0-9_\-]{12,}")
 
 
 def register_secret(value: str | None) -> None:
     """Remember ``value`` so that :func:`redact` hides it from now on."""
-    global _pattern
+    global _pattern, _json_pattern
     if not value or len(value) < MIN_SECRET_LENGTH:
         return
     with _lock:
@@ -49,7 +53,10 @@ def register_secret(value: str | None) -> None:
             return
         _secrets.add(value)
         # longest first, so a secret containing another is hidden whole
-        _pattern = re.compile("|".join(re.escape(s) for s in sorted(_secrets, key=len, reverse=True)))
+        ordered = sorted(_secrets, key=len, reverse=True)
+        _pattern = re.compile("|".join(re.escape(s) for s in ordered))
+        forms = {form for s in ordered for form in (s, json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1])}
+        _json_pattern = re.compile("|".join([r"Bearer", r"sk-[A-Za-z0-9_\-]{12,}", *(re.escape(f) for f in forms)]))
 
 
 def register_env_secrets(environ: "Mapping[str, str] | None" = None) -> None:
@@ -119,6 +126,18 @@ def redact_data(value: Any, convert: Callable[[Any], Any] | None = None) -> Any:
     return redact_data(convert(value), convert)
 
 
+def redacted_json(value: Any, convert: Callable[[Any], Any] | None = None) -> str:
+    """``json.dumps(redact_data(value, convert), ensure_ascii=False)``, without walking the data
+    when nothing in it can need redacting: the JSON text is made first and searched for every
+    registered secret (as it is and JSON-escaped) and for anything like a bearer token or an
+    ``sk-`` key; only when something is found is the data walked string by string. Samples
+    almost never hold a secret, and the walk cost about 0.3 ms per sample."""
+    text = json.dumps(value, ensure_ascii=False, default=convert)
+    if _json_pattern.search(text) is None:
+        return text
+    return json.dumps(redact_data(value, convert), ensure_ascii=False)
+
+
 def safe_url(url: str) -> str:
     """A URL fit for messages: no user/password, no query string, secrets redacted."""
     try:
@@ -144,7 +163,8 @@ class RedactingFilter(logging.Filter):
 
 
 def _clear_for_tests() -> None:
-    global _pattern
+    global _pattern, _json_pattern
     with _lock:
         _secrets.clear()
         _pattern = None
+        _json_pattern = re.compile(r"Bearer|sk-[A-Za-z0-9_\-]{12,}")

@@ -64,3 +64,21 @@ def test_logging_filter(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger=logger.name):
         logger.info("calling with %s", "sk-999999")
     assert caplog.records[0].getMessage() == "calling with ***"
+
+
+@pytest.mark.parametrize("secret", ['quote"d-secret', "back\\slash-secret", "tab\tsecret-x", "ключ-секрет-1", "plainsecret"])
+def test_dumps_finds_secrets_that_json_escapes(secret: str) -> None:
+    # dumps searches the JSON text before walking the data: a secret JSON writes escaped
+    # (quotes, backslashes, control characters) must still be found and redacted
+    secrets.register_secret(secret)
+    record = {"reply": f"echo {secret} end", "nested": [{"k": secret}], "n": 3}
+    assert json.loads(dumps(record)) == {"reply": "echo *** end", "nested": [{"k": "***"}], "n": 3}
+
+
+def test_dumps_is_the_walk_when_nothing_needs_redacting() -> None:
+    secrets.register_secret("registered-key-1")
+    clean = {"text": "a task-free reply, nothing secret", "score": 1.0, "ids": (1, 2), 3: None}
+    assert dumps(clean) == json.dumps(secrets.redact_data(clean), ensure_ascii=False)
+    # token shapes nobody registered, after characters JSON escapes (a newline before sk-)
+    shaped = {"reply": "x\nsk-abcdefghijklmnop y", "auth": "Bearer\tabcdefghijk"}
+    assert json.loads(dumps(shaped)) == {"reply": "x\nsk-*** y", "auth": "Bearer\t***"}

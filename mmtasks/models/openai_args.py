@@ -16,7 +16,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 class OpenAIArgs(BaseModel):
     """Model args of the ``openai`` backend (``--model-args k=v,...``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str | None = None
     """Endpoint root ending in /v1 (else $OPENAI_BASE_URL, else OpenAI's)."""

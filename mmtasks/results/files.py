@@ -28,7 +28,7 @@ from typing import IO, Any, overload
 
 from mmtasks.core.sample import Sample
 from mmtasks.errors import MmtasksError
-from mmtasks.secrets import redact_data
+from mmtasks.secrets import redacted_json
 
 #: the lock a run holds on its output folder for its whole life
 LOCK_FILE = ".mmtasks.lock"
@@ -203,7 +203,7 @@ def _plain(obj: Any) -> Any:
 def dumps(obj: Any) -> str:
     """JSON text of ``obj`` with registered secrets redacted from its strings (not from the JSON
     text: a secret made of digits must not turn numbers into ``***``)."""
-    return json.dumps(redact_data(obj, _plain), ensure_ascii=False)
+    return redacted_json(obj, _plain)
 
 
 class SamplesWriter:

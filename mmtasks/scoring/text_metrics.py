@@ -30,8 +30,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import sacrebleu
-
 from mmtasks.errors import DataError
 from mmtasks.registry import metrics
 
@@ -41,6 +39,13 @@ def _reference(target: Any, doc: dict) -> str:
         doc_id = next((str(doc[k]) for k in ("id", "doc_id", "idx", "question_id") if k in doc), None)
         raise DataError(f"the target must be a non-empty string, got {target!r}", doc_id=doc_id, field="target")
     return target
+
+
+def _sacrebleu() -> Any:
+    """sacrebleu, imported on first use (~50 ms; most tasks score without it)."""
+    import sacrebleu
+
+    return sacrebleu
 
 
 def _hypothesis(parsed: Any) -> str | None:
@@ -60,19 +65,19 @@ def _sentence_score(parsed: Any, target: Any, doc: dict, score: Any) -> float:
 @metrics.register("chrf")
 def chrf(parsed: Any, target: Any, doc: dict) -> float:
     """chrF (sacrebleu's sentence-level defaults), 0-100."""
-    return _sentence_score(parsed, target, doc, sacrebleu.sentence_chrf)
+    return _sentence_score(parsed, target, doc, _sacrebleu().sentence_chrf)
 
 
 @metrics.register("bleu")
 def bleu(parsed: Any, target: Any, doc: dict) -> float:
     """Sentence BLEU (sacrebleu's defaults: ``13a`` tokenizer, ``exp`` smoothing), 0-100."""
-    return _sentence_score(parsed, target, doc, sacrebleu.sentence_bleu)
+    return _sentence_score(parsed, target, doc, _sacrebleu().sentence_bleu)
 
 
 @metrics.register("bleu_zh")
 def bleu_zh(parsed: Any, target: Any, doc: dict) -> float:
     """Sentence BLEU with sacrebleu's ``zh`` tokenizer (CJK characters are tokens), 0-100."""
-    return _sentence_score(parsed, target, doc, lambda hyp, refs: sacrebleu.sentence_bleu(hyp, refs, tokenize="zh"))
+    return _sentence_score(parsed, target, doc, lambda hyp, refs: _sacrebleu().sentence_bleu(hyp, refs, tokenize="zh"))
 
 
 def lcs_length(a: str, b: str) -> int:
