@@ -56,12 +56,13 @@ class TaskRegistry:
         return reg
 
     def _index(self) -> None:
+        parsed: dict[Path, dict] = {}  # each file read once, however many tasks include it
         for d in self.dirs:
             for path in sorted(d.rglob("*.yaml")):
                 if path.name.startswith("_") or path.name == LEADERBOARD_FILE:
                     continue
                 try:
-                    data = load_with_includes(path, roots=self.dirs)
+                    data = load_with_includes(path, roots=self.dirs, memo=parsed)
                 except ConfigError as exc:
                     self._errors[path] = exc.render()
                     continue

@@ -119,11 +119,14 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def load_with_includes(path: Path, _seen: tuple[Path, ...] = (), *, roots: Sequence[Path] | None = None) -> dict[str, Any]:
+def load_with_includes(path: Path, _seen: tuple[Path, ...] = (), *, roots: Sequence[Path] | None = None,
+                       memo: dict[Path, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Load ``path``; an ``include: other.yaml`` key (relative to the file) is merged underneath.
 
     Included files must resolve (links followed) inside ``roots`` - the task folders searched
     (the built-in tasks and ``--include-path``); by default the folder of ``path`` itself.
+    ``memo`` keeps each file's parsed YAML for reuse (a base included by every task of a
+    benchmark is read once); the data returned must then be treated as read-only.
     """
     path = path.resolve()
     if roots is None:
@@ -131,7 +134,12 @@ def load_with_includes(path: Path, _seen: tuple[Path, ...] = (), *, roots: Seque
     real_roots = [Path(r).resolve() for r in roots]
     if path in _seen:
         raise ConfigError("include cycle: " + " -> ".join(p.name for p in (*_seen, path)), file=path)
-    data = read_yaml(path)
+    if memo is None:
+        data = read_yaml(path)
+    else:
+        if path not in memo:
+            memo[path] = read_yaml(path)
+        data = dict(memo[path])
     includes = data.pop("include", None)
     if includes is None:
         return data
@@ -147,7 +155,7 @@ def load_with_includes(path: Path, _seen: tuple[Path, ...] = (), *, roots: Seque
                               file=path, field="include")
         if not inc_path.is_file():
             raise ConfigError(f"included file {inc!r} not found next to this file", file=path, field="include")
-        merged = deep_merge(merged, load_with_includes(inc_path, (*_seen, path), roots=real_roots))
+        merged = deep_merge(merged, load_with_includes(inc_path, (*_seen, path), roots=real_roots, memo=memo))
     return deep_merge(merged, data)
 
 
