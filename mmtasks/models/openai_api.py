@@ -37,6 +37,7 @@ import json
 import logging
 import os
 import queue
+import ssl
 import threading
 import time
 import weakref
@@ -134,6 +135,7 @@ class OpenAIModel(ChatModel):
         self._lock = threading.Lock()
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
         self._pool: ThreadPoolExecutor | None = None
+        self._ssl: ssl.SSLContext | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # generate's own loop
         self._thread: threading.Thread | None = None
 
@@ -162,12 +164,9 @@ class OpenAIModel(ChatModel):
         timeout = httpx.Timeout(a.timeout, connect=min(a.timeout, 30.0))
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1, keepalive_expiry=30)
         proxy = environment_proxy(self.base_url)
-        ssl_context: list[Any] = []  # made with the first slot, shared by the others
 
         def make() -> openai.AsyncOpenAI:
-            if not ssl_context:
-                ssl_context.append(httpx.create_ssl_context())
-            inner = httpx.AsyncHTTPTransport(verify=ssl_context[0], limits=limits, proxy=proxy)
+            inner = httpx.AsyncHTTPTransport(verify=self._ssl_context(), limits=limits, proxy=proxy)
             transport = GuardedTransport(inner, deadline=effective_deadline(a), max_bytes=a.max_response_bytes, check=check_chat_completion)
             # trust_env=False: the environment's proxy is in the transport (mounted proxies would bypass it)
             http = httpx.AsyncClient(transport=transport, timeout=timeout, trust_env=False, follow_redirects=True)
@@ -183,6 +182,14 @@ class OpenAIModel(ChatModel):
             )
 
         return _LoopState(make=make, size=a.concurrency, prepared=asyncio.Semaphore(2 * a.concurrency))
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        """One verifying TLS context for every slot of every loop, made on first use: loading
+        the CA bundle costs ~25 ms, which each loop's first request used to pay again."""
+        with self._lock:
+            if self._ssl is None:
+                self._ssl = httpx.create_ssl_context()
+            return self._ssl
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:

@@ -1,0 +1,78 @@
+"""The openai backend over TLS: certificates are verified (one CA context shared by every slot
+and event loop), and the environment's SSL_CERT_FILE is honoured."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import ssl
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mmtasks.errors import ModelError
+from mmtasks.models.base import ModelSpec
+from mmtasks.models.openai_api import OpenAIModel
+
+pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+
+
+class _Models(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        body = json.dumps({"object": "list", "data": [{"id": "tls-model", "object": "model"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Models)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/v1", cert
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _model(url: str) -> OpenAIModel:
+    return OpenAIModel(ModelSpec(backend="openai", name="tls-model", args={"base_url": url, "max_retries": 0, "timeout": 10}))
+
+
+def test_a_self_signed_certificate_is_refused(tls_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    url, _ = tls_server
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    model = _model(url)
+    try:
+        with pytest.raises(ModelError, match="is not usable: cannot connect .*CERTIFICATE_VERIFY_FAILED"):
+            model.check_ready()
+    finally:
+        model.close()
+
+
+def test_the_certificate_named_by_ssl_cert_file_is_trusted(tls_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    url, cert = tls_server
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    model = _model(url)
+    try:
+        model.check_ready()  # the server lists the model: no error
+    finally:
+        model.close()
