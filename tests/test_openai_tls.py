@@ -1,5 +1,6 @@
-"""The openai backend over TLS: certificates are verified (one CA context shared by every slot
-and event loop), and the environment's SSL_CERT_FILE is honoured."""
+"""The openai backend's HTTP layer: over TLS, certificates are verified (one CA context shared by
+every slot and event loop) and the environment's SSL_CERT_FILE is honoured; its clients are of the
+SDK's own HTTP library."""
 
 from __future__ import annotations
 
@@ -76,3 +77,20 @@ def test_the_certificate_named_by_ssl_cert_file_is_trusted(tls_server: tuple[str
         model.check_ready()  # the server lists the model: no error
     finally:
         model.close()
+
+
+def test_the_backend_builds_on_the_sdks_own_http_library() -> None:
+    import sys
+    import subprocess as sp
+
+    import openai
+
+    from mmtasks.models.openai_http import http
+
+    bases = [c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient"]
+    assert bases and bases[0].__module__.split(".")[0] == http.__name__
+    # the SDK takes the backend's clients natively; under openai 3.x (httpx2) the legacy httpx
+    # stack is not imported at all (it used to be, with click, rich and pygments for its CLI)
+    probe = "import sys, mmtasks.models.openai_api as m; print(m.http.__name__, 'httpx' in sys.modules)"
+    out = sp.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [http.__name__, str(http.__name__ == "httpx")]

@@ -3,7 +3,8 @@
 
 One request: :meth:`OpenAIModel.agenerate`, called from any asyncio event loop. The backend
 keeps, per running loop, ``concurrency`` slots, each an SDK client over an
-``httpx.AsyncClient`` holding one connection: a request takes a free slot (or waits for
+``AsyncClient`` of the SDK's own HTTP library (``httpx2`` for openai 3.x, ``httpx`` before; see
+:mod:`mmtasks.models.openai_http`) holding one connection: a request takes a free slot (or waits for
 one), so at most ``concurrency`` are in flight and each has a connection of its own. A wave: :meth:`OpenAIModel.generate`
 runs the same code on a loop of its own (a background thread) and yields each reply the
 moment it arrives. Images are encoded in a thread pool, once per run (the encoder caches by
@@ -26,7 +27,7 @@ Whatever still fails is a counted failure, ``Reply.failure(reason)``, whose reas
 A rejected key (401/403), an unknown model or endpoint (404) or an exhausted quota concern
 every request, so they raise :class:`ModelError` and stop the run. Secrets never appear in
 messages: the key is registered for redaction, and a ``base_url`` carrying credentials
-(``http://TOKEN@host/v1``) is refused (the SDK sends the key as a bearer token; httpx would
+(``http://TOKEN@host/v1``) is refused (the SDK sends the key as a bearer token; the HTTP client would
 turn the user info into Basic auth replacing it).
 """
 
@@ -47,7 +48,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-import httpx
 import openai
 
 from mmtasks.core.request import Reply, Request
@@ -55,6 +55,7 @@ from mmtasks.errors import ConfigError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
 from mmtasks.models.openai_args import DEFAULT_BASE_URL, effective_deadline, parse_openai_args
+from mmtasks.models.openai_http import http
 from mmtasks.models.openai_payload import (
     CONTEXT_OVERFLOW, BadResponse, chat_messages, check_chat_completion, completion_text, error_code, error_detail,
     finish_reason, generation_params, is_context_overflow, request_body,
@@ -81,7 +82,7 @@ _RETRIED_STATUSES = frozenset({408, 409, 429})
 @dataclass
 class _LoopState:
     """What belongs to one event loop: up to ``size`` slots, each an SDK client over an
-    ``httpx.AsyncClient`` holding one connection (made when first needed), and a semaphore
+    ``AsyncClient`` holding one connection (made when first needed), and a semaphore
     bounding the requests being prepared. A slot per connection, not one pool of ``size``
     connections: httpcore's pool spends time growing with the square of its connections on
     every request, which dominated at 64-way concurrency (benchmarks/judge_throughput.py:
@@ -161,15 +162,15 @@ class OpenAIModel(ChatModel):
 
     def _new_state(self) -> _LoopState:
         a = self.args
-        timeout = httpx.Timeout(a.timeout, connect=min(a.timeout, 30.0))
-        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1, keepalive_expiry=30)
+        timeout = http.Timeout(a.timeout, connect=min(a.timeout, 30.0))
+        limits = http.Limits(max_connections=1, max_keepalive_connections=1, keepalive_expiry=30)
         proxy = environment_proxy(self.base_url)
 
         def make() -> openai.AsyncOpenAI:
-            inner = httpx.AsyncHTTPTransport(verify=self._ssl_context(), limits=limits, proxy=proxy)
+            inner = http.AsyncHTTPTransport(verify=self._ssl_context(), limits=limits, proxy=proxy)
             transport = GuardedTransport(inner, deadline=effective_deadline(a), max_bytes=a.max_response_bytes, check=check_chat_completion)
             # trust_env=False: the environment's proxy is in the transport (mounted proxies would bypass it)
-            http = httpx.AsyncClient(transport=transport, timeout=timeout, trust_env=False, follow_redirects=True)
+            session = http.AsyncClient(transport=transport, timeout=timeout, trust_env=False, follow_redirects=True)
             return openai.AsyncOpenAI(
                 # without a key the SDK would read $OPENAI_API_KEY itself; servers without auth ignore "EMPTY"
                 api_key=self._api_key or "EMPTY",
@@ -178,7 +179,7 @@ class OpenAIModel(ChatModel):
                 default_headers=self.args.default_headers or None,
                 max_retries=a.max_retries,
                 timeout=timeout,
-                http_client=http,
+                http_client=session,
             )
 
         return _LoopState(make=make, size=a.concurrency, prepared=asyncio.Semaphore(2 * a.concurrency))
@@ -188,7 +189,7 @@ class OpenAIModel(ChatModel):
         the CA bundle costs ~25 ms, which each loop's first request used to pay again."""
         with self._lock:
             if self._ssl is None:
-                self._ssl = httpx.create_ssl_context()
+                self._ssl = http.create_ssl_context()
             return self._ssl
 
     def _executor(self) -> ThreadPoolExecutor:
@@ -266,7 +267,7 @@ class OpenAIModel(ChatModel):
         try:
             # the SDK's request loop (retries, Retry-After, typed errors) on a body built here: its
             # typed create() would walk every message (base64 images included) field by field
-            response = await client.post("/chat/completions", cast_to=httpx.Response, content=body, options=_JSON)
+            response = await client.post("/chat/completions", cast_to=http.Response, content=body, options=_JSON)
         except openai.APIStatusError as exc:
             return self._failed(self._status_failure(exc), counter.attempts, started)
         except openai.APIConnectionError as exc:  # APITimeoutError included
@@ -440,7 +441,7 @@ def _split_query(url: str) -> tuple[str, dict[str, str]]:
 
 
 def _refuse_userinfo(url: str, from_env: bool) -> None:
-    """Credentials before the host are refused: httpx would send them as Basic auth in place of
+    """Credentials before the host are refused: the HTTP client would send them as Basic auth in place of
     the key, and the URL is recorded in results.json. (Registered for redaction beforehand.)"""
     user, password = url_userinfo(url)
     if user is None and password is None:

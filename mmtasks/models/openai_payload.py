@@ -7,8 +7,6 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import httpx
-
 from mmtasks.core.conversation import Message, Text
 from mmtasks.core.request import GenerationConfig
 
@@ -106,9 +104,10 @@ def completion_text(raw: bytes) -> str | None:
     return refusal if isinstance(refusal, str) else None
 
 
-def check_chat_completion(request: httpx.Request, status: int, body: bytes) -> str | None:
+def check_chat_completion(request: Any, status: int, body: bytes) -> str | None:
     """Why a 200 answer to a chat-completions call is not a chat completion (None: it is one);
-    the backend's transport runs this on every answer, so a malformed one is retried."""
+    the backend's transport runs this on every answer, so a malformed one is retried.
+    ``request`` is the SDK's HTTP library's request (``httpx2.Request`` or ``httpx.Request``)."""
     if status != 200 or request.method != "POST" or not request.url.path.endswith("/chat/completions"):
         return None
     try:

@@ -10,7 +10,8 @@ The ``openai`` SDK sends each attempt through :class:`GuardedTransport`, which
   1.5 GB body, or a gzip bomb, is never held in memory);
 - checks that a 200 answer to a chat-completions call is a chat completion (``check``).
 
-Each of these is raised as an ``httpx`` transport error, which the SDK retries (with its own
+Each of these is raised as a transport error of the SDK's HTTP library (``httpx2`` or ``httpx``,
+see :mod:`mmtasks.models.openai_http`), which the SDK retries (with its own
 backoff) and finally reports as ``APITimeoutError`` or ``APIConnectionError`` with this
 module's exception as the cause.
 """
@@ -23,7 +24,7 @@ import urllib.request
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-import httpx
+from mmtasks.models.openai_http import http
 
 
 @dataclass
@@ -40,23 +41,23 @@ _PIECE = 16 * 1024
 _BODY_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
 
 
-class DeadlineExceeded(httpx.ReadTimeout):
+class DeadlineExceeded(http.ReadTimeout):
     """An attempt took longer than its total deadline."""
 
 
-class ResponseTooLarge(httpx.RemoteProtocolError):
+class ResponseTooLarge(http.RemoteProtocolError):
     """An answer larger than the cap."""
 
 
-class MalformedResponse(httpx.RemoteProtocolError):
+class MalformedResponse(http.RemoteProtocolError):
     """A 200 answer that is not what the call returns (e.g. not a chat completion)."""
 
 
 #: (request, status, decoded body) -> why the answer is malformed, or None
-BodyCheck = Callable[[httpx.Request, int, bytes], "str | None"]
+BodyCheck = Callable[[http.Request, int, bytes], "str | None"]
 
 
-class _Pieces(httpx.AsyncByteStream):
+class _Pieces(http.AsyncByteStream):
     def __init__(self, data: bytes) -> None:
         self._data = data
 
@@ -66,16 +67,16 @@ class _Pieces(httpx.AsyncByteStream):
             yield bytes(view[start:start + _PIECE])
 
 
-class GuardedTransport(httpx.AsyncBaseTransport):
+class GuardedTransport(http.AsyncBaseTransport):
     """Wraps a transport; see the module docstring."""
 
-    def __init__(self, inner: httpx.AsyncBaseTransport, *, deadline: float, max_bytes: int, check: BodyCheck | None = None) -> None:
+    def __init__(self, inner: http.AsyncBaseTransport, *, deadline: float, max_bytes: int, check: BodyCheck | None = None) -> None:
         self.inner = inner
         self.deadline = deadline
         self.max_bytes = max_bytes
         self.check = check
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: http.Request) -> http.Response:
         counter = ATTEMPTS.get()
         if counter is not None:
             counter.attempts += 1
@@ -93,9 +94,9 @@ class GuardedTransport(httpx.AsyncBaseTransport):
             if problem is not None:
                 raise MalformedResponse(problem, request=request)
         kept = [(k, v) for k, v in headers.multi_items() if k.lower() not in _BODY_HEADERS]
-        return httpx.Response(status, headers=kept, content=body, extensions=extensions)
+        return http.Response(status, headers=kept, content=body, extensions=extensions)
 
-    async def _fetch(self, request: httpx.Request) -> tuple[int, httpx.Headers, dict, bytes]:
+    async def _fetch(self, request: http.Request) -> tuple[int, http.Headers, dict, bytes]:
         response = await self.inner.handle_async_request(request)
         try:
             declared = response.headers.get("content-length", "")
@@ -111,23 +112,23 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         extensions = {k: v for k, v in response.extensions.items() if k in ("http_version", "reason_phrase")}
         return response.status_code, response.headers, extensions, bytes(raw)
 
-    async def _decoded(self, request: httpx.Request, status: int, headers: httpx.Headers, raw: bytes) -> bytes:
+    async def _decoded(self, request: http.Request, status: int, headers: http.Headers, raw: bytes) -> bytes:
         """The body without its Content-Encoding, decompressed piece by piece under the cap."""
         encoding = headers.get("content-encoding", "identity").strip().lower()
         if encoding in ("", "identity"):
             return raw
-        probe = httpx.Response(status, headers=headers, stream=_Pieces(raw))
+        probe = http.Response(status, headers=headers, stream=_Pieces(raw))
         out = bytearray()
         try:
             async for chunk in probe.aiter_bytes():
                 out += chunk
                 if len(out) > self.max_bytes:
                     raise self._too_large(request, "decompressed")
-        except httpx.DecodingError as exc:
+        except http.DecodingError as exc:
             raise MalformedResponse(f"the body cannot be decoded ({encoding}): {exc}", request=request) from None
         return bytes(out)
 
-    def _too_large(self, request: httpx.Request, how: str) -> ResponseTooLarge:
+    def _too_large(self, request: http.Request, how: str) -> ResponseTooLarge:
         detail = f" ({how})" if how else ""
         return ResponseTooLarge(f"the answer is larger than max_response_bytes={self.max_bytes}{detail}", request=request)
 
@@ -138,7 +139,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
 def environment_proxy(url: str) -> str | None:
     """The proxy the environment (``HTTPS_PROXY``, ``NO_PROXY`` ...) names for ``url``, as httpx
     would use it (an explicit transport does not read the environment by itself)."""
-    parts = httpx.URL(url)
+    parts = http.URL(url)
     if urllib.request.proxy_bypass(parts.host):
         return None
     proxies = urllib.request.getproxies()
