@@ -7,8 +7,8 @@ keeps, per running loop, ``concurrency`` slots, each an SDK client over an
 :mod:`mmtasks.models.openai_http`) holding one connection: a request takes a free slot (or waits for
 one), so at most ``concurrency`` are in flight and each has a connection of its own. A wave: :meth:`OpenAIModel.generate`
 runs the same code on a loop of its own (a background thread) and yields each reply the
-moment it arrives. Images are encoded in a thread pool, once per run (the encoder caches by
-content hash).
+moment it arrives. A request's images are encoded and its body serialised in one job of a
+thread pool, each distinct image once per run (the encoder caches by content hash).
 
 Failures. The SDK retries connection errors, timeouts, 408, 409, 429 and 5xx (its backoff,
 Retry-After honoured) up to ``max_retries`` times; the transport under it
@@ -248,17 +248,21 @@ class OpenAIModel(ChatModel):
                 state.release(client)
 
     async def _body(self, request: Request) -> bytes:
-        loop = asyncio.get_running_loop()
-        images = request.images
-        urls: list[str] = []
-        if images:
-            pool = self._executor()
-            urls = list(await asyncio.gather(*(loop.run_in_executor(pool, self.encoder.data_url, img) for img in images)))
+        """The request's JSON body, built off the event loop when it carries images: one job in
+        the image threads encodes them (each distinct image once per run: the encoder caches by
+        content hash) and serialises the body. One job per request, not one per image plus one
+        for the body: the pool runs jobs first in, first out, so with 64 requests being prepared
+        the first request's body used to wait behind every image of the other 63, and the first
+        requests went out one by one instead of at once."""
+        if not request.images:
+            return self._build_body(request)
+        return await asyncio.get_running_loop().run_in_executor(self._executor(), self._build_body, request)
+
+    def _build_body(self, request: Request) -> bytes:
+        urls = [self.encoder.data_url(img) for img in request.images]
         messages = chat_messages(request.messages, iter(urls), self.args.image_detail)
         params = generation_params(request.generation, self.args.max_tokens_param)
-        if not images:
-            return request_body(self.spec.name, messages, params, self.args.extra_body)
-        return await loop.run_in_executor(self._executor(), request_body, self.spec.name, messages, params, self.args.extra_body)
+        return request_body(self.spec.name, messages, params, self.args.extra_body)
 
     async def _complete(self, client: openai.AsyncOpenAI, body: bytes) -> Reply:
         started = time.monotonic()
