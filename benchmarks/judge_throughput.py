@@ -65,7 +65,8 @@ def main() -> int:
             server.reset()
             elapsed, argv, results = run_once(data, WORK / f"judge-run-c{c}", server.base_url, c)
             stats = server.stats()
-            judged = results["results"]["mmdu"]["judged_turns"]
+            # judged turns: the scored turns of the coverage record (every turn needs its verdict)
+            judged = results["coverage"]["mmdu"]["scored"]
             if stats.calls != n or judged != n:
                 raise SystemExit(f"expected {n} judge calls, the server got {stats.calls} and {judged} turns were judged")
             ideal = args.latency * n / c
