@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.loopback import ServerProcess  # noqa: E402
 from benchmarks.synthetic_realbench import write_realbench  # noqa: E402
-from benchmarks.timing import median, run_process  # noqa: E402
+from benchmarks.timing import compile_mmtasks, median, run_process  # noqa: E402
 from tests.mmdu_data import write_mmdu  # noqa: E402
 
 WORK = REPO / "benchmarks" / "_work"
@@ -121,6 +121,7 @@ def main() -> int:
     ap.add_argument("--latency", type=float, default=0.05)
     ap.add_argument("--concurrency", type=int, default=32)
     args = ap.parse_args()
+    compile_mmtasks()  # start from bytecode, as an installed mmtasks does
     if args.install_peers:
         install_peers()
     with_inspect = inspect_available()

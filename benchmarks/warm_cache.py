@@ -38,6 +38,7 @@ from tests.chat_server import ChatServer  # noqa: E402
 from tests.chat_wire import last_user_text  # noqa: E402
 from tests.cli_process import cli_env, comparable_results, run_cli  # noqa: E402
 from tests.mmdu_data import judge_reply, scores  # noqa: E402
+from benchmarks.timing import compile_mmtasks  # noqa: E402
 from tests.realbench_oracle import RealBenchOracle, stable_hash  # noqa: E402
 
 MODEL, JUDGE = "bench-model", "bench-judge"
@@ -65,6 +66,7 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=8, help="the openai backend's concurrent requests (model and judge each)")
     ap.add_argument("--warm-runs", type=int, default=3, help="warm runs (the median is compared; the machine may be shared)")
     args = ap.parse_args()
+    compile_mmtasks()  # start from bytecode, as an installed mmtasks does
 
     with tempfile.TemporaryDirectory(prefix="mmtasks-bench-") as tmp, \
             ChatServer(latency=args.latency, reply=Replies(), models=(MODEL, JUDGE)) as server:
