@@ -225,3 +225,16 @@ def test_a_bomb_header_is_refused_before_the_as_is_decision(no_pillow: None) -> 
     assert read_header(bomb) == ImageHeader("PNG", 20000, 20000, True, 1)
     with pytest.raises(DataError, match="20000x20000"):
         ImageEncoder().data_url(Image(data=bomb, doc_id="d"))
+    with pytest.raises(DataError, match="20000x20000"):  # the loop's cheap path refuses it the same way
+        ImageEncoder().cheap_data_url(Image(data=bomb, doc_id="d"), 1 << 20)
+
+
+def test_cheap_data_url_only_for_images_sent_as_they_are(no_pillow: None) -> None:
+    encoder = ImageEncoder()
+    plain, rgba = save(RGB, "PNG"), save(RGB.convert("RGBA"), "PNG")
+    url = encoder.cheap_data_url(Image(data=plain), 1 << 20)
+    assert url == "data:image/png;base64," + base64.b64encode(plain).decode() and encoder.encoded == 1
+    assert encoder.cheap_data_url(Image(data=plain), 1 << 20) == url and encoder.encoded == 1  # cached
+    assert encoder.cheap_data_url(Image(data=rgba), 1 << 20) is None  # must be decoded: a worker's job
+    assert encoder.cheap_data_url(Image(data=save(RGB, "JPEG")), 10) is None  # over the byte budget
+    assert encoder.encoded == 1

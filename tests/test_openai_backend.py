@@ -333,3 +333,31 @@ def test_key_goes_as_bearer_and_no_key_sends_a_placeholder(chat_server: ChatServ
     assert make_model().generate_all([ask("b")])[0].ok  # no $OPENAI_API_KEY: the SDK must not go looking for one
     auth = [{k.lower(): v for k, v in c.headers.items()}.get("authorization") for c in chat_server.log]
     assert auth == [f"Bearer {KEY}", "Bearer EMPTY"]
+
+
+def test_small_images_that_go_as_they_are_are_encoded_on_the_loop(tmp_path: Path, chat_server: ChatServer,
+                                                                   make_model: Callable[..., OpenAIModel]) -> None:
+    # a few kilobytes sent as they are: built on the event loop, no thread pool (handing tiny jobs
+    # to threads cost more than the work, and their hold on the GIL slowed the loop's sends)
+    small = tmp_path / "small.png"
+    small.write_bytes(image((1, 2, 3), (64, 48)).read_bytes())
+    model = make_model()
+    request = Request(messages=(Message("user", (Image(path=small), Text("q"))),))
+    assert all(r.ok for _, r in model.generate([request, request]))
+    assert model._pool is None and model.encoder.encoded == 1
+    header, data, _ = decode(chat_server.bodies[0]["messages"][0]["content"][0])
+    assert header == "data:image/png;base64" and data == small.read_bytes()
+
+
+@pytest.mark.parametrize("case", ["needs resizing", "large file"])
+def test_images_to_decode_or_large_go_to_the_image_threads(case: str, tmp_path: Path, chat_server: ChatServer,
+                                                           make_model: Callable[..., OpenAIModel]) -> None:
+    if case == "needs resizing":  # few bytes, but 2000 px wide: decoding must not stall the loop
+        picture, model = image((9, 9, 9), (2000, 600), fmt="JPEG"), make_model(max_image_side=512)
+    else:
+        picture, model = image((0, 0, 0), (400, 400), noise=True), make_model()
+        assert len(picture.read_bytes()) > 64 * 1024
+    path = tmp_path / "picture"
+    path.write_bytes(picture.read_bytes())
+    assert all(r.ok for _, r in model.generate([Request(messages=(Message("user", (Image(path=path),)),))]))
+    assert model._pool is not None and model.encoder.encoded == 1

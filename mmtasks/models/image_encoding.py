@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+import os
 import re
 import struct
 import threading
@@ -93,6 +94,49 @@ class ImageEncoder:
         with self._lock:
             self.encoded += 1
             if key in self._cache:
+                self._sizes[key] = len(url)
+                self._total += len(url)
+                self._evict()
+        return url
+
+    def cheap_data_url(self, image: "Image", max_bytes: int) -> str | None:
+        """The data URL when it needs no decoding, else None (then call :meth:`data_url` from a
+        worker thread): an image already encoded, or a file of at most ``max_bytes`` whose
+        header says it goes out as it is (read, checked against the pixel budget, base64).
+        Cheap enough for an event loop: one ``stat``, two reads of a small file, no pixels."""
+        if image.parts:
+            return None
+        if image.data is not None:
+            size = len(image.data)
+        else:
+            try:
+                size = os.stat(image.path).st_size  # type: ignore[arg-type]
+            except OSError:
+                return None  # the worker's encoding reports it, with the document
+        if size > max_bytes:
+            return None
+        key = image.content_hash
+        with self._lock:
+            future = self._cache.get(key)
+            if future is not None:
+                if not future.done() or future.exception() is not None:
+                    return None
+                self._cache.move_to_end(key)
+                return future.result()
+        data = image.read_bytes()
+        header = read_header(data)
+        if header is None:
+            return None
+        check_pixel_budget(header.width, header.height, image)  # a bomb is refused, as by data_url
+        if not self.can_send_as_is(header, len(data)):
+            return None
+        url = _data_url(header.format, data)
+        done: Future[str] = Future()
+        done.set_result(url)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = done
+                self.encoded += 1
                 self._sizes[key] = len(url)
                 self._total += len(url)
                 self._evict()
