@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 
 import json
+import socketserver
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +51,15 @@ def folder_digest(folder: Path) -> str:
         if p.is_file() and "__pycache__" not in p.parts:
             h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
+
+
+@contextlib.contextmanager
+def serving(server: socketserver.BaseServer) -> Iterator[int]:
+    """Run ``server`` in a daemon thread; yields its port, shuts it down on exit."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]  # type: ignore[misc]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -16,7 +16,6 @@ import http.server
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from mmtasks.leaderboard.plot import plot_leaderboard
 from mmtasks.leaderboard.results import load_run
 from mmtasks.leaderboard.schema import Benchmark, Entry, Leaderboard
 from mmtasks.leaderboard.site import DATA_JS, DATA_JSON, write_site
+from tests.builders import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "tests" / "fixtures" / "runs"
@@ -353,13 +353,8 @@ def served_site(board: Leaderboard, tmp_path: Path) -> Iterator[tuple[str, Path]
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/index.html", site
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(server) as port:
+        yield f"http://127.0.0.1:{port}/index.html", site
 
 
 def _column_texts(page, key: str) -> list[str]:

@@ -9,7 +9,6 @@ import json
 import shutil
 import ssl
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from mmtasks.errors import ModelError
 from mmtasks.models.base import ModelSpec
 from mmtasks.models.openai_api import OpenAIModel
+from tests.builders import serving
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
 
@@ -45,13 +45,8 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}/v1", cert
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(server) as port:
+        yield f"https://127.0.0.1:{port}/v1", cert
 
 
 def _model(url: str) -> OpenAIModel:
