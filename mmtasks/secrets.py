@@ -38,9 +38,17 @@ SECRET_QUERY_NAME = re.compile(r"key|token|secret|passw|sig|auth|credential|code
 _lock = threading.Lock()
 _secrets: set[str] = set()
 _pattern: re.Pattern[str] | None = None
-#: finds, in JSON text, anything :func:`redact` might change in the strings it was made from:
-#: each secret as it is and as JSON escapes it, and loose forms of the token shapes
-_json_pattern: re.Pattern[str] = re.compile(r"Bearer|sk-[A-Za-z0-9_\-]{12,}")
+
+
+def _json_search_pattern(secrets: "list[str]") -> re.Pattern[str]:
+    """What finds, in JSON text, anything :func:`redact` might change in the strings it was made
+    from: each secret as it is and as JSON escapes it, and loose forms of the token shapes
+    (``Bearer`` anywhere; an ``sk-`` key without the word boundary JSON escapes can hide)."""
+    forms = {form for s in secrets for form in (s, json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1])}
+    return re.compile("|".join([r"Bearer", r"sk-[A-Za-z0-9_\-]{12,}", *(re.escape(f) for f in sorted(forms))]))
+
+
+_json_pattern: re.Pattern[str] = _json_search_pattern([])
 
 
 def register_secret(value: str | None) -> None:
@@ -55,8 +63,7 @@ def register_secret(value: str | None) -> None:
         # longest first, so a secret containing another is hidden whole
         ordered = sorted(_secrets, key=len, reverse=True)
         _pattern = re.compile("|".join(re.escape(s) for s in ordered))
-        forms = {form for s in ordered for form in (s, json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1])}
-        _json_pattern = re.compile("|".join([r"Bearer", r"sk-[A-Za-z0-9_\-]{12,}", *(re.escape(f) for f in forms)]))
+        _json_pattern = _json_search_pattern(ordered)
 
 
 def register_env_secrets(environ: "Mapping[str, str] | None" = None) -> None:
@@ -167,4 +174,4 @@ def _clear_for_tests() -> None:
     with _lock:
         _secrets.clear()
         _pattern = None
-        _json_pattern = re.compile(r"Bearer|sk-[A-Za-z0-9_\-]{12,}")
+        _json_pattern = _json_search_pattern([])

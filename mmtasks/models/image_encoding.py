@@ -92,12 +92,16 @@ class ImageEncoder:
             raise
         future.set_result(url)
         with self._lock:
-            self.encoded += 1
-            if key in self._cache:
-                self._sizes[key] = len(url)
-                self._total += len(url)
-                self._evict()
+            self._count(key, url)
         return url
+
+    def _count(self, key: str, url: str) -> None:
+        """Account for a finished encoding (hold the lock): its size, if it is still cached, then eviction."""
+        self.encoded += 1
+        if key in self._cache:
+            self._sizes[key] = len(url)
+            self._total += len(url)
+            self._evict()
 
     def cheap_data_url(self, image: "Image", max_bytes: int) -> str | None:
         """The data URL when it needs no decoding, else None (then call :meth:`data_url` from a
@@ -124,22 +128,15 @@ class ImageEncoder:
                 self._cache.move_to_end(key)
                 return future.result()
         data = image.read_bytes()
-        header = read_header(data)
-        if header is None:
+        url = self._as_is(image, data, read_header(data))
+        if url is None:
             return None
-        check_pixel_budget(header.width, header.height, image)  # a bomb is refused, as by data_url
-        if not self.can_send_as_is(header, len(data)):
-            return None
-        url = _data_url(header.format, data)
         done: Future[str] = Future()
         done.set_result(url)
         with self._lock:
             if key not in self._cache:
                 self._cache[key] = done
-                self.encoded += 1
-                self._sizes[key] = len(url)
-                self._total += len(url)
-                self._evict()
+                self._count(key, url)
         return url
 
     def _evict(self) -> None:
@@ -156,10 +153,9 @@ class ImageEncoder:
             return self._from_pixels(image.load(), None, image)
         data = image.read_bytes()
         header = read_header(data)
-        if header is not None:
-            check_pixel_budget(header.width, header.height, image)  # a bomb is refused before anything else
-        if header is not None and self.can_send_as_is(header, len(data)):
-            return _data_url(header.format, data)
+        as_is = self._as_is(image, data, header)
+        if as_is is not None:
+            return as_is
         try:
             with open_image(image, data) as img:  # the one pixel budget of every backend
                 source = img.format
@@ -170,6 +166,14 @@ class ImageEncoder:
         except _DECODE_ERRORS as exc:
             raise DataError(f"corrupt or unreadable image: {exc}", file=image.path, doc_id=image.doc_id, field="images") from None
         return self._from_pixels(rgb, source, image)
+
+    def _as_is(self, image: "Image", data: bytes, header: "ImageHeader | None") -> str | None:
+        """``data`` as a data URL when its header says it can go unchanged, else None; a header
+        over the pixel budget is refused first (a bomb is never sent nor decoded)."""
+        if header is None:
+            return None
+        check_pixel_budget(header.width, header.height, image)
+        return _data_url(header.format, data) if self.can_send_as_is(header, len(data)) else None
 
     def can_send_as_is(self, header: "ImageHeader", size: int) -> bool:
         """Whether a file with this header and ``size`` bytes goes out unchanged: a JPEG or PNG
