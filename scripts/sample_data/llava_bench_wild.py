@@ -34,28 +34,32 @@ def _images() -> dict[str, Card]:
     }
 
 
-#: (question_id, image_id, category, question, caption, reference answer)
-_QUESTIONS: list[tuple[int, str, str, str, str, str]] = [
+#: each image's caption (the dataset repeats it on every question about the image)
+_CAPTIONS = {
+    "001": ("A sign of a fruit stand. It reads FRUIT STAND, APPLES 3 EUR, PEARS 2 EUR. A red"
+            " circle is drawn below the text."),
+    "002": ("A drawing of a boat: a blue hull with a yellow triangular sail. The word BOAT"
+            " is written at the top left."),
+    "003": ("A bus stop sign reading BUS 42 and EVERY 15 MIN, with an orange square below"
+            " the text."),
+}
+
+#: (question_id, image_id, category, question, reference answer)
+_QUESTIONS: list[tuple[int, str, str, str, str]] = [
     (1, "001", "conv", "What is the price of the apples?",
-     "A sign of a fruit stand. It reads FRUIT STAND, APPLES 3 EUR, PEARS 2 EUR. A red circle is drawn below the text.",
      "The apples cost 3 euros."),
     (2, "001", "detail", "Describe this image in detail.",
-     "A sign of a fruit stand. It reads FRUIT STAND, APPLES 3 EUR, PEARS 2 EUR. A red circle is drawn below the text.",
      "The image shows a simple sign for a fruit stand on a light background. Three lines of text list the stand's "
      "name and two prices: apples at 3 euros and pears at 2 euros. Below the text there is a red circle, which "
      "could stand for an apple."),
     (3, "001", "complex", "If I buy two apples and one pear, how much do I pay?",
-     "A sign of a fruit stand. It reads FRUIT STAND, APPLES 3 EUR, PEARS 2 EUR. A red circle is drawn below the text.",
      "Two apples at 3 euros each cost 6 euros and one pear costs 2 euros, so you pay 8 euros in total."),
     (4, "002", "conv", "What colour is the sail of the boat?",
-     "A drawing of a boat: a blue hull with a yellow triangular sail. The word BOAT is written at the top left.",
      "The sail is yellow."),
     (5, "002", "complex", "Why might the sail be shaped like a triangle?",
-     "A drawing of a boat: a blue hull with a yellow triangular sail. The word BOAT is written at the top left.",
      "A triangular sail, like the one in the drawing, can be turned to catch wind from many directions, which "
      "lets the boat sail across or even partly against the wind; it is also simple to rig on a single mast."),
     (6, "003", "detail", "Describe this image in detail.",
-     "A bus stop sign reading BUS 42 and EVERY 15 MIN, with an orange square below the text.",
      "The image is a bus stop sign. It names bus line 42 and says that the bus comes every 15 minutes. An "
      "orange square is drawn under the text on a light background."),
 ]
@@ -74,9 +78,9 @@ def generate(root: Path) -> None:
         card.save(root / rel)
         paths[image_id] = rel
     records = [
-        {"question_id": qid, "question": question, "image": paths[image_id], "caption": caption,
+        {"question_id": qid, "question": question, "image": paths[image_id], "caption": _CAPTIONS[image_id],
          "gpt_answer": answer, "category": category, "image_id": image_id}
-        for qid, image_id, category, question, caption, answer in _QUESTIONS
+        for qid, image_id, category, question, answer in _QUESTIONS
     ]
     write_jsonl(root / "llava_bench_wild.jsonl", records)
     rows = [{**r, "image": embedded(root, r["image"])} for r in records]
