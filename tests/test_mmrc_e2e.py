@@ -234,6 +234,17 @@ def test_notetaking_run_through_python_m(server: ChatServer, tmp_path: Path) -> 
         assert extra["final_note"] == {"user_info": {"last_turn": len(rec["turns"])}, "purpose": "trip"}
 
 
+def probes_in_order(probes: list[Call], rec: dict, history: str) -> list[Call]:
+    """The probe calls of conversation ``rec``, in the order they were asked; each carries the
+    conversation's ``history`` (``check_history``) and went out after the previous one's answer."""
+    mine = sorted((c for c in probes if conversation_of(c) is rec), key=lambda c: len(messages(c)))
+    for k, call in enumerate(mine):
+        check_history(call, rec, history)
+        if k:
+            assert call.started >= mine[k - 1].finished  # one after another
+    return mine
+
+
 def conversation_of_note(call: Call) -> tuple[dict, str]:
     prompt = last_user_text(call.body)
     rec = next(r for r in RECORDS if any(t["user"] and t["user"] in prompt for t in r["turns"]))
@@ -252,11 +263,10 @@ def test_reference_history_with_cumulative_probes(server: ChatServer, tmp_path: 
     probes = by_kind(server, "probe")
     assert len(probes) == N_QUESTIONS
     for rec in RECORDS:
-        mine = sorted((c for c in probes if conversation_of(c) is rec), key=lambda c: len(messages(c)))
+        mine = probes_in_order(probes, rec, "reference")
         n = 2 * len(rec["turns"])
         for k, call in enumerate(mine):
             msgs = messages(call)
-            check_history(call, rec, "reference")
             # The k-th question follows the earlier questions and the model's answers to them.
             assert len(msgs) == n + 2 * k + 1
             for j in range(k):
@@ -265,8 +275,6 @@ def test_reference_history_with_cumulative_probes(server: ChatServer, tmp_path: 
                 assert answered["content"] == mine[j].reply
             assert rec["questions"][k]["question"] in text_of(msgs[-1])
             assert "Notes about the user" not in json.dumps(msgs)
-            if k:
-                assert call.started >= mine[k - 1].finished  # one after another
         assert samples[rec["id"]]["responses"] == [c.reply for c in mine]
     assert results["run_stats"]["waves"] == max(len(r["questions"]) for r in RECORDS) + 1
     assert results["config"]["history"] == "reference" and results["config"]["probe"] == "cumulative"
