@@ -33,10 +33,10 @@ import heapq
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from mmtasks.cache.response_cache import request_key
 from mmtasks.core.request import Reply, Request
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from mmtasks.scheduling.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: dialogues admitted between two yields to the event loop
 _ADMIT_STEP = 4
@@ -360,14 +361,30 @@ def _close(loop: asyncio.AbstractEventLoop, engine: _Engine) -> None:
     for task in pending:
         task.cancel()
     if pending:
-        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        _run_to_end(loop, asyncio.gather(*pending, return_exceptions=True))
     # backends that keep per-loop connections (the openai backend) close this loop's now
     for model in {id(r.model): r.model for r in engine.routes.values() if r.queue is None}.values():
         aclose = getattr(model, "aclose", None)
         if aclose is not None:
             try:
-                loop.run_until_complete(aclose())
+                _run_to_end(loop, aclose())
             except Exception as exc:  # closing connections must not hide the run's outcome
                 log.debug("closing %r: %s", model, exc)
-    loop.run_until_complete(loop.shutdown_asyncgens())
+    _run_to_end(loop, loop.shutdown_asyncgens())
     loop.close()
+
+
+def _run_to_end(loop: asyncio.AbstractEventLoop, awaitable: Awaitable[T]) -> T:
+    """``loop.run_until_complete(awaitable)``, run again when the loop stops before it is done.
+
+    When Ctrl-C or SIGTERM is raised in one of the loop's callbacks just after a
+    ``run_until_complete`` future completed, that call's ``loop.stop`` is already queued among
+    the ready callbacks, and stays there: the next run of the loop (this clean-up) stops after
+    its first turn ("Event loop stopped before Future completed")."""
+    future = asyncio.ensure_future(awaitable, loop=loop)
+    while True:
+        try:
+            return loop.run_until_complete(future)
+        except RuntimeError:
+            if future.done():  # the awaitable's own error
+                raise
