@@ -70,7 +70,7 @@ TASK = "mmdu_bench"
 def write_task(new_tokens: int) -> Path:
     folder = WORK / "tasks"
     folder.mkdir(parents=True, exist_ok=True)
-    mmdu = REPO / "mmtasks" / "tasks" / "mmdu"
+    mmdu = REPO / "tasks" / "mmdu"
     (folder / f"{TASK}.yaml").write_text(
         f"task: {TASK}\ninclude: {mmdu / 'mmdu.yaml'}\ngroup: []\n"
         f"generation: {{max_new_tokens: {new_tokens}, temperature: 0.0, do_sample: false}}\n"

@@ -16,8 +16,8 @@ from mmtasks.errors import ConfigError
 from tests.builders import ranking_record, write_realbench
 
 REPO = Path(__file__).resolve().parents[1]
-RANKING = REPO / "mmtasks" / "tasks" / "realbench" / "ranking_easy.yaml"
-MMDU = REPO / "mmtasks" / "tasks" / "mmdu" / "mmdu.yaml"
+RANKING = REPO / "tasks" / "realbench" / "ranking_easy.yaml"
+MMDU = REPO / "tasks" / "mmdu" / "mmdu.yaml"
 
 
 @pytest.fixture()

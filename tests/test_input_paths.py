@@ -12,7 +12,7 @@ from mmtasks.cli import main
 from tests.builders import ranking_record, write_realbench
 
 REPO = Path(__file__).resolve().parents[1]
-RANKING = REPO / "mmtasks" / "tasks" / "realbench" / "ranking_easy.yaml"
+RANKING = REPO / "tasks" / "realbench" / "ranking_easy.yaml"
 
 
 def run(capsys: pytest.CaptureFixture[str], tmp_path: Path, data: Path, task_yaml: str) -> tuple[int, str]:

@@ -19,10 +19,10 @@ PACKAGE = REPO / "mmtasks"
 
 #: bottom-up; each entry is a module file or a folder (``name/``) relative to ``mmtasks/``
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__.py", "errors.py", "registry.py", "secrets.py", "logs.py", "core/"),
+    ("__init__.py", "errors.py", "registry.py", "secrets.py", "logs.py", "package_data.py", "core/"),
     ("config/", "templates.py"),
     ("documents/",),
-    ("scoring/", "dialogues/", "task.py", "plugin.py", "tasks/"),
+    ("scoring/", "dialogues/", "task.py", "plugin.py"),
     ("models/", "cache/", "scheduling/", "distributed.py"),
     ("results/", "leaderboard/", "agreement/"),
     ("runner.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py"),

@@ -26,7 +26,7 @@ from tests.builders import folder_digest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mmtasks"
 SAMPLE = ROOT / "data" / "sample"
-BUILTIN_TASKS = PACKAGE / "tasks"
+BUILTIN_TASKS = ROOT / "tasks"
 
 SMALL = """\
 id: mybench

@@ -28,7 +28,7 @@ from tests.plugins import plugin
 mmdu, MMDU = plugin("mmdu")
 METRICS, parse_mmdu_judge = mmdu.METRICS, mmdu.parse_mmdu_judge
 
-PROMPT_FILE = Path(__file__).resolve().parents[1] / "mmtasks" / "tasks" / "mmdu" / "judge_prompt.txt"
+PROMPT_FILE = Path(__file__).resolve().parents[1] / "tasks" / "mmdu" / "judge_prompt.txt"
 #: sha256 of shared/specs/mmdu_judge_prompt.txt (the authors' meta_prompt, 6,037 bytes)
 PROMPT_SHA256 = "aa321957582d42830ae3bcd4211b13e04546f172b81d9319b0f625b826860ab8"
 

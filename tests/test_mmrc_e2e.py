@@ -35,7 +35,7 @@ LATENCY = 0.15
 
 VERDICT = 'The answer is close to the reference.\n{"score": 4, "matched_items": 1, "model_items": 2, "named_images": [2], "refused": true}'
 NOTE_PROMPT = "You are taking notes"
-#: how a choice question's probe ends (probe_prompt in mmtasks/tasks/mmrc/_base.yaml)
+#: how a choice question's probe ends (probe_prompt in tasks/mmrc/_base.yaml)
 CHOICE_INSTRUCTION = "Answer with the letter of the correct option."
 #: the AR question of mmrc-001, which the judge never scores in the failure test
 UNJUDGEABLE = "What is the number of our flight to Lakeside Town?"

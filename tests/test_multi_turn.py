@@ -28,7 +28,7 @@ from tests.mmdu_data import MARKER, image_colour, image_size, judge_reply, score
 
 REPO = Path(__file__).resolve().parents[1]
 METRICS = plugin("mmdu")[0].METRICS
-META_PROMPT = (REPO / "mmtasks" / "tasks" / "mmdu" / "judge_prompt.txt").read_bytes().decode("utf-8")
+META_PROMPT = (REPO / "tasks" / "mmdu" / "judge_prompt.txt").read_bytes().decode("utf-8")
 MODEL, JUDGE = "mm-model", "mm-judge"
 FAST = "max_retries=2"
 

@@ -27,13 +27,13 @@ from tests.builders import folder_digest
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
-PACKAGE_TASKS = REPO / "mmtasks" / "tasks"
+PACKAGE_TASKS = REPO / "tasks"
 MODEL, JUDGE = "mm-model", "mm-judge"
 FAST = "max_retries=1"  # no HTTP errors are scripted here: judge re-asks are protocol-level
 
 
 def copy_task_folder(bench: str, dest_root: Path, *, replace: dict[str, str] | None = None) -> str:
-    """Copy ``mmtasks/tasks/<bench>`` to ``dest_root/<bench>_copy``; the copy's task is named
+    """Copy ``tasks/<bench>`` to ``dest_root/<bench>_copy``; the copy's task is named
     ``<bench>_copy`` (and ``replace`` applied to its YAML). Returns the copy's task name."""
     dest = dest_root / f"{bench}_copy"
     shutil.copytree(PACKAGE_TASKS / bench, dest, ignore=shutil.ignore_patterns("__pycache__"))

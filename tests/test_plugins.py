@@ -445,7 +445,7 @@ def test_a_task_built_directly_may_include_a_builtin_benchmark_with_plugins(tmp_
 
     folder = tmp_path / "mine"
     folder.mkdir()
-    mmdu = REPO / "mmtasks" / "tasks" / "mmdu"
+    mmdu = REPO / "tasks" / "mmdu"
     (folder / "mmdu_short.yaml").write_text(
         f"task: mmdu_short\ninclude: {mmdu / 'mmdu.yaml'}\ngroup: []\n"
         "generation: {max_new_tokens: 8, temperature: 0.0, do_sample: false}\n"

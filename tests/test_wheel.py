@@ -33,11 +33,15 @@ TIMEOUT = 300
 PROBE_DIR = "zz_wheel_probe"
 
 
+#: the top-level data folders of the tree and where the build backend maps each in the wheel
+DATA_FOLDERS = {"tasks": "mmtasks/tasks", "models": "mmtasks/presets", "leaderboard": "mmtasks/leaderboard/site"}
+
+
 def _package_data(folder: str) -> set[str]:
-    """Files under mmtasks/<folder> as wheel paths (bytecode caches left out)."""
-    root = PACKAGE / folder
+    """Files under the top-level ``folder`` as wheel paths (bytecode caches, built output left out)."""
+    root = REPO / folder
     return {
-        path.relative_to(REPO).as_posix()
+        f"{DATA_FOLDERS[folder]}/{path.relative_to(root).as_posix()}"
         for path in root.rglob("*")
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
     }
@@ -65,10 +69,11 @@ def build_wheel(tmp_path: Path) -> Path:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         if (REPO / name).is_file():
             shutil.copy2(REPO / name, src / name)
-    shutil.copytree(PACKAGE, src / "mmtasks", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for folder in ("mmtasks", *DATA_FOLDERS):
+        shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "leaderboard.js"))
     # A benchmark folder of the kinds of files plugins bring, whatever the built-in ones hold
     # today: nested Python and a prompt; and bytecode, which must stay out.
-    probe = src / "mmtasks" / "tasks" / PROBE_DIR
+    probe = src / "tasks" / PROBE_DIR
     (probe / "scoring").mkdir(parents=True)
     (probe / "scoring" / "plugin.py").write_text("VALUE = 1\n", encoding="utf-8")
     (probe / "prompt.txt").write_text("Describe the image.\n", encoding="utf-8")
@@ -107,15 +112,20 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     assert any(p.endswith(".txt") for p in tasks & names)  # prompt files (MMDU's judge prompt)
     plugins = {p for p in tasks if p.endswith(".py")}
     assert plugins <= names  # the benchmarks' Python plugin files
-    presets = _package_data("presets")
+    presets = _package_data("models")
     assert presets and presets <= names
-    site_files = {f"mmtasks/leaderboard/site/{n}" for n in ("index.html", "app.js", "style.css")}
+    site_files = _package_data("leaderboard")
+    assert site_files == {f"mmtasks/leaderboard/site/{n}" for n in ("index.html", "app.js", "style.css")}
     assert site_files <= names
+    # every Python package of the tree is listed in pyproject.toml's packages
+    packages = {p.parent.relative_to(REPO).as_posix() for p in PACKAGE.rglob("__init__.py")}
+    assert {f"{p}/__init__.py" for p in packages} <= names, sorted(f"{p}/__init__.py" for p in packages)
     assert "mmtasks/tasks/realbench/leaderboard.yaml" in names  # a benchmark's leaderboard section
     assert "mmtasks/leaderboard/site/leaderboard.js" not in names  # built output is not source
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert {f"mmtasks/tasks/{PROBE_DIR}/scoring/plugin.py", f"mmtasks/tasks/{PROBE_DIR}/prompt.txt"} <= names
-    assert not [n for n in names if n.startswith(("tests/", "data/", "scripts/", "benchmarks/"))]
+    assert not [n for n in names
+                if n.startswith(("tests/", "data/", "scripts/", "benchmarks/", "tasks/", "models/", "leaderboard/"))]
 
     # --- a fresh environment outside the source tree -------------------------------------------
     python, purelib = make_venv(tmp_path / "venv")

@@ -1,7 +1,7 @@
 """Finding tasks: every ``*.yaml`` under a task folder is a task, except files whose
 name starts with ``_`` (bases for ``include``) and a benchmark folder's leaderboard
 section, ``leaderboard.yaml`` (read by :mod:`mmtasks.leaderboard.sections`). The task folders are, in order: the
-built-in ``mmtasks/tasks/``, those installed packages contribute through the
+built-in ``tasks/``, those installed packages contribute through the
 ``mmtasks`` entry-point group (``mmtasks.registry.task_folders``), and each
 ``--include-path``.
 
@@ -16,7 +16,7 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
+from mmtasks.package_data import data_dir
 from pathlib import Path
 
 from mmtasks import registry
@@ -24,8 +24,8 @@ from mmtasks.config.task_config import TaskConfig
 from mmtasks.config.yaml_loader import load_with_includes, read_yaml, validate
 from mmtasks.errors import ConfigError
 
-#: the tasks shipped with mmtasks, as package data (``mmtasks/tasks/``)
-BUILTIN_TASKS_DIR = Path(str(resources.files("mmtasks") / "tasks"))
+#: the tasks shipped with mmtasks, as package data (``tasks/``)
+BUILTIN_TASKS_DIR = data_dir("tasks")
 #: a benchmark folder's leaderboard section: data for the leaderboard, not a task
 LEADERBOARD_FILE = "leaderboard.yaml"
 

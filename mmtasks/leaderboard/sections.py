@@ -7,7 +7,7 @@ rows. This module reads and checks those files; it names no benchmark.
 
 Discovery follows the task registry (:class:`~mmtasks.config.task_registry.TaskRegistry`):
 every ``leaderboard.yaml`` under each of its task folders - the built-in
-``mmtasks/tasks/`` (package data), then the folders installed packages contribute
+``tasks/`` (package data), then the folders installed packages contribute
 (``mmtasks.registry.task_folders``), then each ``--include-path`` in the order given;
 within a folder, in path order. Tabs with an ``order`` come first (ascending), then
 those without, in discovery order.

@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import json
 import shutil
-from importlib import resources
+from mmtasks.package_data import data_dir
 from pathlib import Path
 
 from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.schema import Leaderboard
 
-#: the page's source files, shipped as package data in ``mmtasks/leaderboard/site/``
+#: the page's source files: ``leaderboard/`` in the tree, package data ``mmtasks/leaderboard/site/`` in the wheel
 ASSETS = ("index.html", "app.js", "style.css")
 DATA_JSON = "leaderboard.json"
 DATA_JS = "leaderboard.js"
 
 
 def asset_dir() -> Path:
-    """Where the page's source lives: package data read through :mod:`importlib.resources`."""
-    here = Path(str(resources.files("mmtasks.leaderboard") / "site"))
+    """Where the page's source lives: ``leaderboard/`` in the tree, ``mmtasks/leaderboard/site/`` installed."""
+    here = data_dir("site")
     if not all((here / name).is_file() for name in ASSETS):
         raise ConfigError(
             f"the leaderboard page's files ({', '.join(ASSETS)}) are not in {here}",

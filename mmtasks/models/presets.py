@@ -1,4 +1,4 @@
-"""Model presets: ``mmtasks/presets/*.yaml`` name a model's weights and the backend settings it needs.
+"""Model presets: ``models/*.yaml`` name a model's weights and the backend settings it needs.
 
 ``--model qwen2-vl-7b`` uses the preset's default backend; ``--model
 vllm:qwen2-vl-7b`` the same weights through the preset's ``vllm`` settings;
@@ -9,7 +9,7 @@ serve``) for the weights' name. ``--model-args`` override preset args.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
+from mmtasks.package_data import data_dir
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from mmtasks.config.yaml_loader import read_yaml, validate
 from mmtasks.errors import ConfigError
 
-#: presets shipped with mmtasks as package data (``mmtasks/presets/*.yaml``)
-BUILTIN_PRESETS_DIR = Path(str(resources.files("mmtasks") / "presets"))
+#: presets shipped with mmtasks as package data (``models/*.yaml``)
+BUILTIN_PRESETS_DIR = data_dir("presets")
 #: backends that take a ``max_images`` model arg (vLLM sizes ``limit_mm_per_prompt`` from the run instead)
 MAX_IMAGES_BACKENDS = frozenset({"hf"})
 
