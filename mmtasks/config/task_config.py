@@ -56,9 +56,11 @@ class DatasetConfig(_Strict):
     hf: HFSource | None = None
     id_field: str = "id"
     """The record field used as ``doc_id`` (falls back to the line number when absent)."""
-    images_field: str | None = "images"
+    images_field: str | list[str] | None = "images"
     """The record field listing the document's images in order (None: no images), or a path
-    into a list of records: ``turns[].images`` takes each turn's images, in turn order."""
+    into a list of records: ``turns[].images`` takes each turn's images, in turn order; or a
+    list of such fields (``[image_1, image_2, image_3]``): their images in the order listed,
+    where an empty or null value (or a field the record lacks) adds no image."""
     image_resolution: Literal["relative", "basename"] = "relative"
     """``relative``: paths relative to the data folder; ``basename``: find each file by
     name under ``images_dir`` (MMDU's records hold the authors' absolute paths)."""
@@ -69,6 +71,19 @@ class DatasetConfig(_Strict):
     """Name of a registered record adapter (e.g. converting a Hub schema to the local one)."""
     get_data: str | None = None
     """How to get the data, shown when it is missing (where to download it); each benchmark says its own."""
+
+    @field_validator("images_field")
+    @classmethod
+    def _image_fields(cls, v: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(v, list):
+            if not v:
+                raise ValueError("images_field: an empty list names no field (use null for no images)")
+            if any(not name for name in v):
+                raise ValueError("images_field: a field name is empty")
+            repeated = sorted({name for name in v if v.count(name) > 1})
+            if repeated:
+                raise ValueError(f"images_field: {', '.join(repeated)} listed twice")
+        return v
 
 
 class PromptConfig(_Strict):

@@ -161,53 +161,102 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
         yield Document(index=index, doc_id=doc_id, record=rec, images=images, source=source)
 
 
-def image_entries(rec: dict[str, Any], images_field: str | None) -> list[Any] | None:
-    """The raw image entries of a record, in order; None when the field has the wrong shape.
+class _BadImageField(Exception):
+    """A record's image field has the wrong shape (internal: the caller adds where it was read)."""
 
-    ``images_field`` is a field name (``images``) or a path into a list of
-    records (``turns[].images``: each turn's images, concatenated in turn order).
-    A missing field means no images.
-    """
-    if images_field is None:
-        return []
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.field = field
+
+
+def _is_null_image(value: Any) -> bool:
+    """An empty or null entry of a listed image field (a Hub Image column's null is None, or a
+    dict with neither bytes nor path)."""
+    if value is None or value == "":
+        return True
+    return isinstance(value, dict) and value.get("bytes") is None and not value.get("path")
+
+
+def _one_field(rec: dict[str, Any], images_field: str) -> list[Any]:
+    """The raw entries of one field or ``turns[].images`` path; raises _BadImageField."""
     head, sep, rest = images_field.partition("[].")
     raw = rec.get(head, [])
     if not sep:
-        return [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else None
+        if isinstance(raw, (str, list)):
+            return [raw] if isinstance(raw, str) else raw
+        raise _BadImageField(images_field)
     if not isinstance(raw, list):
-        return None
+        raise _BadImageField(images_field)
     out: list[Any] = []
     for item in raw:
         if not isinstance(item, dict):
-            return None
-        inner = image_entries(item, rest)
-        if inner is None:
-            return None
-        out.extend(inner)
+            raise _BadImageField(images_field)
+        out.extend(_one_field(item, rest))
     return out
 
 
+def _labelled_entries(rec: dict[str, Any], images_field: str | list[str] | None) -> list[tuple[str, Any]]:
+    """(label, raw entry) for each image of a record, in order; raises _BadImageField.
+
+    A single field keeps its entries as they are (a null value is a wrong shape). A list
+    of fields concatenates theirs in the order listed; there an empty or null value, or a
+    field the record lacks, adds no image (BLINK's ``image_1`` .. ``image_4``, some null).
+    """
+    if images_field is None:
+        return []
+    if isinstance(images_field, str):
+        return [(f"{images_field}[{k}]", raw) for k, raw in enumerate(_one_field(rec, images_field))]
+    out: list[tuple[str, Any]] = []
+    for name in images_field:
+        if "[]." not in name and (name not in rec or _is_null_image(rec[name])):
+            continue
+        if "[]." not in name and isinstance(rec[name], dict):  # one embedded Hub image
+            out.append((name, rec[name]))
+            continue
+        entries = _one_field(rec, name)
+        if "[]." not in name and isinstance(rec[name], str):
+            out.append((name, entries[0]))
+            continue
+        out.extend((f"{name}[{k}]", raw) for k, raw in enumerate(entries) if not _is_null_image(raw))
+    return out
+
+
+def image_entries(rec: dict[str, Any], images_field: str | list[str] | None) -> list[Any] | None:
+    """The raw image entries of a record, in order; None when a field has the wrong shape.
+
+    ``images_field`` is a field name (``images``), a path into a list of records
+    (``turns[].images``: each turn's images, concatenated in turn order), or a list of
+    them (see :func:`_labelled_entries`). A missing field means no images.
+    """
+    try:
+        return [raw for _, raw in _labelled_entries(rec, images_field)]
+    except _BadImageField:
+        return None
+
+
 def _images(rec: dict[str, Any], ds: DatasetConfig, paths: ConfinedPaths, doc_id: str, source: str, lineno: int | None) -> Iterator[Image]:
-    raw = image_entries(rec, ds.images_field)
-    if raw is None:
-        raise DataError("expected a list of image paths", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
-    for k, rel in enumerate(raw):
+    try:
+        entries = _labelled_entries(rec, ds.images_field)
+    except _BadImageField as exc:
+        raise DataError("expected a list of image paths", file=source, line=lineno, doc_id=doc_id, field=exc.field) from None
+    for label, rel in entries:
+        field = label.rpartition("[")[0] or label
         if isinstance(rel, dict) and isinstance(rel.get("bytes"), bytes):
             # an image embedded in the record (a Hugging Face dataset's Image feature)
-            yield Image(data=rel["bytes"], doc_id=doc_id, label=rel.get("path") or f"{ds.images_field}[{k}]")
+            yield Image(data=rel["bytes"], doc_id=doc_id, label=rel.get("path") or label)
             continue
         if isinstance(rel, dict) and isinstance(rel.get("path"), str):
             rel = rel["path"]
         if not isinstance(rel, str):
-            raise DataError(f"expected an image path, got {type(rel).__name__}", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
+            raise DataError(f"expected an image path, got {type(rel).__name__}", file=source, line=lineno, doc_id=doc_id, field=field)
         if ds.image_resolution == "basename":
             name = rel.replace("\\", "/").rsplit("/", 1)[-1]
-            path = paths(f"{ds.images_dir}/{name}", doc_id=doc_id, field=ds.images_field)
+            path = paths(f"{ds.images_dir}/{name}", doc_id=doc_id, field=field)
         else:
-            path = paths(rel, doc_id=doc_id, field=ds.images_field)
+            path = paths(rel, doc_id=doc_id, field=field)
         problem = image_file_problem(path)
         if problem is not None:
-            raise DataError(f"{problem}: {path}", file=source, line=lineno, doc_id=doc_id, field=ds.images_field)
+            raise DataError(f"{problem}: {path}", file=source, line=lineno, doc_id=doc_id, field=field)
         yield Image(path=path, doc_id=doc_id, label=rel)
 
 
