@@ -20,7 +20,7 @@ import pytest
 
 from mmtasks.cli import main
 from mmtasks.core.sample import Sample
-from mmtasks.results import files
+from mmtasks.results import files, writer
 from mmtasks.results.files import SamplesWriter, atomic_write_text, claim_output_folder, create_exclusive
 from tests.builders import ranking_record, write_realbench
 from tests.chat_server import ChatServer
@@ -226,7 +226,7 @@ class FullDisk:
 
     def __init__(self, room: int) -> None:
         self.room = room
-        self.real = files.create_exclusive
+        self.real = writer.create_exclusive
 
     def __call__(self, path: Path, binary: bool = True, **kwargs: Any) -> Any:
         fh = self.real(path, binary, **kwargs)
@@ -253,7 +253,7 @@ class FullDisk:
 
 
 def test_full_disk_while_writing_samples_is_one_line_saying_what_was_kept(capsys, data, tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(files, "create_exclusive", FullDisk(room=2000))
+    monkeypatch.setattr(writer, "create_exclusive", FullDisk(room=2000))
     code, err = run(capsys, data, tmp_path, tmp_path / "out")
     assert code == 2
     line = error_line(err)
@@ -264,7 +264,7 @@ def test_full_disk_while_writing_samples_is_one_line_saying_what_was_kept(capsys
 def test_full_disk_while_writing_results_keeps_the_previous_file(tmp_path, monkeypatch) -> None:
     path = tmp_path / "results.json"
     atomic_write_text(path, '{"old": true}\n')
-    monkeypatch.setattr(files, "create_exclusive", FullDisk(room=10))
+    monkeypatch.setattr(writer, "create_exclusive", FullDisk(room=10))
     with pytest.raises(files.OutputError, match="No space left on device; kept: the previous results.json, unchanged"):
         atomic_write_text(path, '{"new": true, "padding": "' + "x" * 100 + '"}\n')
     assert path.read_text() == '{"old": true}\n'

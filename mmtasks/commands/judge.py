@@ -59,6 +59,8 @@ def judge_command(args: argparse.Namespace) -> int:
         print(("  " + _estimate("pearson", a.pearson) + "  " + _estimate("spearman", a.spearman)).rstrip())
         print(("  " + _estimate("kendall", a.kendall) + "  " + _estimate("kappa", a.kappa)).rstrip())
     if args.json_out is not None:
-        args.json_out.write_text(json.dumps(report.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
+        from mmtasks.results.writer import atomic_write_text
+
+        atomic_write_text(args.json_out, json.dumps(report.model_dump(mode="json"), indent=1, allow_nan=False) + "\n")
         print(f"report: {args.json_out}")
     return 0 if report.quantities else 1

@@ -4,16 +4,22 @@ Per benchmark: ``<id>_bar`` (every column, one panel per scale), ``<id>_radar`` 
 abilities) and one figure per breakdown chart (``<id>_<chart id>``, one panel per
 metric that has data). Missing values are left out (a gap, or "n/a" under a bar),
 never drawn as 0.
+
+The figures of one call are one set of files, written by
+:func:`mmtasks.results.writer.write_file_set`: switched as one, never through a link planted at
+a name, and a failure leaves the previous figures whole.
 """
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.schema import Benchmark, Chart, ChartOption, Column, Entry, Leaderboard
+from mmtasks.results.writer import Content, write_file_set
 
 FORMATS = ("png", "svg")
 #: the page's palette (leaderboard/app.js), so a model keeps its colour in the page and the figures
@@ -45,8 +51,7 @@ def plot_leaderboard(
     if bad or not formats:
         raise ConfigError(f"unknown figure format(s) {', '.join(bad) or '(none)'}", hint="use png and/or svg")
     plt = _pyplot()
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
+    files: dict[str, Content] = {}
     for bench in board.benchmarks:
         entries = [e for e in bench.entries if include_paper or e.source == "run"]
         if not entries:
@@ -61,11 +66,13 @@ def plot_leaderboard(
                 figures[f"{bench.id}_{chart.id}"] = figure
         for stem, figure in figures.items():
             for fmt in formats:
-                path = out / f"{stem}.{fmt}"
-                figure.savefig(path, format=fmt, dpi=150, bbox_inches="tight")
-                written.append(path)
+                buffer = io.BytesIO()
+                figure.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight")
+                files[f"{stem}.{fmt}"] = buffer.getvalue()
             plt.close(figure)
-    return written
+    if not files:
+        return []
+    return write_file_set(out, files, what="figures")
 
 
 def _label(entry: Entry) -> str:

@@ -3,17 +3,23 @@
 - ``leaderboard.json``: the published, versioned data; the page fetches it when served over http(s).
 - ``leaderboard.js``: the same data as ``window.LEADERBOARD = {...};``, loaded by a script tag,
   because browsers block ``fetch`` of ``file://`` URLs; this makes the page work opened from disk.
+
+The data and the page are one set of files, switched as one by :func:`mmtasks.results.writer.write_file_set`
+(written whole into a staging folder, then renamed into place with signals held): a build that
+fails or is stopped leaves the previous board whole, never a ``leaderboard.json`` of one build
+beside a ``leaderboard.js`` of another, and a link planted at one of the names is replaced, never
+written through.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-from mmtasks.package_data import data_dir
 from pathlib import Path
 
 from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.schema import Leaderboard
+from mmtasks.package_data import data_dir
+from mmtasks.results.writer import Content, write_file_set
 
 #: the page's source files: ``leaderboard/`` in the tree, package data ``mmtasks/leaderboard/site/`` in the wheel
 ASSETS = ("index.html", "app.js", "style.css")
@@ -44,15 +50,13 @@ def leaderboard_js(board: Leaderboard) -> str:
 
 
 def write_site(board: Leaderboard, out: Path) -> list[Path]:
-    """Copy the page into ``out`` and write the data next to it; returns the files written."""
+    """Write the data and the page into ``out`` as one set (see the module docstring); returns the
+    files written. The data comes first, so a page is never newer than its data."""
     source = asset_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for name in ASSETS:
-        target = out / name
-        if not (target.exists() and target.resolve() == (source / name).resolve()):
-            shutil.copyfile(source / name, target)
-        written.append(target)
-    (out / DATA_JSON).write_text(leaderboard_json(board), encoding="utf-8")
-    (out / DATA_JS).write_text(leaderboard_js(board), encoding="utf-8")
-    return written + [out / DATA_JSON, out / DATA_JS]
+    files: dict[str, Content] = {
+        DATA_JSON: leaderboard_json(board).encode("utf-8"),
+        DATA_JS: leaderboard_js(board).encode("utf-8"),
+    }
+    for name in reversed(ASSETS):  # the page last: index.html loads app.js and style.css
+        files[name] = (source / name).read_bytes()
+    return write_file_set(out, files, what="leaderboard")

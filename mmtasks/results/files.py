@@ -6,9 +6,9 @@ ends, ``kill -9`` included) and records its fingerprint (tasks, model, settings)
 ``.mmtasks-run.json``. A second run into a folder in use, or into a folder holding another
 run's results, is refused before any model is loaded and touches nothing; ``--overwrite``
 replaces another run's results (its samples and results.json are removed first, so nothing
-of it can be read as this run's), and the same command again resumes. Every file is
-created exclusively (``O_EXCL``), never through a symlink (``O_NOFOLLOW``), with the mode the
-umask gives; a failed write (a full disk) is one line saying what was kept.
+of it can be read as this run's), and the same command again resumes. Every file goes
+through :mod:`mmtasks.results.writer` (exclusive, never through a symlink, renamed into place
+whole); a failed write (a full disk) is one line saying what was kept.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ import fcntl
 import hashlib
 import json
 import os
-import secrets
 from array import array
 from pathlib import Path
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, overload
 
 from mmtasks.core.sample import Sample
-from mmtasks.errors import MmtasksError
+from mmtasks.results import writer
+from mmtasks.results.writer import OutputError, atomic_open, atomic_write_text, create_exclusive, unlink_quietly
 from mmtasks.secrets import redacted_json
 
 #: the lock a run holds on its output folder for its whole life
@@ -39,24 +39,6 @@ _FILE_SUFFIXES = (".json", ".jsonl", ".html", ".csv", ".txt")
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-class OutputError(MmtasksError):
-    """The output folder cannot be used (in use, another run's, not a folder) or written (disk full)."""
-
-
-def _write_failed(path: Path, exc: OSError, kept: str) -> OutputError:
-    return OutputError(f"cannot write {path}: {exc.strerror or exc}; kept: {kept}",
-                       hint="free space or fix the folder, then run the same command again to resume")
-
-
-def create_exclusive(path: Path, binary: bool = True, *, buffered: bool = True) -> IO[Any]:
-    """A new file at ``path``, opened for writing: refused if anything (a file, a symlink) is
-    already there (``O_EXCL``), never following a link (``O_NOFOLLOW``), mode from the umask."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
-    if binary:
-        return os.fdopen(fd, "wb", **({} if buffered else {"buffering": 0}))
-    return os.fdopen(fd, "w", encoding="utf-8")
 
 
 def _write_all(fh: IO[bytes], data: bytes) -> None:
@@ -74,50 +56,6 @@ def _check_file_name(task: str) -> str:
     if not task or task.startswith(".") or any(c in task for c in "/\\\x00"):
         raise OutputError(f"task name {task!r} cannot name a samples file")
     return task
-
-
-def _unlink_quietly(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-
-
-@contextlib.contextmanager
-def atomic_open(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
-    """A file that appears at ``path`` whole when the block ends (fsynced, then renamed over the
-    old one), or not at all: readers never see half of it, and a failure keeps the old file.
-    The temporary file is created exclusively and never through a link; the final file has
-    the mode the umask gives (like any file the user creates)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _write_failed(path, exc, "nothing written") from None
-    while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-        try:
-            fh = create_exclusive(tmp, binary="b" in mode)
-            break
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise _write_failed(path, exc, f"the previous {path.name}, unchanged" if path.exists() else "nothing written") from None
-    try:
-        with fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        _unlink_quietly(tmp)
-        raise _write_failed(path, exc, f"the previous {path.name}, unchanged" if path.exists() else "nothing written") from None
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half of it."""
-    with atomic_open(path) as fh:
-        fh.write(text)
 
 
 def check_output_path(path: Path) -> None:
@@ -145,12 +83,12 @@ def _holds_results(folder: Path) -> bool:
 
 def _remove_results(folder: Path) -> None:
     """Remove what a run writes (results.json, its samples files): never anything else."""
-    _unlink_quietly(folder / "results.json")
+    unlink_quietly(folder / "results.json")
     samples = folder / "samples"
     if samples.is_dir() and not samples.is_symlink():
         for pattern in ("*.jsonl", "*.jsonl.partial"):
             for f in samples.glob(pattern):
-                _unlink_quietly(f)
+                unlink_quietly(f)
 
 
 @contextlib.contextmanager
@@ -225,7 +163,7 @@ class SamplesWriter:
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _write_failed(directory, exc, "nothing written") from None
+            raise writer.write_failed(directory, exc, "nothing written") from None
         self._files: dict[str, IO[bytes]] = {}
         #: task -> flat (doc_index, offset, length) triples of the lines written by this writer
         self._spans: dict[str, array[int]] = {}
@@ -242,10 +180,10 @@ class SamplesWriter:
             # a partial file left by a killed run of this folder (or anything planted there,
             # a symlink included) is replaced, never written through: its samples come back from the cache
             try:
-                _unlink_quietly(partial)
-                fh = self._files[sample.task] = create_exclusive(partial, buffered=False)
+                unlink_quietly(partial)
+                fh = self._files[sample.task] = writer.create_exclusive(partial, buffered=False)
             except OSError as exc:
-                raise _write_failed(partial, exc, "the samples of the other tasks; every reply received is in the response cache") from None
+                raise writer.write_failed(partial, exc, "the samples of the other tasks; every reply received is in the response cache") from None
             self._spans[sample.task] = array("q")
             self._ends[sample.task] = 0
         line = (dumps(sample.to_json()) + "\n").encode("utf-8")
@@ -253,7 +191,7 @@ class SamplesWriter:
             _write_all(fh, line)  # unbuffered: each line is on disk (in the page cache) when this returns
         except OSError as exc:
             n = len(self._spans[sample.task]) // 3
-            raise _write_failed(partial, exc, f"{n} samples of {sample.task!r} written so far in {partial} and every reply received in the response cache") from None
+            raise writer.write_failed(partial, exc, f"{n} samples of {sample.task!r} written so far in {partial} and every reply received in the response cache") from None
         offset = self._ends[sample.task]
         self._spans[sample.task].extend((sample.doc_index, offset, len(line)))
         self._ends[sample.task] = offset + len(line)
@@ -277,7 +215,7 @@ class SamplesWriter:
             try:
                 _write_in_order(partial, triples, final)
             except OSError as exc:
-                raise _write_failed(final, exc, f"the samples in {partial}; every reply received is in the response cache") from None
+                raise writer.write_failed(final, exc, f"the samples in {partial}; every reply received is in the response cache") from None
         partial.unlink(missing_ok=True)
         return final
 
