@@ -155,7 +155,7 @@ def test_wrong_key_is_a_clear_error_without_the_key(chat_server: ChatServer, mak
     caplog.set_level(logging.DEBUG)
     chat_server.api_key = "the-right-key"
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    model = make_model()
+    model = make_model(api_key_env="OPENAI_API_KEY")  # paired: $OPENAI_API_KEY goes to this base_url
     with pytest.raises(ModelError) as info:
         model.check_ready()
     message = str(info.value)

@@ -25,6 +25,12 @@ Whatever still fails is a counted failure, ``Reply.failure(reason)``, whose reas
 - ``HTTP 400: <server message>`` (and other 4xx: not retried),
 - ``the reply has no content (finish_reason=...)``.
 
+Keys. The key is read from the variable ``api_key_env`` names. Unnamed, it is
+$OPENAI_API_KEY, and that key is sent only where it is for: the OpenAI API (https), the
+$OPENAI_BASE_URL set beside it, or a host listed in $MMTASKS_OPENAI_KEY_HOSTS; any other
+``base_url`` gets the placeholder ``EMPTY`` (what keyless local servers accept), and a 401 from
+it says how to pair the key (``api_key_env=OPENAI_API_KEY``).
+
 A rejected key (401/403), an unknown model or endpoint (404) or an exhausted quota concern
 every request, so they raise :class:`ModelError` and stop the run. Secrets never appear in
 messages: the key is registered for redaction, and a ``base_url`` carrying credentials
@@ -56,7 +62,9 @@ from mmtasks.core.request import Reply, Request
 from mmtasks.errors import ConfigError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
-from mmtasks.models.openai_args import DEFAULT_BASE_URL, effective_deadline, parse_openai_args
+from mmtasks.models.openai_args import (
+    DEFAULT_BASE_URL, DEFAULT_KEY_HOSTS, KEY_HOSTS_ENV, effective_deadline, key_goes_to, parse_openai_args,
+)
 from mmtasks.models.openai_http import http
 from mmtasks.models.openai_payload import (
     CONTEXT_OVERFLOW, BadResponse, chat_messages, check_chat_completion, completion_text, error_code, error_detail,
@@ -130,7 +138,14 @@ class OpenAIModel(ChatModel):
         self._api_key = os.environ.get(self.args.api_key_env) or None
         register_secret(self._api_key)
         self.url = safe_url(self.base_url)
-        if self._api_key is None and ("api_key_env" in spec.args or urlsplit(self.base_url).hostname == "api.openai.com"):
+        #: the variable whose key was not sent: $OPENAI_API_KEY, unnamed, is for the OpenAI API only
+        self._withheld: str | None = None
+        if (self._api_key is not None and "api_key_env" not in spec.args and not from_env
+                and not key_goes_to(self.base_url, os.environ)):
+            log.debug("%s: $%s is not sent to %s (it is for %s); name it with api_key_env= to send it there",
+                     spec.display, self.args.api_key_env, self.url, ", ".join(DEFAULT_KEY_HOSTS))
+            self._withheld, self._api_key = self.args.api_key_env, None
+        if self._api_key is None and self._withheld is None and ("api_key_env" in spec.args or urlsplit(self.base_url).hostname == "api.openai.com"):
             raise ModelError(f"environment variable {self.args.api_key_env} is not set (needed for {self.url})", field="--model-args",
                              hint="export it, or name another variable with api_key_env=")
         a = self.args
@@ -331,7 +346,8 @@ class OpenAIModel(ChatModel):
         where = f"{self.spec.display} at {self.url}"
         detail = error_detail(raw)
         if status in (401, 403):
-            raise ModelError(redact(f"{where}: the API key was rejected (HTTP {status}: {detail})"), field="--model", hint=self._key_hint()) from None
+            what = "asks for a key, and none was sent" if self._withheld is not None else "the API key was rejected"
+            raise ModelError(redact(f"{where}: {what} (HTTP {status}: {detail})"), field="--model", hint=self._key_hint()) from None
         if status == 404:
             known = f"; the server lists: {', '.join(models[:10])}" if models else ""
             raise ModelError(redact(f"{where}: not found (HTTP 404: {detail}){known}"), field="--model", hint="check the model name and base_url") from None
@@ -339,6 +355,10 @@ class OpenAIModel(ChatModel):
             raise ModelError(redact(f"{where}: quota exhausted (HTTP 429: {detail})"), field="--model") from None
 
     def _key_hint(self) -> str:
+        if self._withheld is not None:
+            return (f"${self._withheld} was not sent: it goes only to {', '.join(DEFAULT_KEY_HOSTS)}, the $OPENAI_BASE_URL "
+                    f"it is paired with and the hosts in ${KEY_HOSTS_ENV}; to send it to this endpoint pass "
+                    f"api_key_env={self._withheld}, or name another variable holding this server's key")
         if self._api_key is None:
             return f"no key was set: ${self.args.api_key_env} is not set"
         return f"check ${self.args.api_key_env}"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -11,6 +13,27 @@ from mmtasks.errors import ConfigError
 from mmtasks.secrets import redact, register_secret
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: the variable read for the key when ``api_key_env`` is not given
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+#: the hosts $OPENAI_API_KEY is for: sent to them (over https) without being named
+DEFAULT_KEY_HOSTS = ("api.openai.com",)
+#: a comma-separated list of more hosts that may receive $OPENAI_API_KEY (the documented allow-list)
+KEY_HOSTS_ENV = "MMTASKS_OPENAI_KEY_HOSTS"
+
+
+def key_goes_to(base_url: str, environ: Mapping[str, str]) -> bool:
+    """Whether $OPENAI_API_KEY, not named by ``api_key_env``, may be sent to ``base_url``: the
+    OpenAI API over https, or a host the user lists in $MMTASKS_OPENAI_KEY_HOSTS. (A base URL
+    taken from $OPENAI_BASE_URL is paired with the key by the caller: the SDK's own convention.)"""
+    try:
+        parts = urlsplit(base_url)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    if host in DEFAULT_KEY_HOSTS:
+        return parts.scheme == "https"
+    listed = {h.strip().lower() for h in environ.get(KEY_HOSTS_ENV, "").split(",") if h.strip()}
+    return bool(host) and host in listed
 
 
 class OpenAIArgs(BaseModel):
@@ -20,8 +43,10 @@ class OpenAIArgs(BaseModel):
 
     base_url: str | None = None
     """Endpoint root ending in /v1 (else $OPENAI_BASE_URL, else OpenAI's)."""
-    api_key_env: str = "OPENAI_API_KEY"
-    """Name of the environment variable that holds the key."""
+    api_key_env: str = DEFAULT_KEY_ENV
+    """Name of the environment variable that holds the key. Unnamed, $OPENAI_API_KEY is sent only
+    to api.openai.com, to the $OPENAI_BASE_URL it is paired with, and to the hosts listed in
+    $MMTASKS_OPENAI_KEY_HOSTS; naming it (``api_key_env=OPENAI_API_KEY``) pairs it with ``base_url``."""
     concurrency: int = Field(32, ge=1)
     """Requests in flight at once (one connection each), per event loop."""
     timeout: float = Field(120.0, gt=0)
