@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from mmtasks.documents.dataset import Document, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.parsers import BoundParser, bind
-from mmtasks.templates import render, split_on_images
+from mmtasks.templates import TagError, render, split_on_images, split_on_tags
 
 ImageMode = Literal["separate", "combined"]
 
@@ -170,17 +171,28 @@ class Task:
         return render(template, self.variables(doc, **extra), origin=str(self.file), doc_id=doc.doc_id, field=field_name)
 
     def parts(self, template: str, doc: Document, field_name: str, **extra: Any) -> tuple[Text | Image, ...]:
-        """Render a template into interleaved text and image parts."""
-        out: list[Text | Image] = []
-        for piece in split_on_images(self.render(template, doc, field_name, **extra)):
-            if isinstance(piece, int):
-                if not 0 <= piece < len(doc.images):
-                    raise TemplateError(f"image({piece}) is out of range: the document has {len(doc.images)} images",
-                                        file=self.file, doc_id=doc.doc_id, field=field_name)
-                out.append(doc.images[piece])
-            else:
-                out.append(Text(piece.strip("\n")))
-        return tuple(p for p in out if not (isinstance(p, Text) and not p.text))
+        """Render a template into interleaved text and image parts: images at their ``image(i)``
+        and at the tags of ``prompt.image_tags``; the text as written (``prompt.strip_around_images``
+        strips the newlines beside images)."""
+        prompt = self.config.prompt
+        pieces = split_on_images(self.render(template, doc, field_name, **extra))
+        for piece in pieces:
+            if isinstance(piece, int) and not 0 <= piece < len(doc.images):
+                raise TemplateError(f"image({piece}) is out of range: the document has {len(doc.images)} images",
+                                    file=self.file, doc_id=doc.doc_id, field=field_name)
+        if prompt.image_tags is not None:
+            tags = prompt.image_tags
+            try:
+                pieces = split_on_tags(pieces, re.compile(tags.pattern), len(doc.images), tags.base)
+            except TagError as exc:
+                raise DataError(str(exc), file=doc.source, doc_id=doc.doc_id, field=field_name,
+                                hint="prompt.image_tags names the images by their tags in the text") from None
+            if tags.untagged == "first":
+                placed = {p for p in pieces if isinstance(p, int)}
+                pieces = [i for i in range(len(doc.images)) if i not in placed] + pieces
+        if prompt.strip_around_images:
+            pieces = [p if isinstance(p, int) else p.strip("\n") for p in pieces if isinstance(p, int) or p.strip()]
+        return tuple(doc.images[p] if isinstance(p, int) else Text(p) for p in pieces if p != "")
 
     def initial_messages(self, doc: Document) -> tuple[Message, ...]:
         msgs: list[Message] = []

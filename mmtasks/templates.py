@@ -180,7 +180,8 @@ def render(source: str, variables: dict[str, Any], *, origin: str = "<template>"
 
 
 def split_on_images(text: str) -> list[str | int]:
-    """Split rendered text into text pieces and image indices, dropping empty text pieces."""
+    """Split rendered text into text pieces and image indices. Text is kept as written, whitespace
+    beside an image included; only empty pieces are left out."""
     out: list[str | int] = []
     pos = 0
     for m in _SENTINEL_RE.finditer(text):
@@ -190,4 +191,43 @@ def split_on_images(text: str) -> list[str | int]:
         pos = m.end()
     if pos < len(text):
         out.append(text[pos:])
-    return [p for p in out if not (isinstance(p, str) and not p.strip())]
+    return out
+
+
+class TagError(ValueError):
+    """A tag that names no image of the document."""
+
+
+def split_on_tags(pieces: list[str | int], pattern: "re.Pattern[str]", n_images: int, base: int = 1) -> list[str | int]:
+    """Replace each match of ``pattern`` in the text pieces by the image it names.
+
+    With a capture group the group is the image's number (``base``: the first image's);
+    without one the k-th match is the k-th image. A tag naming an image the document does not
+    have raises :class:`TagError`. Image indices already in ``pieces`` are kept.
+    """
+    out: list[str | int] = []
+    k = 0
+    for piece in pieces:
+        if isinstance(piece, int):
+            out.append(piece)
+            continue
+        pos = 0
+        for m in pattern.finditer(piece):
+            if m.start() > pos:
+                out.append(piece[pos : m.start()])
+            if pattern.groups:
+                try:
+                    index = int(m.group(1)) - base
+                except (TypeError, ValueError):
+                    raise TagError(f"image tag {m.group()!r} does not give a number") from None
+            else:
+                index = k
+            k += 1
+            if not 0 <= index < n_images:
+                raise TagError(f"image tag {m.group()!r} names image {index + base if pattern.groups else index + 1}, "
+                               f"but the document has {n_images} image{'' if n_images == 1 else 's'}")
+            out.append(index)
+            pos = m.end()
+        if pos < len(piece):
+            out.append(piece[pos:])
+    return out

@@ -315,11 +315,12 @@ def test_llava_relative_scores_from_scripted_judge_replies(chat_server: ChatServ
     assert not any(p.get("type") == "image_url" for m in body["messages"] if isinstance(m["content"], list)
                    for p in m["content"])
     assert body["temperature"] == pytest.approx(0.2)
-    # the model saw the image then the question, never the caption or the reference
+    # the model saw the image, a newline and the question (model_vqa.py: DEFAULT_IMAGE_TOKEN + '\n' + qs),
+    # never the caption or the reference
     (model_body,) = [b for b in server.bodies if b["model"] == MODEL and last_user_text(b).endswith(rec["question"])
                      and image_size_of(b) == (158, 154)]
     content = model_body["messages"][-1]["content"]
-    assert [p["type"] for p in content] == ["image_url", "text"] and content[1]["text"] == rec["question"]
+    assert [p["type"] for p in content] == ["image_url", "text"] and content[1]["text"] == "\n" + rec["question"]
 
 
 def test_llava_judge_that_only_returns_garbage_exits_1(chat_server: ChatServer, tmp_path: Path) -> None:

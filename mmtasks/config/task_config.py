@@ -86,6 +86,34 @@ class DatasetConfig(_Strict):
         return v
 
 
+class ImageTagsConfig(_Strict):
+    """Images named by tags in the text (MMMU's ``<image 1>``, MUIRBench's ``<image>``): each match
+    of ``pattern`` in the rendered prompt is replaced, in place, by the image it names."""
+
+    pattern: str
+    """A regular expression. With one capture group, the group is the image's number
+    (``'<image (\\d+)>'``: ``<image 1>`` is the first image, see ``base``); without one, the k-th
+    tag in the prompt is the k-th image (``'<image>'``)."""
+    base: int = 1
+    """The number the first image has in the tags (1: ``<image 1>`` is the document's first image)."""
+    untagged: Literal["first", "drop"] = "first"
+    """Images no tag (and no ``image(i)``) places: ``first``, before the text, in order; ``drop``:
+    not sent."""
+
+    @field_validator("pattern")
+    @classmethod
+    def _valid_pattern(cls, v: str) -> str:
+        try:
+            compiled = re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        if compiled.groups > 1:
+            raise ValueError("the pattern may have at most one capture group (the image's number)")
+        if compiled.fullmatch(""):
+            raise ValueError("the pattern must not match the empty string")
+        return v
+
+
 class PromptConfig(_Strict):
     system: str | None = None
     """System message template (None: no system message)."""
@@ -93,6 +121,11 @@ class PromptConfig(_Strict):
     """User message template. ``{{ image(i) }}`` places the i-th image (0-based) of the document."""
     variables: dict[str, Any] = Field(default_factory=dict)
     """Constants available to the templates (e.g. the official instruction text)."""
+    image_tags: ImageTagsConfig | None = None
+    """Tags in the rendered text that name images (``{pattern: '<image (\\d+)>'}``); None: none."""
+    strip_around_images: bool = False
+    """The text is sent as the template writes it (False). True: newlines at the edges of each
+    text piece beside an image are removed, and whitespace-only pieces dropped."""
 
 
 class AnswerConfig(_Strict):
