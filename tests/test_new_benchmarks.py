@@ -135,8 +135,8 @@ def test_muirbench_from_an_include_path_copy_local_data(tmp_path: Path) -> None:
     parts = samples["muir_sample_3"]["prompt"][-1]["content"]
     kinds = ["img" if p["type"] == "image" else p["text"] for p in parts]
     assert kinds == ["Question: Which image shows the same shape in the same colour as ", "img",
-                     "?\nChoices:\n(A) ", "img", "(B) ", "img", "(C) ", "img",
-                     "(D) None of the choices provided\n"
+                     "?\nChoices:\n(A) ", "img", "\n(B) ", "img", "\n(C) ", "img",
+                     "\n(D) None of the choices provided\n"
                      "Hint: Please provide the correct option letter, such as A, B, C, D, directly.\nAnswer:"]
     first = samples["muir_sample_5"]["prompt"][-1]["content"]  # no marker: the images come first
     assert [p["type"] for p in first] == ["image"] * 4 + ["text"]
