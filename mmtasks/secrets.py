@@ -32,6 +32,9 @@ MIN_SECRET_LENGTH = 8
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 #: environment variables holding URLs whose credentials are secrets
 SECRET_URL_ENV_VARS = ("OPENAI_BASE_URL",)
+#: model args whose every value is a secret, whatever its length: HTTP headers (``api-key`` is
+#: how Azure takes its key; ``Authorization``, ``X-Api-Key`` elsewhere). Their names are kept.
+SECRET_VALUE_ARGS = ("default_headers",)
 #: query parameters of a URL that carry credentials (``?api-key=``, ``?sig=``, ``?code=``)
 SECRET_QUERY_NAME = re.compile(r"key|token|secret|passw|sig|auth|credential|code", re.IGNORECASE)
 
@@ -75,6 +78,33 @@ def register_env_secrets(environ: "Mapping[str, str] | None" = None) -> None:
     for name in SECRET_URL_ENV_VARS:
         if env.get(name):
             register_url_secrets(env[name])
+
+
+def register_arg_secrets(args: "Mapping[str, Any] | None") -> None:
+    """Register the values of the model args in :data:`SECRET_VALUE_ARGS` (header values)."""
+    for name in SECRET_VALUE_ARGS:
+        values = (args or {}).get(name)
+        if isinstance(values, Mapping):
+            for value in values.values():
+                if isinstance(value, str):
+                    register_secret(value)
+                    register_secret(value.split(" ", 1)[-1])  # "Bearer TOKEN", "Basic ..." -> the token too
+
+
+def public_args(args: Any) -> Any:
+    """Model args fit to publish or to key a cache with: every value of the args in
+    :data:`SECRET_VALUE_ARGS` replaced by ``***`` (structurally, so a short value is hidden too);
+    anything that is not a mapping is returned as it is."""
+    if not isinstance(args, Mapping):
+        return args
+    out: dict[Any, Any] = {}
+    for name, value in args.items():
+        if name in SECRET_VALUE_ARGS and isinstance(value, Mapping):
+            value = {key: REDACTED for key in value}
+        elif name in SECRET_VALUE_ARGS and value is not None:
+            value = REDACTED
+        out[name] = value
+    return out
 
 
 def url_userinfo(url: str) -> tuple[str | None, str | None]:

@@ -7,6 +7,8 @@ replies) and the request's content key (every message part - image parts by
 content hash -, generation settings and the re-ask attempt). Only successful
 replies are stored: a failure is retried by the next run. Each reply is
 committed as soon as it arrives, so a killed run loses nothing it had received.
+Secrets are redacted from replies before they are stored, and header values are never part of
+the identity (only their names).
 
 Beside the replies, :meth:`ResponseCache.memo` keeps small derived values that
 are slow to recompute when a run is served from the cache (jieba segmentations
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from mmtasks.core.request import Request
 from mmtasks.errors import MmtasksError
+from mmtasks.secrets import redact
 
 #: bump when the key derivation or stored format changes
 CACHE_FORMAT = 1
@@ -96,10 +99,12 @@ class ResponseCache:
         return out
 
     def put(self, key: str, model_identity: str, reply: str) -> None:
+        """Store a reply; secrets (registered keys, header values, bearer tokens) are redacted from
+        it and from the identity first: a key a server echoes is never written to the cache."""
         with _guarded(self.path, "store a reply", _KEPT):
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses (key, model, reply, created) VALUES (?, ?, ?, ?)",
-                (key, model_identity, reply, time.time()),
+                (key, redact(model_identity), redact(reply), time.time()),
             )
 
     def count(self) -> int:

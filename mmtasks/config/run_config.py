@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mmtasks.errors import ConfigError
+from mmtasks.secrets import public_args, register_arg_secrets
 
 #: RunConfig field -> the command-line flag that sets it (named in errors)
 FLAGS = {"use_cache": "--no-cache", "include_paths": "--include-path", "progress": "--no-progress"}
@@ -86,11 +87,18 @@ class RunConfig(BaseModel):
             raise ConfigError(f"{message} (got {shown!r})" if name != "tasks" else message,
                               field=flag_for(name)) from None
 
+    @field_validator("model_args", "judge_args", "notetaker_args", mode="after")
+    @classmethod
+    def _register_secrets(cls, value: dict[str, Any]) -> dict[str, Any]:
+        register_arg_secrets(value)  # header values: redacted from every message and record
+        return value
+
     def public(self) -> dict[str, Any]:
-        """What results.json records about the run (secrets are redacted by the writer)."""
+        """What results.json records about the run (header values as ``***``; other secrets are
+        redacted by the writer)."""
         return {
-            "model": self.model, "model_args": self.model_args,
-            "judge": self.judge, "judge_args": self.judge_args,
+            "model": self.model, "model_args": public_args(self.model_args),
+            "judge": self.judge, "judge_args": public_args(self.judge_args),
             "strategy": None if self.strategy == "none" else self.strategy,
             "notetaker": self.notetaker, "limit": self.limit, "seed": self.seed,
             "batch_size": self.batch_size, "image_mode": self.image_mode,

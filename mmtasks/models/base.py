@@ -16,11 +16,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mmtasks.errors import ConfigError
 from mmtasks.registry import backends
 from mmtasks.core.request import Reply, Request
+from mmtasks.secrets import public_args, register_arg_secrets
 
 #: an example spec for each built-in backend (the hint for a bare backend name)
 _BARE_EXAMPLES = {
@@ -52,12 +53,18 @@ class ModelSpec(BaseModel):
     #: preset this spec came from, if any
     preset: str | None = None
 
+    @model_validator(mode="after")
+    def _register_secrets(self) -> "ModelSpec":
+        register_arg_secrets(self.args)  # header values: redacted from every message and record
+        return self
+
     @property
     def display(self) -> str:
         return f"{self.backend}:{self.name}" if self.name else self.backend
 
     def identity(self) -> str:
-        """A stable string naming this model and every arg that can change its answers."""
+        """A stable string naming this model and every arg that can change its answers (header
+        values are secrets: their names count, their values are ``***``)."""
         return json.dumps(
             {"backend": self.backend, "name": self.name, "args": _identity_args(self.args)},
             sort_keys=True,
@@ -75,7 +82,7 @@ _NON_IDENTITY_ARGS = {
 
 
 def _identity_args(args: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in args.items() if k not in _NON_IDENTITY_ARGS and "key" not in k.lower()}
+    return {k: v for k, v in public_args(args).items() if k not in _NON_IDENTITY_ARGS and "key" not in k.lower()}
 
 
 def parse_args_string(text: str | None) -> dict[str, Any]:

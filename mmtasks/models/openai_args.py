@@ -60,7 +60,8 @@ class OpenAIArgs(BaseModel):
     max_response_bytes: int = Field(32 * 1024 * 1024, ge=1024)
     """The largest answer accepted (before and after decompression); larger ones fail the attempt."""
     default_headers: dict[str, str] = Field(default_factory=dict)
-    """Headers sent with every request (not for secrets: name those with api_key_env)."""
+    """Headers sent with every request. Their values are treated as secrets (Azure's ``api-key``):
+    ``***`` in results.json, the leaderboard and the cache identity, redacted from messages."""
     default_query: dict[str, str] = Field(default_factory=dict)
     """Query parameters sent with every request (Azure's api-version); a query string in
     base_url is read into these."""

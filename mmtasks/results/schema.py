@@ -43,6 +43,7 @@ from pydantic import (
 )
 
 from mmtasks.errors import DataError
+from mmtasks.secrets import public_args
 
 RESULTS_FILE = "results.json"
 
@@ -206,6 +207,21 @@ class RunConfig(_Open):
     model_spec: dict[str, Any] | None = None
     judge_spec: dict[str, Any] | None = None
     mmtasks_version: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _public_args(cls, data: Any) -> Any:
+        """Header values are secrets: ``***`` in every ``*_args`` and ``*_spec.args``, on writing and
+        on reading (a file written before this rule publishes none either)."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for key, value in data.items():
+            if isinstance(key, str) and key.endswith("_args"):
+                out[key] = public_args(value)
+            elif isinstance(key, str) and key.endswith("_spec") and isinstance(value, dict) and "args" in value:
+                out[key] = {**value, "args": public_args(value["args"])}
+        return out
 
     @property
     def chance_judge(self) -> bool:
