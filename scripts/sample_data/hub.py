@@ -33,21 +33,7 @@ def write_hub_folder(folder: Path, *, split: str, features: dict[str, str], rows
     ``features`` maps column name -> ``string``/``int8``/``int64``/``image``, or
     ``list:string``/``list:image`` for a sequence of them.
     """
-    import datasets  # the [datasets] extra; only this writer needs it
-
-    datasets.disable_progress_bars()
-
-    def feature(kind: str) -> Any:
-        if kind.startswith("list:"):
-            inner = feature(kind.split(":", 1)[1])
-            return [inner] if isinstance(inner, datasets.Image) else datasets.Sequence(inner)
-        return datasets.Image() if kind == "image" else datasets.Value(kind)
-
-    spec = datasets.Features({name: feature(kind) for name, kind in features.items()})
-    columns = {name: [row[name] for row in rows] for name in features}
-    data = folder / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    datasets.Dataset.from_dict(columns, features=spec).to_parquet(str(data / f"{split}-00000-of-00001.parquet"))
+    _write_parquet(folder / "data" / f"{split}-00000-of-00001.parquet", features, rows)
     card = (
         "---\n"
         "dataset_info:\n"
@@ -62,6 +48,45 @@ def write_hub_folder(folder: Path, *, split: str, features: dict[str, str], rows
         f"# {title}\n\n{body.strip()}\n"
     )
     (folder / "README.md").write_text(card, encoding="utf-8", newline="\n")
+
+
+def write_hub_configs(folder: Path, *, split: str, features: dict[str, str], configs: dict[str, list[dict[str, Any]]],
+                      title: str, body: str) -> None:
+    """Write one Hub-style dataset folder with several configs (BLINK's subtasks): each config's
+    rows in ``<config>/<split>-00000-of-00001.parquet``, read with
+    ``datasets.load_dataset(FOLDER, CONFIG, split=...)`` as the real dataset is by name."""
+    entries = []
+    for name, rows in configs.items():
+        _write_parquet(folder / name / f"{split}-00000-of-00001.parquet", features, rows)
+        entries.append(f"- config_name: {name}\n  data_files:\n  - split: {split}\n    path: {name}/{split}-*\n")
+    card = (
+        "---\n"
+        "dataset_info:\n"
+        "  features:\n"
+        f"{_yaml_features(features)}\n"
+        "configs:\n"
+        f"{''.join(entries)}"
+        "---\n\n"
+        f"# {title}\n\n{body.strip()}\n"
+    )
+    (folder / "README.md").write_text(card, encoding="utf-8", newline="\n")
+
+
+def _write_parquet(path: Path, features: dict[str, str], rows: list[dict[str, Any]]) -> None:
+    import datasets  # the [datasets] extra; only these writers need it
+
+    datasets.disable_progress_bars()
+
+    def feature(kind: str) -> Any:
+        if kind.startswith("list:"):
+            inner = feature(kind.split(":", 1)[1])
+            return [inner] if isinstance(inner, datasets.Image) else datasets.Sequence(inner)
+        return datasets.Image() if kind == "image" else datasets.Value(kind)
+
+    spec = datasets.Features({name: feature(kind) for name, kind in features.items()})
+    columns = {name: [row[name] for row in rows] for name in features}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    datasets.Dataset.from_dict(columns, features=spec).to_parquet(str(path))
 
 
 def embedded(root: Path, rel: str) -> dict[str, Any]:
