@@ -3,7 +3,7 @@
 #                 runs the `random` baseline), run every benchmark (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench,
 #                 BLINK, Mantis-Eval, MMIU) on the bundled sample data with the `random` baseline (and random
 #                 chance-level judge), build the leaderboard
-#   make test   - create .venv if missing, install everything (torch CPU, transformers, datasets, plots, stats,
+#   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats,
 #                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
 PYTHON ?= python3
 VENV := .venv
@@ -22,8 +22,10 @@ $(DEMO_STAMP): pyproject.toml
 $(STAMP): pyproject.toml $(DEMO_STAMP)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# The CPU build of torch (the plain `torch` requirement would pull a multi-GB CUDA build).
-	$(PY) -m pip install -q torch==2.13.0
+	# torch and torchvision as a matching pair (the Qwen2-VL processor needs torchvision; PyPI's
+	# torchvision fails to import beside a torch it was not built for). pip takes both from this
+	# machine's local wheel folder; the plain `torch` requirement would download a multi-GB build.
+	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
 	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,test]'
 	touch $(STAMP)
 

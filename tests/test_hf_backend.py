@@ -324,3 +324,83 @@ def test_a_prompt_longer_than_the_context_fails_before_generate(tiny_llava_dir: 
     assert [r.ok for r in replies] == [True, True, False]
     assert (replies[2].error or "").startswith("context_overflow: ")
     assert calls == [2]  # one generate call, for the two prompts that fit
+
+
+def test_next_batch_is_prepared_while_the_model_generates(tiny_llava_dir: Path, images: dict[str, Path],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Preparation of batch k+1 (images, processor, padding) starts before generation of batch k
+    ends. The fake model is slow in a way a sequential harness cannot satisfy: each generate
+    waits for the next batch's preparation to begin (an event, bounded by a timeout)."""
+    model = _model(tiny_llava_dir, batch_size=1)
+    requests = _requests(images)
+    events: list[str] = []
+    started = [threading.Event() for _ in requests]
+    encode, generate = model._encode, model.model.generate
+    count = {"prepare": 0, "generate": 0}
+
+    def preparing(ready):
+        k = count["prepare"]
+        count["prepare"] += 1
+        events.append(f"prepare {k} starts in {threading.current_thread().name.split('_')[0]}")
+        started[k].set()
+        return encode(ready)
+
+    def slow_generate(**kwargs):
+        k = count["generate"]
+        count["generate"] += 1
+        events.append(f"generate {k} starts")
+        if k + 1 < len(requests):
+            seen = started[k + 1].wait(timeout=30)
+            events.append(f"generate {k} saw prepare {k + 1}: {seen}")
+        out = generate(**kwargs)
+        events.append(f"generate {k} ends")
+        return out
+
+    monkeypatch.setattr(model, "_encode", preparing)
+    monkeypatch.setattr(model.model, "generate", slow_generate)
+    replies = model.generate_all(requests)
+    assert all(r.ok for r in replies)
+    for k in range(len(requests) - 1):
+        assert f"generate {k} saw prepare {k + 1}: True" in events
+        assert events.index(f"prepare {k + 1} starts in mmtasks-prepare") < events.index(f"generate {k} ends")
+    assert all(e.endswith("mmtasks-prepare") for e in events if e.startswith("prepare"))
+    stats = model.stats
+    assert stats.batches == len(requests) and stats.rows == len(requests)
+    assert stats.padded_share == 0.0  # one request per batch: nothing to pad
+
+
+def test_out_of_memory_halves_batches_already_prepared(tiny_llava_dir: Path, images: dict[str, Path],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch prepared ahead at the old size is split to the halved size, not run whole."""
+    requests = _requests(images) * 2
+    model = _model(tiny_llava_dir, batch_size=4)
+    original = model.model.generate
+    sizes = []
+
+    def tight_memory(**kwargs):
+        sizes.append(kwargs["input_ids"].shape[0])
+        if kwargs["input_ids"].shape[0] > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return original(**kwargs)
+
+    monkeypatch.setattr(model.model, "generate", tight_memory)
+    texts = _texts(model, requests)
+    assert texts[:4] == texts[4:] and len(set(texts)) == 4
+    assert sizes == [4, 2, 2, 2, 2] and model.batch_size == 2
+
+
+def test_batch_stats_padding_and_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mmtasks.models import hf_batches
+
+    stats = hf_batches.BatchStats()
+    stats.count_batch([10, 8, 6])  # 30 slots, 24 tokens
+    stats.count_batch([5, 5])  # 10 slots, 10 tokens
+    assert (stats.prompt_tokens, stats.padded_slots) == (34, 40)
+    assert stats.padded_share == pytest.approx(6 / 40)
+    clock = iter([100.0, 104.0, 105.0, 109.0])  # generate 4 s, idle 1 s, generate 4 s
+    monkeypatch.setattr(hf_batches.time, "perf_counter", lambda: next(clock))
+    for _ in range(2):
+        with stats.generating():
+            pass
+    assert (stats.generate_s, stats.idle_s) == (8.0, 1.0)
+    assert stats.idle_share == pytest.approx(1 / 9)

@@ -3,28 +3,38 @@
 ``hf:NAME`` loads NAME (a hub id or a local directory) with ``AutoProcessor``
 and ``AutoModelForImageTextToText`` (``AutoModelForCausalLM`` for text-only
 models). Prompts are rendered by the model's own chat template; requests with
-the same generation settings are sorted by prompt length and generated in
-left-padded batches. Images are decoded by an :class:`~mmtasks.documents.image_loader.ImageLoader`:
-in worker threads, for the batch being generated and the next one (not the
-whole wave), each distinct image once while it stays in its cache.
+the same generation settings are sorted by prompt length, image tokens included
+(each image's count from the processor, for its size read from the file header),
+and generated in left-padded batches. The model never waits for the harness: a
+worker thread prepares batch k+1 (images decoded by an
+:class:`~mmtasks.documents.image_loader.ImageLoader`, each distinct image once
+while it stays in its cache; the processor's resize, patching, tokenisation and
+padding; the copy to the device) while the model generates batch k
+(:mod:`mmtasks.models.hf_batches`). ``HFModel.stats`` holds the model's busy and
+idle time and the padding share, logged when the model closes.
 """
 
 from __future__ import annotations
 
+import copy
 import gc
 import hashlib
+import io
 import json
 import logging
 import os
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.core.conversation import Image, Message
-from mmtasks.documents.image_loader import ImageLoader
+from mmtasks.documents.image_loader import ImageLoader, image_key
+from mmtasks.models.hf_batches import BatchStats, prepared_ahead
 from mmtasks.errors import ModelError
 from mmtasks.models.hub import hub_preflight, looks_local
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
@@ -90,6 +100,14 @@ class HFModel(ChatModel):
         self.multimodal = hasattr(self.processor, "image_processor")
         #: decodes each distinct image once (while cached), ahead of the batch that needs it
         self.images = ImageLoader()
+        #: prepares the next batch while the model generates (see mmtasks.models.hf_batches)
+        self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mmtasks-prepare")
+        #: a copy of the tokenizer for this thread (lengths, decoding): a fast tokenizer used by
+        #: two threads at once, one of them setting its padding, fails with "Already borrowed"
+        self._main_tokenizer = copy.deepcopy(self.tokenizer)
+        self._image_token_counts: dict[str, int] = {}
+        #: busy and idle time of the model, padding share (logged at close)
+        self.stats = BatchStats()
         self._fingerprint = _fingerprint(self.processor, self.model)
         #: the checkpoint's context length in tokens (None: unknown, nothing is checked)
         self.context_limit = context_limit(self.model)
@@ -104,25 +122,22 @@ class HFModel(ChatModel):
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
         for req in requests:
             self._check_images(req)
-        prompts: dict[int, str] = {}
+        rows: list[_Row] = []
         for i, req in enumerate(requests):
             try:
-                prompts[i] = self._render(req.messages)
+                rows.append(_Row(i, self._render(req.messages), req))
             except Exception as exc:  # a template that rejects this conversation fails only this request
                 yield i, Reply.failure(f"chat template failed: {type(exc).__name__}: {exc}")
-        groups: dict[GenerationConfig, list[int]] = {}
-        for i in prompts:
-            groups.setdefault(requests[i].generation, []).append(i)
-        for generation, indices in groups.items():
-            lengths = {i: (len(requests[i].images), len(self.tokenizer(prompts[i]).input_ids)) for i in indices}
-            pending = sorted(indices, key=lengths.__getitem__, reverse=True)
-            while pending:
-                batch, pending = pending[: self.batch_size], pending[self.batch_size :]
-                # this batch's and the next one's images are decoded by worker threads while the model runs
-                self.images.prefetch(img for i in batch + pending[: self.batch_size] for img in requests[i].images)
-                yield from self._run_batch([(i, prompts[i], requests[i]) for i in batch], generation)
+        # Batch k+1 is prepared (images, processor, padding, device copy) in a worker thread
+        # while the model generates batch k.
+        for prepared in prepared_ahead(self._batches(rows), self._prepare, self._preparer, self.stats):
+            yield from prepared.failures
+            if prepared.rows:
+                yield from self._answer(prepared)
 
     def close(self) -> None:
+        self._preparer.shutdown(wait=True, cancel_futures=True)
+        log.info("hf model %s: %s", self.spec.display, _summary(self.stats), extra={"hf_batch_stats": self.stats.as_dict()})
         self.images.close()
         self.model = None
         self.processor = None
@@ -156,75 +171,138 @@ class HFModel(ChatModel):
             conversation = [{"role": m.role, "content": m.plain_text} for m in messages]
         return self.processor.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
 
-    def _run_batch(self, batch: list[tuple[int, str, Request]], generation: GenerationConfig) -> Iterator[tuple[int, Reply]]:
-        """Decode this batch's images (a bad image fails only its request), then generate."""
-        ready: list[tuple[int, str, list[Any]]] = []
-        for i, prompt, req in batch:
-            try:
-                ready.append((i, prompt, [self.images.load(img) for img in req.images]))
-            except Exception as exc:  # DataError for missing/corrupt files, names the file
-                yield i, Reply.failure(str(exc))
-        if ready:
-            yield from self._answer(ready, generation)
+    def _batches(self, rows: list[_Row]) -> Iterator[_Batch]:
+        """Requests with the same generation settings, longest prompt (image tokens included)
+        first, cut into batches of ``self.batch_size`` read as each batch is formed (an
+        out-of-memory error halves it). Sorting by length keeps the padding small; longest
+        first makes an out-of-memory error come at once. The images of a batch start decoding
+        in worker threads when it is formed, one batch ahead of the model."""
+        groups: dict[GenerationConfig, list[_Row]] = {}
+        for row in rows:
+            groups.setdefault(row.request.generation, []).append(row)
+        for generation, members in groups.items():
+            pending = sorted(members, key=self._estimated_tokens, reverse=True)
+            while pending:
+                batch, pending = pending[: self.batch_size], pending[self.batch_size :]
+                self.images.prefetch(img for row in batch for img in row.request.images)
+                yield _Batch(generation, batch)
 
-    def _answer(self, items: list[tuple[int, str, list[Any]]], generation: GenerationConfig) -> Iterator[tuple[int, Reply]]:
-        """Generate for ``items``; halve the batch on out-of-memory, isolate other failures."""
+    def _estimated_tokens(self, row: _Row) -> tuple[int, int]:
+        """The prompt's length in tokens with its images expanded (the processor's count for
+        each image's size, read from the file header), then its image count."""
+        text = len(self._main_tokenizer(row.prompt).input_ids)
+        return text + sum(self._image_tokens(img) for img in row.request.images), len(row.request.images)
+
+    def _image_tokens(self, image: Image) -> int:
+        """Tokens the processor makes of ``image`` (0 when it cannot say without decoding)."""
+        key = image_key(image)
+        n = self._image_token_counts.get(key)
+        if n is None:
+            n = self._image_token_counts[key] = _image_token_count(self.processor, image)
+        return n
+
+    def _prepare(self, batch: _Batch) -> _Prepared:
+        """Everything before ``generate``, in the preparer thread: decode the images (a bad
+        image fails only its request), run the processor, refuse prompts over the context."""
         start = time.perf_counter()
-        error: str | None = None
-        oom = False
-        try:
-            texts = self._generate_batch([p for _, p, _ in items], [imgs for _, _, imgs in items], generation)
-        except ContextOverflow as over:  # these prompts were never generated for; the rest are
-            for row, n in over.rows.items():
-                yield items[row][0], Reply.failure(
-                    f"context_overflow: the prompt has {n} tokens and max_new_tokens is {generation.max_new_tokens}, "
-                    f"more than the model's context of {self.context_limit} tokens")
-            rest = [item for row, item in enumerate(items) if row not in over.rows]
-            if rest:
-                yield from self._answer(rest, generation)
+        prepared = _Prepared(batch.generation)
+        ready: list[tuple[_Row, list[Any]]] = []
+        for row in batch.rows:
+            try:
+                ready.append((row, [self.images.load(img) for img in row.request.images]))
+            except Exception as exc:  # DataError for missing/corrupt files, names the file
+                prepared.failures.append((row.index, Reply.failure(str(exc))))
+        while ready:
+            try:
+                prepared.inputs, prepared.lengths = self._encode(ready)
+            except ContextOverflow as over:  # these prompts are never generated for; the rest are
+                for row, n in over.rows.items():
+                    prepared.failures.append((ready[row][0].index, Reply.failure(
+                        f"context_overflow: the prompt has {n} tokens and max_new_tokens is "
+                        f"{batch.generation.max_new_tokens}, more than the model's context of {self.context_limit} tokens")))
+                ready = [item for row, item in enumerate(ready) if row not in over.rows]
+                continue
+            except Exception as exc:  # the processor refused this batch: retried one by one by _answer
+                prepared.error = f"generation failed: {type(exc).__name__}: {exc}"
+            break
+        prepared.rows = [row for row, _ in ready]
+        self.stats.prepare_s += time.perf_counter() - start
+        return prepared
+
+    def _encode(self, ready: list[tuple[_Row, list[Any]]]) -> tuple[Any, list[int]]:
+        """The processor's padded batch on the model's device, and each row's unpadded length."""
+        kwargs: dict[str, Any] = {"text": [row.prompt for row, _ in ready], "padding": True, "return_tensors": "pt"}
+        images = [pixels for _, pixels in ready]
+        if any(images):
+            kwargs["images"] = images
+        inputs = self.processor(**kwargs)
+        lengths = [int(n) for n in inputs["attention_mask"].sum(dim=1).tolist()]
+        generation = ready[0][0].request.generation
+        if self.context_limit is not None:  # image tokens included: the processor has expanded them
+            over = {row: n for row, n in enumerate(lengths) if n + generation.max_new_tokens > self.context_limit}
+            if over:
+                raise ContextOverflow(over)
+        inputs = inputs.to(self.model.device)
+        if "pixel_values" in inputs and self.model.dtype.is_floating_point:
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        return inputs, lengths
+
+    def _answer(self, prepared: _Prepared) -> Iterator[tuple[int, Reply]]:
+        """Generate for a prepared batch; halve it on out-of-memory, isolate other failures."""
+        rows, generation = prepared.rows, prepared.generation
+        if prepared.error is None and len(rows) > self.batch_size:
+            # prepared before an out-of-memory error halved the batch size
+            prepared.inputs = None
+            for k in range(0, len(rows), self.batch_size):
+                yield from self._again(rows[k : k + self.batch_size], generation)
             return
-        except torch.OutOfMemoryError:
-            error, oom = "out of memory even with batch size 1", True
-        except Exception as exc:
-            error = f"generation failed: {type(exc).__name__}: {exc}"
+        start = time.perf_counter()
+        error, oom = prepared.error, False
+        if error is None:
+            try:
+                texts = self._generate_batch(prepared)
+            except torch.OutOfMemoryError:
+                error, oom = "out of memory even with batch size 1", True
+            except Exception as exc:
+                error = f"generation failed: {type(exc).__name__}: {exc}"
+        prepared.inputs = None
         if error is None:
             elapsed = time.perf_counter() - start
-            for (i, _, _), text in zip(items, texts):
-                yield i, Reply(text=text, latency=elapsed)
-        elif len(items) == 1:
-            yield items[0][0], Reply.failure(error)
+            for row, text in zip(rows, texts):
+                yield row.index, Reply(text=text, latency=elapsed)
+        elif len(rows) == 1:
+            yield rows[0].index, Reply.failure(error)
         elif oom:
             # freed here, outside the except block, once the traceback no longer holds the tensors
             gc.collect()
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
-            half = len(items) // 2
+            half = len(rows) // 2
             self.batch_size = min(self.batch_size, half)
-            log.warning("out of memory with %d requests per batch; retrying with %d", len(items), half)
-            yield from self._answer(items[:half], generation)
-            yield from self._answer(items[half:], generation)
+            log.warning("out of memory with %d requests per batch; retrying with %d", len(rows), half)
+            yield from self._again(rows[:half], generation)
+            yield from self._again(rows[half:], generation)
         else:  # retry one by one so a single bad request does not fail its whole batch
-            for item in items:
-                yield from self._answer([item], generation)
+            for row in rows:
+                yield from self._again([row], generation)
+
+    def _again(self, rows: list[_Row], generation: GenerationConfig) -> Iterator[tuple[int, Reply]]:
+        """Prepare ``rows`` anew (in this thread) and answer them: a retry after a failure."""
+        prepared = self._prepare(_Batch(generation, rows))
+        yield from prepared.failures
+        if prepared.rows:
+            yield from self._answer(prepared)
 
     @torch.inference_mode()
-    def _generate_batch(self, prompts: list[str], images: list[list[Any]], generation: GenerationConfig) -> list[str]:
-        kwargs: dict[str, Any] = {"text": prompts, "padding": True, "return_tensors": "pt"}
-        if any(images):
-            kwargs["images"] = images
-        inputs = self.processor(**kwargs).to(self.model.device)
-        if self.context_limit is not None:  # image tokens included: the processor has expanded them
-            lengths = inputs["attention_mask"].sum(dim=1).tolist()
-            over = {row: int(n) for row, n in enumerate(lengths) if n + generation.max_new_tokens > self.context_limit}
-            if over:
-                raise ContextOverflow(over)
-        if "pixel_values" in inputs and self.model.dtype.is_floating_point:
-            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+    def _generate_batch(self, prepared: _Prepared) -> list[str]:
+        generation = prepared.generation
         seed = generation.seed if generation.seed is not None else self.context.seed
         torch.manual_seed(seed)
-        output = self.model.generate(**inputs, **self._generation_kwargs(generation))
-        new_tokens = output[:, inputs["input_ids"].shape[1] :]
-        texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        with self.stats.generating():
+            output = self.model.generate(**prepared.inputs, **self._generation_kwargs(generation))
+        self.stats.count_batch(prepared.lengths)
+        new_tokens = output[:, prepared.inputs["input_ids"].shape[1] :]
+        texts = self._main_tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
         return [_cut_at_stop(t, generation.stop).strip() for t in texts]
 
     def _generation_kwargs(self, generation: GenerationConfig) -> dict[str, Any]:
@@ -237,6 +315,62 @@ class HFModel(ChatModel):
         # Stop strings are applied to the decoded text: transformers' stop_strings needs a
         # tokenizer whose vocabulary it can map back to strings, which not every checkpoint has.
         return kwargs
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One request of a wave, its prompt rendered by the chat template."""
+
+    index: int
+    prompt: str
+    request: Request
+
+
+@dataclass(frozen=True)
+class _Batch:
+    generation: GenerationConfig
+    rows: list[_Row]
+
+
+@dataclass
+class _Prepared:
+    """A batch ready for ``generate``: the processor's tensors on the model's device."""
+
+    generation: GenerationConfig
+    #: the rows in ``inputs`` (those whose images loaded and whose prompts fit)
+    rows: list[_Row] = field(default_factory=list)
+    inputs: Any = None
+    #: each row's prompt length in tokens, unpadded
+    lengths: list[int] = field(default_factory=list)
+    #: requests that failed while preparing (a bad image, a prompt over the context)
+    failures: list[tuple[int, Reply]] = field(default_factory=list)
+    #: the processor's error for the whole batch (retried one by one)
+    error: str | None = None
+
+
+def _image_token_count(processor: Any, image: Image) -> int:
+    """Placeholder tokens the processor makes of ``image``, from its size in the file header
+    (Pillow reads no pixels to tell it); 0 when the image or the processor cannot say."""
+    from PIL import Image as PILImage, UnidentifiedImageError
+
+    count = getattr(processor, "_get_num_multimodal_tokens", None)
+    if count is None or image.parts:
+        return 0
+    try:
+        source: Any = io.BytesIO(image.data) if image.data is not None else image.path
+        with PILImage.open(source) as img:
+            width, height = img.size
+        data = count(image_sizes=[(height, width)])
+        tokens = data["num_image_tokens"] if isinstance(data, dict) else data.num_image_tokens
+        return int(tokens[0])
+    except (OSError, UnidentifiedImageError, ValueError, TypeError, KeyError, AttributeError, IndexError, NotImplementedError):
+        return 0  # a missing or corrupt file fails later, with its own message
+
+
+def _summary(stats: BatchStats) -> str:
+    return (f"{stats.batches} batches, {stats.rows} rows; generate {stats.generate_s:.2f} s, idle {stats.idle_s:.2f} s "
+            f"({stats.idle_share:.1%} of the span; waiting for a batch {stats.waited_for_prepare_s:.2f} s); "
+            f"padding {stats.padded_share:.1%} of the batch slots")
 
 
 class ContextOverflow(Exception):
