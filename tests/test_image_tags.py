@@ -153,7 +153,7 @@ AUTHORS_PROMPTS = {
 }
 
 
-@pytest.mark.parametrize("task_name", ["muirbench"])
+@pytest.mark.parametrize("task_name", ["muirbench", "muirbench_strict"])
 def test_muirbench_prompt_is_the_authors_create_prompt_with_images_at_their_placeholders(task_name: str) -> None:
     registry = TaskRegistry.discover()
     config, path = registry.load(task_name)

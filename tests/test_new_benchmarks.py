@@ -33,14 +33,19 @@ FAST = "max_retries=1"  # no HTTP errors are scripted here: judge re-asks are pr
 
 
 def copy_task_folder(bench: str, dest_root: Path, *, replace: dict[str, str] | None = None) -> str:
-    """Copy ``tasks/<bench>`` to ``dest_root/<bench>_copy``; the copy's task is named
-    ``<bench>_copy`` (and ``replace`` applied to its YAML). Returns the copy's task name."""
+    """Copy ``tasks/<bench>`` to ``dest_root/<bench>_copy``; every task of the copy is renamed
+    ``<name>_copy`` (``<bench>_copy`` for the folder's main task) and ``replace`` is applied to
+    ``<bench>.yaml``. Returns the copy's main task name."""
     dest = dest_root / f"{bench}_copy"
     shutil.copytree(PACKAGE_TASKS / bench, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    for other in dest.glob("*.yaml"):
+        text = other.read_text(encoding="utf-8")
+        name = re.search(r"^task: (\S+)$", text, re.MULTILINE)
+        if name is not None:
+            other.write_text(text.replace(f"task: {name.group(1)}\n", f"task: {name.group(1)}_copy\n", 1), encoding="utf-8")
     yaml_file = dest / f"{bench}.yaml"
     text = yaml_file.read_text(encoding="utf-8")
-    assert f"\ntask: {bench}\n" in f"\n{text}"
-    text = text.replace(f"task: {bench}\n", f"task: {bench}_copy\n", 1)
+    assert f"\ntask: {bench}_copy\n" in f"\n{text}"
     for old, new in (replace or {}).items():
         assert old in text, old
         text = text.replace(old, new)
@@ -80,7 +85,7 @@ def package_unchanged():
 
 # --- MUIRBench ------------------------------------------------------------------------
 
-#: doc -> (reply, parsed letter or None); the gold letters are the sample's answers
+#: doc -> (reply, parsed letter or None by the strict first-letter rule); the gold letters are the sample's answers
 MUIR_REPLIES = {
     "muir_sample_1": ("B", "B"),                                  # gold B: right
     "muir_sample_2": ("(D) None of the choices provided", "D"),   # gold D: right
@@ -92,6 +97,10 @@ MUIR_REPLIES = {
     "muir_sample_8": ("C", "C"),                                  # gold C: right
     "muir_sample_9": ("E", None),                                 # only A-D exist: unparsed
 }
+#: the authors' rule (muirbench's default) finds the same letters; where it finds none it guesses
+#: random.Random("42:<idx>").choice(letters): muir_sample_6 (A-C) -> "C" (gold A), muir_sample_9
+#: (A-D) -> "A" (gold B), both wrong
+MUIR_GUESSES = {"muir_sample_6": "C", "muir_sample_9": "A"}
 
 
 def muir_predictions(path: Path, task: str) -> Path:
@@ -100,12 +109,17 @@ def muir_predictions(path: Path, task: str) -> Path:
     return path
 
 
-def check_muir_results(out: Path, task: str) -> None:
+def check_muir_results(out: Path, task: str, *, strict: bool = False) -> None:
     results = results_of(out)
     res = results["results"][task]
-    # right: 1, 2, 4, 8 of 9
+    # right: 1, 2, 4, 8 of 9 (the two guesses of the authors' rule are wrong)
     assert res["acc"] == pytest.approx(100 * 4 / 9)
-    assert results["problems"][task]["unparsed"] == 2
+    if strict:
+        assert results["problems"][task] == {"request_failures": 0, "unparsed": 2, "judge_failures": 0}
+        assert results["coverage"][task]["scored"] == 9 and "guessed" not in results["coverage"][task]  # unparsed: scored 0
+    else:
+        assert results["problems"][task] == {"request_failures": 0, "unparsed": 0, "judge_failures": 0, "guessed": 2}
+        assert results["coverage"][task]["scored"] == 9 and results["coverage"][task]["guessed"] == 2
     breakdowns = results["breakdowns"][task]
     by_task = {label: row["acc"] for label, row in breakdowns["task"].items()}
     assert by_task == pytest.approx({"Counting": 100.0, "Visual Retrieval": 0.0, "Ordering": 100.0,
@@ -118,18 +132,25 @@ def check_muir_results(out: Path, task: str) -> None:
                            "Narrative": (0.0, 1)}
     assert {label: row["n"] for label, row in breakdowns["n_options"].items()} == {"3": 1, "4": 4, "5": 3, "6": 1}
     samples = {s["doc_id"]: s for s in samples_of(out, task)}
-    assert {d: s["parsed"] for d, s in samples.items()} == {d: p for d, (_, p) in MUIR_REPLIES.items()}
+    expected = {d: p for d, (_, p) in MUIR_REPLIES.items()}
+    assert {d: s["parsed"] for d, s in samples.items()} == (expected if strict else {**expected, **MUIR_GUESSES})
+    assert {d for d, s in samples.items() if s["guessed"]} == (set() if strict else set(MUIR_GUESSES))
 
 
 def test_muirbench_from_an_include_path_copy_local_data(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks"
     task = copy_task_folder("muirbench", tasks)
     out = tmp_path / "out"
-    proc = run_mmtasks(["--tasks", task, "--include-path", str(tasks), "--data-dir", str(SAMPLE),
-                        "--model", f"replay:{muir_predictions(tmp_path / 'pred.jsonl', task)}",
-                        "--output-path", str(out)], tmp_path)
-    assert proc.returncode == 1, proc.stderr  # 2 unparsed answers are problems
+    strict = f"{task.removesuffix('_copy')}_strict_copy"
+    predictions = muir_predictions(tmp_path / 'pred.jsonl', task)
+    predictions.write_text(predictions.read_text(encoding="utf-8") + predictions.read_text(encoding="utf-8").replace(
+        f'"task": "{task}"', f'"task": "{strict}"'), encoding="utf-8")
+    proc = run_mmtasks(["--tasks", f"{task},{strict}", "--include-path", str(tasks), "--data-dir", str(SAMPLE),
+                        "--model", f"replay:{predictions}", "--output-path", str(out)], tmp_path)
+    assert proc.returncode == 1, proc.stderr  # 2 guessed (muirbench), 2 unparsed (muirbench_strict): problems
+    assert "guessed=2" in proc.stderr and "unparsed=2" in proc.stderr
     check_muir_results(out, task)
+    check_muir_results(out, strict, strict=True)
     # the official prompt, the images where the record's <image> markers are
     samples = {s["doc_id"]: s for s in samples_of(out, task)}
     parts = samples["muir_sample_3"]["prompt"][-1]["content"]

@@ -27,6 +27,9 @@ class Sample:
     #: answers that could not be parsed even after re-asking (0 or 1 for a one-answer protocol,
     #: a count for one that asks several questions); counted as the task's ``unparsed`` problem
     unparsed: int = 0
+    #: answers that named nothing and were replaced by a random guess (the ``choice`` parser's
+    #: ``fallback: random``), scored as answers; counted as the task's ``guessed`` problem
+    guessed: int = 0
     #: breakdown name -> this document's group label
     breakdown: dict[str, str] = field(default_factory=dict)
     #: judge calls: parsed fields, raw replies, failures
@@ -50,7 +53,7 @@ class Sample:
         ``extra`` (per-turn / per-question records), which are kept.
         """
         return Sample(task=self.task, doc_id=self.doc_id, doc_index=self.doc_index, metrics=self.metrics,
-                      failures=self.failures, unparsed=self.unparsed, breakdown=self.breakdown,
+                      failures=self.failures, unparsed=self.unparsed, guessed=self.guessed, breakdown=self.breakdown,
                       judge_failures=self.judge_failures, extra=self.extra)
 
     @classmethod

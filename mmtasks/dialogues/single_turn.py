@@ -21,6 +21,7 @@ from mmtasks.core.request import Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
 from mmtasks.dialogues.protocols import DialogueContext, protocol
+from mmtasks.scoring.parsers import is_guess
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
@@ -58,6 +59,7 @@ def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue
         sample.metrics = {name: None for name in task.metric_fns}
         return sample
     sample.unparsed = int(parsed is None)
+    sample.guessed = int(is_guess(parsed))
     sample.metrics = dict(task.score(parsed, target, doc))
     if judged and ctx.has_judge and not ctx.predict_only:
         request, parse = judge_call(task, doc, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=target)

@@ -49,7 +49,7 @@ RESULTS_FILE = "results.json"
 
 #: Kinds of ``problems[task]`` counted by the harness (others may appear, e.g. a task's
 #: own ``note_unparsed``): each is a number of samples, turns or questions, never a score.
-PROBLEM_KINDS = ("request_failures", "context_overflow", "unparsed", "judge_failures")
+PROBLEM_KINDS = ("request_failures", "context_overflow", "unparsed", "judge_failures", "guessed")
 
 #: Kinds of ``coverage[task].unscored``: why a document, turn or question was not scored.
 UNSCORED_KINDS = ("request_failure", "context_overflow", "judge_failure", "unparsed")
@@ -169,6 +169,9 @@ class Coverage(_Strict):
     """Why the other ``total - scored`` units have no score, by kind (:data:`UNSCORED_KINDS`:
     ``request_failure``, ``context_overflow``, ``judge_failure``, ``unparsed``); the counts
     add up to ``total - scored``."""
+    guessed: NonNegativeInt = Field(default=0, exclude_if=lambda v: v == 0)
+    """Scored units whose answer is a random guess, not the model's (the ``choice`` parser's
+    ``fallback: random``, as MMMU's and MUIRBench's scripts guess); also ``problems.guessed``."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Coverage:

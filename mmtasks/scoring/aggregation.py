@@ -101,17 +101,22 @@ def count_problems(samples: Iterable["Sample"]) -> dict[str, int]:
     """The problems of a task, counted from its samples the same way for every protocol and
     aggregator: failed requests (``Sample.failures``, one entry per failed model or note-taker
     request), answers left unparsed after re-asking (``Sample.unparsed``: 0/1 for one answer, a
-    count for several), and judge calls that gave no verdict (``Sample.judge_failures``)."""
+    count for several), and judge calls that gave no verdict (``Sample.judge_failures``); and, when there
+    are any, ``guessed``: answers replaced by a random guess (``Sample.guessed``: scored, but
+    not the model's)."""
     out = dict.fromkeys(PROBLEMS, 0)
-    overflow = 0
+    overflow = guessed = 0
     for s in samples:
         n_overflow = sum(1 for f in s.failures if failure_kind(f) == "context_overflow")
         overflow += n_overflow
         out["request_failures"] += len(s.failures) - n_overflow
         out["unparsed"] += int(s.unparsed)
         out["judge_failures"] += int(s.judge_failures)
+        guessed += int(s.guessed)
     if overflow:
         out["context_overflow"] = overflow
+    if guessed:
+        out["guessed"] = guessed
     return out
 
 
@@ -223,9 +228,10 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
     overall = _Values(names)
     groups: dict[str, dict[str, _Values]] = {}
     unscored = {"request_failure": 0, "context_overflow": 0, "judge_failure": 0, "unparsed": 0}
-    unexplained = 0
+    unexplained = guessed = 0
     for s in samples:
         overall.add(s, _metric)
+        guessed += int(s.guessed)
         _add_to_groups(groups, s, names, _metric)
         kind = sample_failure_kind(s)
         if kind is not None:
@@ -239,6 +245,8 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
                 unexplained += 1
     result = TaskResult(n_samples=overall.n)
     result.coverage = coverage("documents", overall.n, unscored, unexplained) if names else None
+    if guessed and result.coverage is not None:
+        result.coverage["guessed"] = guessed  # scored, but random guesses: coverage shows how many
     for m in task.config.metrics:
         values = overall.values[m.name]
         avg, err = mean_and_stderr(values, seed)

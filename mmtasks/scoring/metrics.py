@@ -18,6 +18,8 @@ from typing import Any
 
 from mmtasks.errors import DataError
 from mmtasks.registry import metrics as _metrics
+from mmtasks.scoring.mmmu_rules import open_match
+from mmtasks.scoring.parsers import literal_options
 from mmtasks.scoring.rouge import rouge_l_f1
 from mmtasks.scoring.text_normalize import strip_answer_prefix
 
@@ -110,3 +112,40 @@ def rouge_l_zh(parsed: str | None, target: Any, doc: Mapping[str, Any]) -> float
     if parsed is None:
         return 0.0
     return 100.0 * rouge_l_f1(parsed, reference)
+
+
+def accepted_answers(target: Any, doc: Mapping[str, Any]) -> str | list[str]:
+    """An open question's gold: one answer, or a list of accepted ones (a list, or a string
+    holding a Python list such as ``"['24/7', '3.429']"``, as MMMU's answer_dict_val.json lists
+    them)."""
+    if isinstance(target, (list, tuple)) and target:
+        return [str(t) for t in target]
+    if isinstance(target, (int, float)) and not isinstance(target, bool):
+        return str(target)
+    if isinstance(target, str):
+        if target.strip().startswith("[") and target.strip().endswith("]"):
+            try:
+                answers = literal_options(doc, "answer", target)
+            except DataError:  # "[x]" that is no list literal: the text itself
+                return target
+            if answers:
+                return [str(a) for a in answers]
+        return target
+    raise bad_target(doc, "an answer (a string, a number or a list of accepted answers)", target)
+
+
+@metric("open_answer_acc")
+def open_answer_acc(parsed: Any, target: Any, doc: Mapping[str, Any]) -> float:
+    """MMMU's evaluation of one answer: candidates parsed by ``open_answer`` are matched by
+    ``eval_open`` (a number equal to a gold number, or a gold text inside a candidate text); a
+    single string (an option letter, from ``choice`` under ``by_field``) must equal the gold
+    (``eval_multi_choice``), so one metric scores a task that mixes both kinds of question."""
+    gold = accepted_answers(target, doc)
+    if parsed is None:
+        return 0.0
+    if isinstance(parsed, str):
+        return score(parsed in gold if isinstance(gold, list) else parsed == gold)
+    if not isinstance(parsed, list):
+        raise DataError(f"open_answer_acc scores the open_answer or choice parser's answers, got {type(parsed).__name__}",
+                        doc_id=str(doc["id"]) if "id" in doc else None, field="answer.parser")
+    return score(open_match(gold, parsed))

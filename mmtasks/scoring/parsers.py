@@ -46,18 +46,21 @@ state how many images there are, not which.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import random
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.registry import Registry
 from mmtasks.registry import parsers as _parsers
+from mmtasks.scoring.mmmu_rules import Normalized, mmmu_choice, parse_open
 from mmtasks.scoring.text_normalize import nfkc, strip_answer_prefix
 
 
@@ -133,6 +136,8 @@ def bind(name: str, parser_args: Mapping[str, Any] | None, *, registry: Registry
         return BoundParser(spec)
     try:
         return BoundParser(spec, spec.args.model_validate(given))
+    except ConfigError as exc:  # a nested parser's (by_field): name this file
+        raise ConfigError(exc.message, file=exc.file or file, field=exc.field, hint=exc.hint) from None
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in (f"{field}.parser_args", *err["loc"]))
@@ -263,10 +268,24 @@ def integer_set(text: str, doc: Mapping[str, Any], args: IntegerSetArgs) -> list
 class ChoiceArgs(ParserArgs):
     options_field: str = "options"
     """The record field holding the options: a mapping letter -> option (its keys are the
-    letters), or a list (lettered A, B, C ... in order)."""
+    letters), a list (lettered A, B, C ... in order), or a string holding such a list as a Python
+    or JSON literal (MMMU's ``"['1', '2']"``)."""
     letters: list[str] | None = None
     """Fixed option letters, for records that do not list their options (``options_field`` is
     then not read)."""
+    rule: Literal["first_letter", "mmmu"] = "first_letter"
+    """``first_letter``: the first standalone option letter (ours; see :func:`choose_letter`).
+    ``mmmu``: MMMU's ``parse_multi_choice_response`` (MUIRBench's too): "(A)", then " A ", then
+    the option text for replies over 5 words; the last occurrence wins (see
+    :mod:`mmtasks.scoring.mmmu_rules`)."""
+    fallback: Literal["none", "random"] = "none"
+    """When the rule finds no letter: ``none``, the reply is unparsed (re-asked ``answer.retries``
+    times, then counted and scored 0); ``random``, a seeded random letter of the document's own,
+    as the MMMU and MUIRBench scripts draw one, counted as ``guessed`` in ``problems``."""
+    seed: int = 42
+    """The random fallback's seed (42: ``random.seed(42)`` of the MMMU and MUIRBench scripts)."""
+    id_field: str = "id"
+    """The record field that names the document in the random fallback's seed."""
 
     @field_validator("letters")
     @classmethod
@@ -274,6 +293,47 @@ class ChoiceArgs(ParserArgs):
         if v is not None and (not v or not all(len(k) == 1 and k.isalpha() for k in v)):
             raise ValueError("letters must be a non-empty list of single letters")
         return [k.upper() for k in v] if v is not None else None
+
+
+class Guess(str):
+    """A letter drawn at random because the reply named none (``fallback: random``): scored as
+    an answer, counted as ``guessed`` (see :func:`is_guess`)."""
+
+
+def is_guess(value: Any) -> bool:
+    """Whether a parsed answer is a random guess (:class:`Guess`)."""
+    return isinstance(value, Guess)
+
+
+#: the longest options string read as a literal (a list of a few dozen options is a few KB)
+_MAX_LITERAL = 100_000
+
+
+def literal_options(doc: Mapping[str, Any], field: str, text: str) -> list[Any]:
+    """A string holding a list, as a Python literal (``"['a', 'b']"``) or JSON, as that list."""
+    try:
+        if len(text) > _MAX_LITERAL:
+            raise ValueError("too long")
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        value = None
+    if not isinstance(value, list):
+        raise _doc_error(doc, field, f"expected the options as a list, or a string holding one, got {text!r}"[:200])
+    return value
+
+
+def _options(doc: Mapping[str, Any], field: str) -> Any:
+    """The options field of a document, a string holding a list read as that list."""
+    options = doc.get(field)
+    return literal_options(doc, field, options) if isinstance(options, str) else options
+
+
+def option_texts(doc: Mapping[str, Any], field: str) -> dict[str, str]:
+    """The options of a document, letter -> option text (see :class:`ChoiceArgs.options_field`)."""
+    options = _options(doc, field)
+    letters = option_letters({**doc, field: options}, field)
+    values = list(options.values()) if isinstance(options, Mapping) else list(options)
+    return {k: "" if v is None else str(v) for k, v in zip(letters, values)}
 
 
 def option_letters(doc: Mapping[str, Any], field: str) -> list[str]:
@@ -310,10 +370,30 @@ def choose_letter(text: str, letters: Collection[str]) -> str | None:
     return read_answer(text, find)
 
 
+def random_letter(doc: Mapping[str, Any], letters: list[str], args: ChoiceArgs) -> Guess:
+    """A letter of ``letters`` drawn by ``random.Random`` seeded with ``"<seed>:<document id>"``:
+    the same letter for the same document and seed in every run and scheduling order."""
+    if args.id_field not in doc:
+        raise _doc_error(doc, args.id_field, "the random fallback names documents by this field "
+                         "(answer.parser_args.id_field), which the record lacks")
+    return Guess(random.Random(f"{args.seed}:{doc[args.id_field]}").choice(letters))
+
+
 @parser("choice", args=ChoiceArgs)
 def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
-    """The chosen option letter, among the document's own letters (any number of options)."""
-    return choose_letter(text, args.letters or option_letters(doc, args.options_field))
+    """The chosen option letter, among the document's own letters (any number of options), by
+    ``rule``; with ``fallback: random`` a seeded guess when the rule finds none."""
+    if args.rule == "mmmu":
+        texts = {} if args.letters else option_texts(doc, args.options_field)
+        letters = args.letters or list(texts)
+        found = mmmu_choice(text, letters, texts)
+    else:
+        letters = args.letters or option_letters({**doc, args.options_field: _options(doc, args.options_field)},
+                                                 args.options_field)
+        found = choose_letter(text, letters)
+    if found is None and args.fallback == "random":
+        return random_letter(doc, letters, args)
+    return found
 
 
 # --- true / false --------------------------------------------------------
@@ -357,3 +437,60 @@ def text_answer(text: str, doc: Mapping[str, Any]) -> str:
     """The answer text without its wrapping ("" when nothing is left); never unparsed."""
     return strip_answer_prefix(text)
 
+
+
+# --- open answers ------------------------------------------------------------
+
+
+@parser("open_answer")
+def open_answer(text: str, doc: Mapping[str, Any]) -> list[Normalized]:
+    """MMMU's ``parse_open_response``: the normalised candidate answers of a free-form reply (key
+    answers after "is", "so", "=" ..., and the numbers in them); never unparsed. Scored by the
+    metric ``open_answer_acc`` (see :mod:`mmtasks.scoring.mmmu_rules`)."""
+    return parse_open(text)
+
+
+# --- one parser per kind of document ----------------------------------------------
+
+
+class ParserChoice(ParserArgs):
+    parser: str
+    """A built-in (or installed package's) parser."""
+    parser_args: dict[str, Any] = Field(default_factory=dict)
+    """Its arguments, validated against its own schema."""
+
+
+class ByFieldArgs(ParserArgs):
+    field: str
+    """The record field whose value picks the parser (MMMU: ``question_type``)."""
+    cases: dict[str, ParserChoice]
+    """Field value -> the parser for documents with that value."""
+    default: ParserChoice | None = None
+    """The parser for any other value (None: another value is a data error)."""
+    _bound: dict[str, BoundParser] = PrivateAttr(default_factory=dict)
+    _default: BoundParser | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _bind(self) -> "ByFieldArgs":
+        for key, case in self.cases.items():
+            self._bound[key] = bind(case.parser, case.parser_args, field=f"answer.parser_args.cases.{key}")
+        if self.default is not None:
+            self._default = bind(self.default.parser, self.default.parser_args, field="answer.parser_args.default")
+        return self
+
+    def parser_for(self, doc: Mapping[str, Any]) -> BoundParser:
+        value = doc.get(self.field)
+        bound = self._bound.get(str(value)) if value is not None else None
+        if bound is None:
+            bound = self._default
+        if bound is None:
+            raise _doc_error(doc, self.field, f"no parser for {value!r} (answer.parser_args.cases names "
+                             f"{', '.join(sorted(self.cases))}; add a case or a default)")
+        return bound
+
+
+@parser("by_field", args=ByFieldArgs)
+def by_field(text: str, doc: Mapping[str, Any], args: ByFieldArgs) -> Any:
+    """The answer as parsed by the parser the document's ``field`` picks (MMMU: ``choice`` for
+    ``multiple-choice`` questions, ``open_answer`` for the others)."""
+    return args.parser_for(doc)(text, doc)

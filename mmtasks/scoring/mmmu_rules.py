@@ -1,0 +1,156 @@
+"""MMMU's answer rules, as its authors' evaluation code applies them (and MUIRBench's, which
+reuses the choice rule): reimplemented here from their description, with the same results.
+
+Source: github.com/MMMU-Benchmark/MMMU ``mmmu/utils/eval_utils.py`` (``parse_multi_choice_response``,
+``parse_open_response``, ``normalize_str``, ``extract_numbers``, ``eval_multi_choice``,
+``eval_open``); github.com/muirbench/MuirBench ``eval/utils/postprocess.py`` is the same choice
+rule. The random letter those scripts draw when nothing matches is not drawn here: the caller
+decides (see the ``choice`` parser's ``fallback``).
+
+**Choice** (:func:`mmmu_choice`). The reply loses the characters ``, . ! ? ; : '`` at its two
+ends (one character kind after the other, in that order; whitespace is not removed), and gets a
+space added at both ends. Then the first of these that finds anything gives the candidates:
+
+1. ``(A)``: every letter whose bracketed form appears;
+2. `` A ``: every letter standing between two spaces;
+3. only when the reply has more than 5 words: every option whose text (case-folded) appears in
+   the reply (case-folded).
+
+Among several candidates the one whose form occurs last (``rfind``) wins; on a tie the earlier
+letter. No candidate: no answer (None).
+
+**Open answers** (:func:`parse_open`, :func:`open_match`). The reply, stripped, without final
+periods and lower-cased, is cut at newlines (MMMU's split pattern also names ``". "`` before a
+capital letter, which never matches lower-cased text). In each line the shortest text after one of
+``could be``, ``so``, ``is``, ``thus``, ``therefore``, ``final``, ``answer``, ``result`` (and ``=``
+in the last line) is a key answer; no key answer at all: the whole reply is. The predictions are
+the key answers and every number in them; each is normalised (a number, commas removed, rounded to
+2 decimals, becomes a float; other text is lower-cased, and a single character becomes
+``" x"`` and ``"x "``). A gold answer (or each of a list of them) is normalised the same way; the
+reply is right when a float prediction equals a float gold, or a gold string is contained in a
+string prediction.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+#: the characters stripped from both ends of a reply, one after the other, in this order
+_EDGE_CHARACTERS = (",", ".", "!", "?", ";", ":", "'")
+
+
+def _last(candidates: Sequence[str], position: Callable[[str], int]) -> str:
+    """The candidate whose form occurs last; on a tie the earlier candidate (numpy's argmax)."""
+    best = candidates[0]
+    for cand in candidates[1:]:
+        if position(cand) > position(best):
+            best = cand
+    return best
+
+
+def mmmu_choice(reply: str, letters: Sequence[str], texts: Mapping[str, str]) -> str | None:
+    """The letter MMMU's ``parse_multi_choice_response`` picks, or None where it would guess.
+
+    ``letters`` are the option letters in order; ``texts`` maps letters to their option text
+    (may be empty: the option-text step then finds nothing).
+    """
+    for char in _EDGE_CHARACTERS:
+        reply = reply.strip(char)
+    padded = f" {reply} "
+    bracketed = [k for k in letters if f"({k})" in padded]
+    if bracketed:
+        return _last(bracketed, lambda k: padded.rfind(f"({k})"))
+    spaced = [k for k in letters if f" {k} " in padded]
+    if spaced:
+        return _last(spaced, lambda k: padded.rfind(f" {k} "))
+    if len(padded.split()) > 5:
+        folded = padded.lower()
+        named = [k for k in letters if k in texts and texts[k].lower() in folded]
+        if named:
+            return _last(named, lambda k: folded.rfind(texts[k].lower()))
+    return None
+
+
+# --- open answers --------------------------------------------------------------------------
+
+#: numbers with thousands separators, in scientific notation, and plain (MMMU's extract_numbers)
+_NUMBER_WITH_COMMAS = re.compile(r"-?\b\d{1,3}(?:,\d{3})+\b")
+_NUMBER_SCIENTIFIC = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+")
+_NUMBER_PLAIN = re.compile(r"-?(?:\d+\.\d+|\.\d+|\d+\b)(?![eE][+-]?\d+)(?![,\d])")
+_KEY_INDICATORS = ("could be ", "so ", "is ", "thus ", "therefore ", "final ", "answer ", "result ")
+_TRIVIAL = {":", ",", ".", "!", "?", ";", "'"}
+_LINE_SPLIT = re.compile(r"\.\s(?=[A-Z])|\n")
+
+#: an open answer's normalised value: a number (float) or lower-cased text
+Normalized = float | str
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def normalize(text: str) -> list[Normalized]:
+    """MMMU's ``normalize_str``: a number rounded to 2 decimals, else the lower-cased text (a
+    single character as ``" x"`` and ``"x "``, so that it matches only as a word's edge)."""
+    text = text.strip()
+    number = _as_number(text)
+    if number is not None:
+        return [round(number, 2)]
+    text = text.lower()
+    return [" " + text, text + " "] if len(text) == 1 else [text]
+
+
+def extract_numbers(text: str) -> list[str]:
+    """Every number in ``text``: with thousands separators, scientific, then plain ones."""
+    return _NUMBER_WITH_COMMAS.findall(text) + _NUMBER_SCIENTIFIC.findall(text) + _NUMBER_PLAIN.findall(text)
+
+
+def key_answers(reply: str) -> list[str]:
+    """The tails of the reply's lines that follow an answer indicator (see the module doc)."""
+    text = reply.strip().strip(".").lower()
+    lines = _LINE_SPLIT.split(text)
+    found: list[str] = []
+    for index, line in enumerate(lines):
+        indicators = _KEY_INDICATORS + (("=",) if index == len(lines) - 1 else ())
+        shortest: str | None = None
+        for indicator in indicators:
+            if indicator in line:
+                tail = line.split(indicator)[-1].strip()
+                if not shortest or len(tail) < len(shortest):
+                    shortest = tail
+        if shortest and shortest.strip() not in _TRIVIAL:
+            found.append(shortest)
+    return found or [text]
+
+
+def _order(value: Normalized) -> tuple[int, float, str]:
+    return (0, value, "") if isinstance(value, float) else (1, 0.0, value)
+
+
+def parse_open(reply: str) -> list[Normalized]:
+    """The normalised predictions of an open answer, without repeats, numbers first (MMMU's
+    ``parse_open_response`` returns them as an unordered set; the order changes no score).
+    Non-finite numbers ("nan", "inf") are left out: they equal no gold answer."""
+    keys = key_answers(reply)
+    raw = keys + [n for key in keys for n in extract_numbers(key)]
+    values = {v for item in raw for v in normalize(item) if not (isinstance(v, float) and not math.isfinite(v))}
+    return sorted(values, key=_order)
+
+
+def open_match(gold: str | Sequence[str], predictions: Sequence[Normalized]) -> bool:
+    """MMMU's ``eval_open``: a float prediction equal to a float gold, or a gold string inside a
+    string prediction. ``gold`` is one answer or a list of accepted answers."""
+    golds = [gold] if isinstance(gold, str) else list(gold)
+    accepted = [v for g in golds for v in normalize(str(g))]
+    for pred in predictions:
+        if isinstance(pred, str):
+            if any(isinstance(ans, str) and ans in pred for ans in accepted):
+                return True
+        elif pred in accepted:
+            return True
+    return False
