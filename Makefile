@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml $(DEMO_STAMP)
 	# torchvision fails to import beside a torch it was not built for). pip takes both from this
 	# machine's local wheel folder; the plain `torch` requirement would download a multi-GB build.
 	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
-	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,test]'
+	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,test]'
 	touch $(STAMP)
 
 install-demo: $(DEMO_STAMP)

@@ -24,6 +24,7 @@ from mmtasks.documents.adapters import Adapter
 from mmtasks.documents.dataset import Document, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
+from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
 from mmtasks.scoring.parsers import BoundParser, bind
 from mmtasks.templates import TagError, render, split_on_images, split_on_tags
 
@@ -61,7 +62,11 @@ class Task:
     aggregator: AggregatorSpec = field(init=False)
     #: the answer parser with its ``answer.parser_args``: ``parser(text, doc.record) -> value | None``
     parser: BoundParser = field(init=False)
+    #: the per-sample metric functions (``aggregation: mean``), by metric name
     metric_fns: dict[str, Metric] = field(init=False)
+    #: the ``evaluate:`` metrics computed once over the task's (answer, reference) pairs
+    #: (``aggregation: corpus``), by metric name
+    corpus_metrics: dict[str, EvaluateMetric] = field(init=False, default_factory=dict)
     transforms: tuple[tuple[Transform, TransformConfig], ...] = field(init=False, default=())
     #: the resolved ``dataset.adapter`` (None: records are read as they are)
     adapter: Adapter | None = field(init=False, default=None)
@@ -86,10 +91,12 @@ class Task:
         if self.image_mode == "combined" and not self.protocol.supports_combined_images:
             raise ConfigError(f"protocol {cfg.protocol!r} of task {cfg.task!r} does not support --image-mode combined",
                               field="--image-mode", hint="run it with --image-mode separate")
+        if cfg.aggregator is None:  # the protocol's own; results.json's configs record it
+            self.config = cfg = cfg.model_copy(update={"aggregator": self.protocol.default_aggregator})
+        assert cfg.aggregator is not None
         self.aggregator = get(registry.aggregators, cfg.aggregator, "aggregator")
         self.parser = bind(cfg.answer.parser, cfg.answer.parser_args, plugins=self.plugins, file=origin, field="answer")
-        self.metric_fns = {m.name: get(registry.metrics, m.function, f"metrics[{i}].function")
-                           for i, m in enumerate(cfg.metrics) if m.function}
+        self.metric_fns, self.corpus_metrics = self._metric_functions(get)
         self._check_metrics()
         self.transforms = tuple((get(registry.transforms, t.name, f"transforms[{i}].name"), t)
                                 for i, t in enumerate(cfg.transforms))
@@ -135,8 +142,45 @@ class Task:
                 raise ConfigError("required key is missing", file=self.file, field=where) from None
             raise ConfigError(err["msg"], file=self.file, field=where) from None
 
+    def _metric_functions(self, get: Callable[[Any, str, str], Any]) -> tuple[dict[str, Metric], dict[str, EvaluateMetric]]:
+        """The per-sample metric functions and the corpus metrics of ``metrics:``, each checked
+        (the ``evaluate:`` ones loaded) before any model is built."""
+        per_sample: dict[str, Metric] = {}
+        corpus: dict[str, EvaluateMetric] = {}
+        roots = (*(self.roots or (self.file.parent,)), BUILTIN_TASKS_DIR)
+        for i, m in enumerate(self.config.metrics):
+            where = f"metrics[{i}].function"
+            evaluate_fn = is_evaluate(m.function)
+            if not evaluate_fn:
+                for key in ("args", "key", "report_factor"):
+                    if key in m.model_fields_set:
+                        raise ConfigError(f"{key} applies to evaluate: metrics only", file=self.file, field=f"metrics[{i}].{key}")
+            if m.aggregation == "corpus" and not evaluate_fn:
+                raise ConfigError("aggregation: corpus needs an evaluate: metric (a registered function scores one answer)",
+                                  file=self.file, field=f"metrics[{i}].aggregation",
+                                  hint="e.g. function: evaluate:sacrebleu; or aggregation: mean")
+            if m.aggregation == "corpus" and not self.protocol.corpus_metrics:
+                raise ConfigError(f"protocol {self.protocol.name!r} keeps no (answer, reference) pairs, so it cannot "
+                                  "give a corpus metric", file=self.file, field=f"metrics[{i}].aggregation")
+            if not m.function:
+                continue
+            if evaluate_fn:
+                metric = load_evaluate_metric(m, task_file=self.file, roots=roots, field_name=where)
+                if m.aggregation == "corpus":
+                    corpus[m.name] = metric
+                else:
+                    per_sample[m.name] = metric
+            else:
+                per_sample[m.name] = get(registry.metrics, m.function, where)
+        return per_sample, corpus
+
+    @property
+    def scores_answers(self) -> bool:
+        """Whether answers are parsed and scored by metric functions (per sample or over the corpus)."""
+        return bool(self.metric_fns or self.corpus_metrics)
+
     def _check_metrics(self) -> None:
-        emitted = set(self.aggregator.emits(self.config))
+        emitted = set(self.aggregator.emits(self.config)) | set(self.corpus_metrics)
         for i, m in enumerate(self.config.metrics):
             if m.name not in emitted:
                 reports = ", ".join(sorted(emitted)) or "none for this task"

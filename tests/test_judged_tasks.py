@@ -1,7 +1,7 @@
 """Judged tasks outside the built-in benchmarks, run end to end against the loopback server:
 ``single_turn`` with a ``judge:`` (verdict fields -> metrics on the YAML's scale), a
 judge that only returns garbage (judge failures counted once, generically, exit 1) for
-``single_turn`` and for ``multi_turn`` with the default aggregator, and the load-time
+``single_turn`` and for ``multi_turn`` with its default aggregator (``per_turn_mean``), and the load-time
 checks of ``answer.parser_args`` and of the metrics a judged task declares."""
 
 from __future__ import annotations
@@ -124,9 +124,11 @@ def test_a_garbage_judge_is_counted_and_fails_the_run(tmp_path: Path, chat_serve
     assert res["problems"][task] == {"request_failures": 0, "unparsed": 0, "judge_failures": expected}
     assert sum(1 for c in chat_server.log if c.body and c.body["model"] == "judge-model") == 2 * expected
     assert res["results"][task]["score"] is None  # never scored as if it were a verdict
-    n_docs = 3 if task == "judged_qa" else 1
-    assert res["coverage"][task] == {"unit": "documents", "scored": 0, "total": n_docs, "percent": 0.0,
-                                     "unscored": {"judge_failure": n_docs}}
+    # multi_turn's default aggregator (per_turn_mean) counts turns
+    unit, n = ("documents", 3) if task == "judged_qa" else ("turns", 2)
+    assert res["coverage"][task] == {"unit": unit, "scored": 0, "total": n, "percent": 0.0,
+                                     "unscored": {"judge_failure": n}}
+    assert res["results"][task]["score_all"] == 0.0  # every judged unit failed: counted as 0
 
 
 def test_load_time_checks_of_judged_tasks(tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]) -> None:

@@ -240,8 +240,8 @@ def test_judge_text_only(server: ChatServer, tmp_path: Path) -> None:
     include = tmp_path / "tasks"
     include.mkdir()
     (include / "mmdu_text.yaml").write_text(
-        f"include: {REPO / 'mmtasks' / 'tasks' / 'mmdu' / 'mmdu.yaml'}\ntask: mmdu_text_judge\ngroup: []\n"
-        f"judge: {{images: none, prompt_file: {REPO / 'mmtasks' / 'tasks' / 'mmdu' / 'judge_prompt.txt'}}}\n")
+        f"include: {REPO / 'tasks' / 'mmdu' / 'mmdu.yaml'}\ntask: mmdu_text_judge\ngroup: []\n"
+        f"judge: {{images: none, prompt_file: {REPO / 'tasks' / 'mmdu' / 'judge_prompt.txt'}}}\n")
     proc = run_cli(server, tmp_path, "--include-path", str(include), tasks="mmdu_text_judge")
     assert proc.returncode == 0, proc.stderr
     for body in judge_bodies(server):

@@ -47,7 +47,7 @@ def test_changing_a_metric_or_the_judge_reruns_only_that(tmp_path: Path) -> None
     # the same prompts as realbench_retrieval_hard, scored with F1 only
     (variants / "retrieval_hard_f1.yaml").write_text(
         f"task: retrieval_hard_f1\n"
-        f"include: {REPO / 'mmtasks' / 'tasks' / 'realbench' / 'retrieval_hard.yaml'}\n"
+        f"include: {REPO / 'tasks' / 'realbench' / 'retrieval_hard.yaml'}\n"
         f"group: [variants]\n"
         f"metrics:\n  - {{name: f1, function: set_f1, primary: true}}\n", encoding="utf-8")
     cache = tmp_path / "cache"

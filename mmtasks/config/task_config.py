@@ -147,8 +147,20 @@ class MetricConfig(_Strict):
     """Name in results.json (``acc``, ``rouge_l``, ...)."""
     function: str | None = None
     """Registered per-sample metric function (None: the task's aggregator computes the metric
-    from the samples, as MMDU's judge scores are)."""
-    aggregation: Literal["mean"] = "mean"
+    from the samples, as MMDU's judge scores are), or a Hugging Face ``evaluate`` metric:
+    ``evaluate:meteor`` (by name, from the Hub or the local cache) or ``evaluate:./my_metric.py``
+    (a metric script inside the task's folder). On ``multi_turn`` it scores every turn against
+    that turn's reference."""
+    aggregation: Literal["mean", "corpus"] = "mean"
+    """``mean``: the function scores each answer, the scores are averaged; ``corpus``: an
+    ``evaluate:`` metric computed once over every (answer, reference) pair of the task."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments of an ``evaluate:`` metric's ``compute`` (e.g. ``{word_order: 2}``)."""
+    key: str | None = None
+    """Which value of an ``evaluate:`` metric's result is the score (default: the value named like
+    the metric, else its only number)."""
+    report_factor: float = 1.0
+    """An ``evaluate:`` metric's score is multiplied by this (100: a 0-1 score reported on 0-100)."""
     higher_is_better: bool = True
     primary: bool = False
     """The headline metric (the first metric when none is marked)."""
@@ -237,8 +249,10 @@ class TaskConfig(_Strict):
     breakdowns: list[BreakdownConfig] = Field(default_factory=list)
     transforms: list[TransformConfig] = Field(default_factory=list)
     judge: JudgeConfig | None = None
-    aggregator: str = "per_sample_mean"
-    """Registered aggregator turning samples into the task's results (``per_sample_mean``, ``mmdu``, ``mmrc``)."""
+    aggregator: str | None = None
+    """Registered aggregator turning samples into the task's results (``per_sample_mean``,
+    ``per_turn_mean``, ``mmdu``, ``mmrc``). None: the protocol's own (``per_turn_mean`` for
+    ``multi_turn``, else ``per_sample_mean``); results.json records the one used."""
     protocol_args: dict[str, Any] = Field(default_factory=dict)
     """Protocol settings (``history: self|reference``, ``probe: independent|cumulative`` ...), validated
     when the task loads by the protocol's own args model (an unknown key is an error)."""

@@ -51,6 +51,7 @@ from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.errors import ConfigError, DataError
+from mmtasks.scoring.aggregation import add_corpus_pair
 from mmtasks.core.request import Reply, Request
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def history_mode(task: "Task") -> str:
     return args.history
 
 
-@protocol("multi_turn", args=MultiTurnArgs, uses_judge=True)
+@protocol("multi_turn", args=MultiTurnArgs, uses_judge=True, default_aggregator="per_turn_mean", corpus_metrics=True)
 def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     if task.image_mode == "combined":
         raise ConfigError("multi-turn dialogues place each image at its own marker; --image-mode combined is not supported",
@@ -209,15 +210,46 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
             record["error"] = reply.error or "request failed"
             sample.failures.append(f"turn {k + 1}: {record['error']}")
             failed_before = True
+        elif task.scores_answers:
+            _score_turn(task, doc, turn, reply.text or "", record, sample)
         records.append(record)
         answer = turn.reference if history == "reference" else (reply.text or "")
         messages.append(Message.text("assistant", answer))
     sample.extra["turns"] = records
     sample.extra["history"] = history
+    if task.scores_answers:
+        sample.parsed = [r.get("parsed") for r in records]
 
     if task.config.judge is not None and ctx.has_judge and not ctx.predict_only:
         yield from _judge(task, doc, turns, records, sample)
+    sample.metrics = _dialogue_metrics(task, records)
     return sample
+
+
+def _score_turn(task: "Task", doc: "Document", turn: Turn, text: str, record: dict[str, Any], sample: Sample) -> None:
+    """Parse an answered turn (``answer.parser``) and score it against the turn's reference with
+    the metric functions; keep the pair for corpus metrics. An unparsed turn scores 0 and is
+    counted in ``unparsed`` (it is not re-asked: the dialogue goes on)."""
+    parsed = task.parser(text, doc.record)
+    record["parsed"] = parsed
+    if parsed is None:
+        record["unparsed"] = True
+        sample.unparsed += 1
+    record["metrics"] = task.score(parsed, turn.reference, doc)
+    if task.corpus_metrics:
+        add_corpus_pair(sample, parsed, turn.reference)
+
+
+def _dialogue_metrics(task: "Task", records: list[dict[str, Any]]) -> dict[str, float | None]:
+    """The dialogue's own mean of each metric over its turns (the metric functions' scores, and the
+    verdict fields of its validly judged turns on the reported scale): what ``per_sample_mean``
+    averages when a task names it; ``per_turn_mean`` reads the turn records instead."""
+    out: dict[str, float | None] = {}
+    for name in task.metric_fns:
+        values = [r["metrics"][name] for r in records if isinstance((r.get("metrics") or {}).get(name), (int, float))]
+        out[name] = sum(values) / len(values) if values else None
+    out.update(verdict_metrics(task, [r["scores"] for r in records if r["status"] == "judged"]))
+    return out
 
 
 def _overflowed(reply: Reply) -> bool:
@@ -241,5 +273,4 @@ def _judge(task: "Task", doc: "Document", turns: list[Turn], records: list[dict[
         else:
             record["status"], record["judge_error"] = "judge_failure", verdict.error
             sample.judge_failures += 1
-    # this dialogue's mean per verdict field, on the reported scale (judge.report_factor)
-    sample.metrics = verdict_metrics(task, [r["scores"] for r in records if r["status"] == "judged"])
+

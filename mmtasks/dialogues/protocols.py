@@ -58,10 +58,16 @@ class ProtocolSpec:
     uses_judge: bool = False
     #: whether the protocol runs with ``--image-mode combined`` (all images stitched into one)
     supports_combined_images: bool = False
+    #: the aggregator of a task that names none (``multi_turn``: ``per_turn_mean``, its unit is the turn)
+    default_aggregator: str = "per_sample_mean"
+    #: whether the protocol keeps each scored answer and its reference for metrics computed over
+    #: the whole corpus (``metrics[].aggregation: corpus``); a task with one is refused at load otherwise
+    corpus_metrics: bool = False
 
 
 def protocol(name: str, *, args: type[BaseModel] = NoArgs, uses_judge: bool = False,
-             supports_combined_images: bool = False) -> Callable[[ProtocolFn], ProtocolFn]:
+             supports_combined_images: bool = False, default_aggregator: str = "per_sample_mean",
+             corpus_metrics: bool = False) -> Callable[[ProtocolFn], ProtocolFn]:
     """Register the decorated function as protocol ``name`` (a :class:`ProtocolSpec` in
     ``mmtasks.registry.protocols``); the function itself is returned unchanged."""
     if args.model_config.get("extra") != "forbid":
@@ -69,7 +75,8 @@ def protocol(name: str, *, args: type[BaseModel] = NoArgs, uses_judge: bool = Fa
 
     def deco(fn: ProtocolFn) -> ProtocolFn:
         registry.protocols.register(name, ProtocolSpec(name=name, run=fn, args=args, uses_judge=uses_judge,
-                                                       supports_combined_images=supports_combined_images))
+                                                       supports_combined_images=supports_combined_images,
+                                                       default_aggregator=default_aggregator, corpus_metrics=corpus_metrics))
         return fn
 
     return deco

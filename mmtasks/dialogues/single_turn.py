@@ -21,6 +21,7 @@ from mmtasks.core.request import Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
 from mmtasks.dialogues.protocols import DialogueContext, protocol
+from mmtasks.scoring.aggregation import add_corpus_pair
 from mmtasks.scoring.parsers import is_guess
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from mmtasks.task import Task
 
 
-@protocol("single_turn", uses_judge=True, supports_combined_images=True)
+@protocol("single_turn", uses_judge=True, supports_combined_images=True, corpus_metrics=True)
 def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     messages = task.initial_messages(doc)
     target = task.target(doc)
@@ -61,6 +62,8 @@ def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue
     sample.unparsed = int(parsed is None)
     sample.guessed = int(is_guess(parsed))
     sample.metrics = dict(task.score(parsed, target, doc))
+    if task.corpus_metrics:
+        add_corpus_pair(sample, parsed, target)
     if judged and ctx.has_judge and not ctx.predict_only:
         request, parse = judge_call(task, doc, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=target)
         assert task.config.judge is not None

@@ -130,10 +130,63 @@ def coverage(unit: str, total: int, unscored: dict[str, int], unexplained: int =
     return {"unit": unit, "scored": total - sum(kinds.values()), "total": total, "unscored": kinds}  # percent: filled by the schema
 
 
+def add_corpus_pair(sample: "Sample", parsed: Any, reference: Any) -> None:
+    """Keep one scored answer and its reference for the task's corpus metrics
+    (``metrics[].aggregation: corpus``); an unparsed answer is kept as ``""``."""
+    corpus = sample.extra.setdefault("corpus", {"predictions": [], "references": []})
+    corpus["predictions"].append("" if parsed is None else parsed)
+    corpus["references"].append(reference)
+
+
+def corpus_pairs(sample: "Sample") -> tuple[list[Any], list[Any]]:
+    """The (answers, references) a sample kept for corpus metrics (see :func:`add_corpus_pair`)."""
+    corpus = sample.extra.get("corpus") or {}
+    return list(corpus.get("predictions", [])), list(corpus.get("references", []))
+
+
+def _corpus_metrics(task: "Task", samples: Sequence["Sample"], result: TaskResult) -> None:
+    """Compute the task's corpus metrics once over every kept pair (and per breakdown group).
+
+    No bootstrap stderr (None: each resample would recompute the metric); ``_all`` equals the
+    value when every unit was scored and is None otherwise (a corpus score has no "count the
+    missing ones as 0")."""
+    predictions: list[Any] = []
+    references: list[Any] = []
+    groups: dict[tuple[str, str], tuple[list[Any], list[Any]]] = {}
+    for s in samples:
+        p, r = corpus_pairs(s)
+        predictions += p
+        references += r
+        for name, label in s.breakdown.items():
+            gp, gr = groups.setdefault((name, label), ([], []))
+            gp += p
+            gr += r
+    cov = result.coverage
+    complete = cov is not None and cov.get("scored") == cov.get("total")
+    for m in task.config.metrics:
+        metric = task.corpus_metrics.get(m.name)
+        if metric is None:
+            continue
+        value = metric.compute(predictions, references)
+        result.metrics[m.name] = value
+        result.metrics[f"{m.name}_stderr"] = None
+        result.metrics[f"{m.name}_all"] = value if complete else None
+        for variant in ("micro", "macro"):
+            result.metrics.pop(f"{m.name}_{variant}", None)
+        result.higher_is_better[m.name] = m.higher_is_better
+        for (name, label), (gp, gr) in groups.items():
+            row = result.breakdowns.get(name, {}).get(label)
+            if row is not None:
+                row[m.name] = metric.compute(gp, gr)
+
+
 def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], seed: int) -> TaskResult:
-    """Run ``spec`` on ``samples``; keep the task's declared metrics (and their variants) only, and
-    count the problems generically (:func:`count_problems`), whatever the aggregator reported."""
+    """Run ``spec`` on ``samples``; compute the corpus metrics (whatever the aggregator); keep the
+    task's declared metrics (and their variants) only, and count the problems generically
+    (:func:`count_problems`), whatever the aggregator reported."""
     result = spec.fn(task, samples, seed)
+    if getattr(task, "corpus_metrics", None):
+        _corpus_metrics(task, samples, result)
     declared = [m.name for m in task.config.metrics]
     wanted = {*declared, *(f"{m}_{v}" for m in declared for v in VARIANTS)}
     result.metrics = {k: v for k, v in result.metrics.items() if k in wanted}
@@ -236,7 +289,7 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
         kind = sample_failure_kind(s)
         if kind is not None:
             unscored[kind] += 1
-        elif names and all(_metric(s, m) is None for m in names):  # a document without a score
+        elif names and all(_metric(s, m) is None for m in names) and not corpus_pairs(s)[0]:  # a document without a score
             if s.judge_failures:
                 unscored["judge_failure"] += 1
             elif s.unparsed:

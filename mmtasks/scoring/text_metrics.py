@@ -1,5 +1,5 @@
-"""Generic per-sample text-overlap metrics: chrF and BLEU (sacrebleu), and a
-character-level ROUGE-L that can be checked by hand.
+"""Generic per-sample text metrics: chrF and BLEU (sacrebleu), a character-level
+ROUGE-L that can be checked by hand, and exact match.
 
 Each is registered in the ``metrics`` registry under its name and has the
 per-sample metric signature ``metric(parsed, target, doc) -> float`` on a 0-100
@@ -19,11 +19,14 @@ the document.
   ``P = LCS / len(hyp)``, ``R = LCS / len(ref)``, ``F1 = 2PR / (P + R)``.
   No tokenizer and no dictionary, so it scores Chinese, English or mixed text
   the same way (RealBench's ``rouge_l_zh`` segments with jieba instead).
+- ``exact_match``: 100 when the answer equals the reference after both are
+  stripped of surrounding whitespace (case and inner text kept), else 0.
 
-Hugging Face ``evaluate`` is not used: its metrics are scripts downloaded from
-the Hub when first loaded (a run would need the network, or a pre-filled cache),
-and its ROUGE (Google's ``rouge_score``) lowercases the text and replaces every
-character outside ``a-z0-9`` with a space, so Chinese text is dropped entirely.
+These are built in rather than taken from Hugging Face ``evaluate`` (which a
+task may still name: ``function: evaluate:NAME``, :mod:`mmtasks.scoring.hf_evaluate`):
+its metrics are scripts downloaded from the Hub when first loaded, and its ROUGE
+(Google's ``rouge_score``) lowercases the text and replaces every character
+outside ``a-z0-9`` with a space, so Chinese text is dropped entirely.
 """
 
 from __future__ import annotations
@@ -115,3 +118,13 @@ def rouge_l_char(parsed: Any, target: Any, doc: dict) -> float:
     if hyp is None:
         return 0.0
     return 100.0 * rouge_l_char_f1(hyp, ref)
+
+
+@metrics.register("exact_match")
+def exact_match(parsed: Any, target: Any, doc: dict) -> float:
+    """100 when the answer equals the reference, both stripped of surrounding whitespace; else 0."""
+    if isinstance(target, (int, float)) and not isinstance(target, bool):
+        target = str(target)
+    ref = _reference(target, doc)
+    hyp = _hypothesis(parsed)
+    return 100.0 if hyp is not None and hyp.strip() == ref.strip() else 0.0
