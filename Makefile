@@ -3,7 +3,7 @@
 #                 runs the `random` baseline), run every benchmark (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench,
 #                 BLINK, Mantis-Eval, MMIU) on the bundled sample data with the `random` baseline (and random
 #                 chance-level judge), build the leaderboard
-#   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats,
+#   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate,
 #                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
 PYTHON ?= python3
 VENV := .venv
