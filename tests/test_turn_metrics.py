@@ -174,3 +174,34 @@ def test_a_judge_field_without_a_judge_run_leaves_its_all_unknown(tmp_path: Path
     assert r["score"] is None and r["score_all"] is None
     # d1 only: chrF over its 3 answered turns ("Say pq" answered this time, "pq" == "pq": 100)
     assert r["chrf"] == pytest.approx(float((100 + Fraction(700, 18) + 100) / 3))
+
+
+def test_random_guesses_on_turns_are_counted(tmp_path: Path, chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A choice parser with ``fallback: random`` on multi_turn: the guessed turn is scored (its
+    letter is one of the document's) and counted as ``guessed`` in problems and coverage."""
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "turn_choice.yaml").write_text("""\
+task: turn_choice
+dataset: {local: {dir: dialogues, file: dialogues.jsonl}, images_field: null}
+protocol: multi_turn
+answer: {parser: choice, parser_args: {letters: [A, B], rule: mmmu, fallback: random}}
+metrics: [{name: em, function: exact_match}]
+""")
+    (tmp_path / "data" / "dialogues").mkdir(parents=True)
+    conv = [{"from": "user", "value": "First: A or B?"}, {"from": "assistant", "value": "A"},
+            {"from": "user", "value": "Second: A or B?"}, {"from": "assistant", "value": "B"}]
+    (tmp_path / "data" / "dialogues" / "dialogues.jsonl").write_text(json.dumps({"id": "c1", "conversations": conv}) + "\n")
+    chat_server.reply = lambda body: {"First: A or B?": "(A)", "Second: A or B?": "no idea"}.get(last_user_text(body), "pong")
+    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000")
+    out = tmp_path / "out"
+    main(["--tasks", "turn_choice", "--include-path", str(tasks), "--data-dir", str(tmp_path / "data"),
+          "--model", "openai:mm-model", "--model-args", "max_retries=0", "--output-path", str(out), "--no-cache", "--no-progress"])
+    res = json.loads((out / "results.json").read_text())
+    assert res["problems"]["turn_choice"]["guessed"] == 1
+    assert res["coverage"]["turn_choice"]["guessed"] == 1 and res["coverage"]["turn_choice"]["scored"] == 2
+    turns = json.loads((out / "samples" / "turn_choice.jsonl").read_text().splitlines()[0])["extra"]["turns"]
+    assert turns[0]["parsed"] == "A" and turns[0]["metrics"] == {"em": 100.0} and not turns[0].get("guessed")
+    assert turns[1]["guessed"] is True and turns[1]["parsed"] in ("A", "B")
+    assert turns[1]["metrics"]["em"] == (100.0 if turns[1]["parsed"] == "B" else 0.0)

@@ -52,6 +52,7 @@ from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.scoring.aggregation import add_corpus_pair
+from mmtasks.scoring.parsers import is_guess
 from mmtasks.core.request import Reply, Request
 
 if TYPE_CHECKING:
@@ -229,12 +230,16 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
 def _score_turn(task: "Task", doc: "Document", turn: Turn, text: str, record: dict[str, Any], sample: Sample) -> None:
     """Parse an answered turn (``answer.parser``) and score it against the turn's reference with
     the metric functions; keep the pair for corpus metrics. An unparsed turn scores 0 and is
-    counted in ``unparsed`` (it is not re-asked: the dialogue goes on)."""
+    counted in ``unparsed`` (it is not re-asked: the dialogue goes on); a random guess (``fallback:
+random``) is scored and counted in ``guessed``."""
     parsed = task.parser(text, doc.record)
     record["parsed"] = parsed
     if parsed is None:
         record["unparsed"] = True
         sample.unparsed += 1
+    elif is_guess(parsed):  # the choice parser's fallback: random drew it
+        record["guessed"] = True
+        sample.guessed += 1
     record["metrics"] = task.score(parsed, turn.reference, doc)
     if task.corpus_metrics:
         add_corpus_pair(sample, parsed, turn.reference)

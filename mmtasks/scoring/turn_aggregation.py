@@ -16,7 +16,7 @@ value but failed (request failures, context overflows; judge failures for a
 judge field) as 0 - it is None while some turn lacks a value for no counted
 reason (``--predict-only`` leaves the judge unasked). ``coverage`` counts turns:
 a turn is scored when some metric has a value for it (or it kept an answer for a
-corpus metric). Breakdowns: ``turn`` (by position) and the task's own, each a
+corpus metric); turns answered by a random guess are counted as ``guessed``. Breakdowns: ``turn`` (by position) and the task's own, each a
 mean over the group's turns with ``n`` its number of scored turns.
 """
 
@@ -115,11 +115,12 @@ def per_turn_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskR
     by_turn: dict[str, _Group] = {}
     groups: dict[str, dict[str, _Group]] = {}
     unscored = {"request_failure": 0, "context_overflow": 0, "judge_failure": 0, "unparsed": 0}
-    total_turns = unexplained = 0
+    total_turns = unexplained = guessed = 0
     for s in samples:
         dialogue = {m: _Sums() for m in names}
         for k, record in enumerate(s.extra.get("turns", [])):
             total_turns += 1
+            guessed += int(bool(record.get("guessed")))
             status = record.get("status")
             values = turn_values(task, record, function_metrics, judge_metrics, factor)
             failed = status == "request_failure"
@@ -154,6 +155,8 @@ def per_turn_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskR
     result = TaskResult(n_samples=len(samples))
     result.counts = {"turns": total_turns}
     result.coverage = coverage("turns", total_turns, unscored, unexplained) if (names or has_corpus) else None
+    if guessed and result.coverage is not None:
+        result.coverage["guessed"] = guessed  # scored, but random guesses: coverage shows how many
     for m in cfg.metrics:
         if m.name in task.corpus_metrics:
             continue
