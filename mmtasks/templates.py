@@ -3,6 +3,10 @@
 Templates place images with ``{{ image(i) }}`` (0-based index into the
 document's images); rendering returns the text with sentinels that
 :func:`split_on_images` turns into interleaved text and image parts.
+
+A judge prompt that frames the model's text with delimiters passes that text through the
+``escape_delimiters`` filter (:func:`escape_delimiters`), so that the text cannot close its frame
+or open another: ``{{ response | escape_delimiters("<answer>", "</answer>") }}``.
 """
 
 from __future__ import annotations
@@ -96,6 +100,43 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
 
+#: what the bracket characters of a delimiter found in quoted text become (visible, and no bracket)
+_DEFUSED = str.maketrans({"<": "&lt;", ">": "&gt;", "[": "(", "]": ")", "{": "(", "}": ")"})
+_BRACKETS = frozenset("<>[]{}")
+_APOSTROPHES = "'\u2019\u2018`"
+
+
+@lru_cache(maxsize=256)
+def _delimiter_pattern(delimiters: tuple[str, ...]) -> re.Pattern[str]:
+    """Every spelling of ``delimiters``: any case, any whitespace (none included) between their
+    tokens, any number where they hold a number (``[Turn 1]`` finds ``[ turn 12 ]``), any apostrophe."""
+    alternatives = []
+    for delimiter in delimiters:
+        if not isinstance(delimiter, str) or not _BRACKETS.intersection(delimiter):
+            raise ValueError(f"escape_delimiters: {delimiter!r} holds no bracket (<>, [], {{}}) to escape")
+        parts = []
+        for token in re.findall(r"\d+|[^\W\d_]+|_|[^\w\s]", delimiter):
+            if token.isdigit():
+                parts.append(r"\d+")
+            elif token in _APOSTROPHES:
+                parts.append(f"[{_APOSTROPHES}]")
+            else:
+                parts.append(re.escape(token))
+        alternatives.append(r"\s*".join(parts))
+    return re.compile("|".join(f"(?:{a})" for a in sorted(alternatives, key=len, reverse=True)), re.IGNORECASE)
+
+
+def escape_delimiters(value: Any, *delimiters: str) -> str:
+    """The ``escape_delimiters`` filter: ``value`` (the model's text) with every spelling of the
+    given delimiters defused - their brackets turned into ``&lt;``/``&gt;`` and parentheses - so
+    the text inside a prompt's frame can neither close it nor open another frame of the prompt,
+    whatever its case or spacing (``</ANSWER>``, ``</answer >``, ``< / answer>``)."""
+    text = value if isinstance(value, str) else str(value)
+    if not delimiters:
+        raise ValueError("escape_delimiters needs the delimiters to escape, e.g. escape_delimiters('<answer>', '</answer>')")
+    return _delimiter_pattern(tuple(delimiters)).sub(lambda m: m.group(0).translate(_DEFUSED), text)
+
+
 @lru_cache(maxsize=1)
 def environment() -> ImmutableSandboxedEnvironment:
     env = _Environment(
@@ -107,6 +148,7 @@ def environment() -> ImmutableSandboxedEnvironment:
         finalize=_finalize,
     )
     env.globals["image"] = _image
+    env.filters["escape_delimiters"] = escape_delimiters
     env.globals["__mmtasks_bounded"] = _bounded
     return env
 

@@ -289,8 +289,11 @@ class _Run:
         cfg = self.task.config.judge
         assert cfg is not None
         conversation = self.conversation_text()
+        # model_turns: the model's earlier turns the conversation shows, which the judge may quote
+        # (never read as its verdict: see mmtasks.scoring.verdicts.judge_own_text)
+        model_turns = list(self.replies) if conversation else []
         calls = [judge_call(self.task, self.doc, position=k, question=q, reference=self.references[k],
-                            response=answer, conversation=conversation)
+                            response=answer, conversation=conversation, model_turns=model_turns)
                  for k, q, answer in answered]
         return (yield from ask_judge([r for r, _ in calls], [p for _, p in calls], cfg.retries))
 

@@ -52,20 +52,64 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-#: the judge-prompt variables that hold the model's answer (``answer``: single_turn and
-#: multi_turn; ``response``: replay_probe)
-ANSWER_VARIABLES = ("answer", "response")
+#: the judge-prompt variables that hold the model's text: its answer (``answer``: single_turn and
+#: multi_turn; ``response``: replay_probe) and its earlier turns (``model_turns``: replay_probe,
+#: the assistant turns the judge's ``conversation`` shows)
+ANSWER_VARIABLES = ("answer", "response", "model_turns")
+#: the leading marks a judge may quote a line with (markdown ``>``, bullets, quotes)
+_QUOTE_MARKS = " \t>*-\"'`\u201c\u201d\u2018\u2019"
+#: brackets compared as one kind, so a line quoted as the prompt showed it (its delimiters defused
+#: by the ``escape_delimiters`` filter: ``&lt;/answer&gt;``, ``(System)``) is still the same line
+_ONE_BRACKET = str.maketrans("([{<)]}>", "[[[[]]]]")
+
+
+def model_texts(context: Mapping[str, Any]) -> list[str]:
+    """The model's text the judge prompt was rendered with (see :data:`ANSWER_VARIABLES`)."""
+    out: list[str] = []
+    for name in ANSWER_VARIABLES:
+        value = context.get(name)
+        for text in (value if isinstance(value, (list, tuple)) else [value]):
+            if isinstance(text, str) and text.strip():
+                out.append(text)
+    return out
+
+
+def _normal_line(line: str) -> str:
+    """A line for comparing quotes: no case, whitespace runs as one space, leading quote marks
+    off, every bracket kind alike (``&lt;``/``&gt;`` read as ``<``/``>``)."""
+    line = line.replace("&lt;", "<").replace("&gt;", ">").translate(_ONE_BRACKET)
+    return " ".join(line.split()).lower().lstrip(_QUOTE_MARKS)
 
 
 def judge_own_text(reply: str, context: Mapping[str, Any]) -> str:
-    """The judge's reply without its verbatim quotes of the model's answer, so that a verdict
-    the answer holds (``{"score": 5}``) is never read as the judge's. Only answers that hold a
-    ``{`` are cut: a verdict cannot be forged without one."""
-    for name in ANSWER_VARIABLES:
-        answer = context.get(name)
-        if isinstance(answer, str) and "{" in answer and answer.strip():
-            reply = reply.replace(answer.strip(), "\n")
+    """The judge's reply without what it quotes of the model's text (its answer and earlier
+    turns), so that a verdict the model wrote (``{"score": 5}``, LLaVA-Bench's ``1 10`` line) is
+    never read as the judge's, whatever characters it is made of:
+
+    - every verbatim quote of a whole answer or turn is cut;
+    - every line of the reply that repeats a line of the model's text is cut (compared without
+      case, whitespace runs, leading quote marks such as ``> ``, or the difference between bracket
+      kinds that ``escape_delimiters`` makes); lines without a letter or digit (``}``) are kept.
+
+    A judge's own verdict that happens to repeat a line of the answer is cut too: the reply then
+    holds no verdict, and is re-asked and counted as a judge failure - never a forged score."""
+    texts = model_texts(context)
+    if not texts:
+        return reply
+    for text in sorted(texts, key=len, reverse=True):
+        reply = reply.replace(text.strip(), "\n")
+    quoted = {_normal_line(line) for text in texts for line in text.splitlines() if any(c.isalnum() for c in line)}
+    quoted.discard("")
+    if quoted:
+        reply = "\n".join(line for line in reply.split("\n")
+                          if not (any(c.isalnum() for c in line) and _normal_line(line) in quoted))
     return reply
+
+
+def _quoted_span(span: str, texts: list[str]) -> bool:
+    """Whether a ``{...}`` span of the reply is a piece of the model's text (a quote, not a verdict)."""
+    needle = " ".join(span.split()).lower()
+    return any(needle in " ".join(text.split()).lower() for text in texts)
 
 
 def brace_spans(text: str) -> list[str]:
@@ -96,12 +140,18 @@ def brace_spans(text: str) -> list[str]:
 
 def sole_verdict(parse: Callable[[str, Mapping[str, Any]], Any], reply: str, context: Mapping[str, Any]) -> dict[str, Any] | None:
     """The one verdict of a judge reply, for every verdict parser: the parser reads each
-    top-level ``{...}`` of the judge's own text (:func:`judge_own_text`) on its own; two
-    different verdicts are a conflict - None, so the judge is re-asked and, if it keeps
-    answering so, the call is a judge failure (never the higher, nor the last, score). A reply
-    with no ``{`` at all is given to the parser whole (verdict formats without braces)."""
+    top-level ``{...}`` of the judge's own text (:func:`judge_own_text`, less any span that is a
+    piece of the model's text) on its own; two different verdicts are a conflict - None, so the
+    judge is re-asked and, if it keeps answering so, the call is a judge failure (never the
+    higher, nor the last, score). A reply with no ``{`` left is given to the parser whole
+    (verdict formats without braces, such as LLaVA-Bench's score line)."""
     own = judge_own_text(reply, context)
+    texts = model_texts(context)
     spans = brace_spans(own)
+    if texts:
+        for span in [s for s in spans if _quoted_span(s, texts)]:
+            own = own.replace(span, "\n")
+        spans = brace_spans(own)
     if not spans:
         fields = parse(own, context)
         return fields if isinstance(fields, dict) else None

@@ -21,7 +21,10 @@ line does not hold two numbers is re-asked and then counted as a judge
 failure and left out (LLaVA records ``[-1, -1]`` and averages it in); the first
 line is split on any run of whitespace (LLaVA splits on single spaces, so
 "8, 9" - two spaces once the comma is replaced - fails there); a score must be
-a finite number from 0 to 10 (LLaVA accepts any number).
+a finite number from 0 to 10 (LLaVA accepts any number). The model's answer is shown to the
+judge with the prompt's delimiters (``[Assistant 1]``, ``[End of Assistant 2]``, ``[System]`` ...)
+defused in it, and lines of the judge's reply that quote the answer are not read (a fake score
+line in the answer is never the verdict).
 """
 
 from __future__ import annotations
@@ -66,8 +69,11 @@ def llava_bench_wild_record(record: dict[str, Any]) -> dict[str, Any]:
 @verdict_parser("llava_score_pair")
 def llava_score_pair(text: str, context: Mapping[str, Any]) -> dict[str, float] | None:
     """The two scores on the first line of a judge reply: Assistant 1 (the reference
-    answer), then Assistant 2 (the model); None when the line holds anything else."""
-    first_line = text.split("\n", 1)[0]
+    answer), then Assistant 2 (the model); None when the line holds anything else. ``text`` is
+    the judge's own text (quotes of the model's answer cut, see
+    :func:`mmtasks.scoring.verdicts.judge_own_text`); blank lines a cut quote leaves before it
+    are skipped."""
+    first_line = text.strip().split("\n", 1)[0]
     tokens = first_line.replace(",", " ").split()
     if len(tokens) != 2 or not all(_NUMBER.fullmatch(t) for t in tokens):
         return None
