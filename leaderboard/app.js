@@ -332,6 +332,8 @@
     if (entry.source === "paper") {
       details.push(entry.citation && entry.citation.text ? shortCitation(entry.citation.text) : "reported by the paper");
     } else {
+      // a named run shows what ran beside its name
+      if (entry.run_name && entry.model_spec) details.push(entry.model_spec);
       const args = formatArgs(entry.model_args);
       if (args) details.push(args);
       if (entry.judge) details.push("judge " + entry.judge);
@@ -339,9 +341,23 @@
     }
     const td = el("td", { class: "model-col" },
       el("div", { class: "model-line" }, swatch, name, badges),
-      details.length ? el("div", { class: "model-details" }, details.join(" \u00b7 ")) : null);
+      details.length ? el("div", { class: "model-details" }, details.join(" \u00b7 ")) : null,
+      viewLinks(entry));
     td.setAttribute("title", entryTooltip(entry));
     return td;
+  }
+
+  /** Links to the views of the entry's runs published beside the page (views/<run>/index.html). */
+  function viewLinks(entry) {
+    const links = [];
+    for (const run of entry.runs || []) {
+      if (typeof run.run !== "string" || run.view !== "views/" + run.run + "/index.html") continue;
+      if (run.run === "." || run.run === ".." || run.run.includes("/") || run.run.includes("\\")) continue;
+      links.push(el("a", { class: "view-link", href: "views/" + encodeURIComponent(run.run) + "/index.html",
+        title: "every answer of run " + run.run + ": " + (run.tasks || []).join(", ") },
+        (entry.runs.length > 1 ? "answers: " + run.run : "answers")));
+    }
+    return links.length ? el("div", { class: "model-views" }, links) : null;
   }
 
   function coverageTooltip(entry) {

@@ -24,13 +24,15 @@ from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact, register_env_secrets
 
-SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models", "judge")
+SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models", "judge", "view")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", required=True, metavar="TASKS", help="comma-separated task and group names (see `mmtasks tasks`)")
     p.add_argument("--model", required=True, metavar="SPEC", help="backend:name (hf:, vllm:, openai:), random, replay:PATH or a preset (see `mmtasks models`)")
     p.add_argument("--model-args", default="", metavar="K=V,...", help="passed to the model's backend (e.g. dtype=bfloat16,device_map=auto)")
+    p.add_argument("--run-name", default=None, metavar="NAME", help="display name of the run (e.g. LLaVA-1.5-13B), recorded in "
+                   "results.json and shown by the leaderboard and the run viewer beside the model spec")
     p.add_argument("--judge", default=None, metavar="SPEC", help="judge model spec (any backend); default: the task's default judge")
     p.add_argument("--judge-args", default="", metavar="K=V,...", help="for the judge's backend (e.g. base_url=http://127.0.0.1:8000/v1)")
     p.add_argument("--strategy", choices=["none", "notetaking"], default="none", help="wrap the model with a strategy")
@@ -68,8 +70,9 @@ OTHER_COMMANDS = """other commands (each has --help):
   mmtasks tasks         tasks and groups: description, primary metric, judge
   mmtasks models        model presets and backends
   mmtasks cache         inspect or clear the response cache (info, clear)
-  mmtasks leaderboard   the static leaderboard and figures (build, plot, schema)
+  mmtasks leaderboard   the static leaderboard and figures (build, plot, schema, publish)
   mmtasks judge         agreement between two runs' judge verdicts
+  mmtasks view          a static site of every answer of a run, or two side by side
 
 From Python: mmtasks.evaluate(tasks=..., model=..., **options)."""
 
@@ -99,9 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
     _add_common(cache)
     from mmtasks.commands.judge import add_judge_parser
+    from mmtasks.commands.view import add_view_parser
     from mmtasks.leaderboard.cli import configure_parser as configure_leaderboard
 
     _add_common(add_judge_parser(sub))
+    _add_common(add_view_parser(sub))
     configure_leaderboard(sub.add_parser("leaderboard", help="build the static leaderboard or plot figures",
                                          description="The static leaderboard and figures from run folders."))
     return parser
@@ -152,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
             from mmtasks.commands.judge import judge_command
 
             return judge_command(args)
+        if args.command == "view":
+            from mmtasks.commands.view import view_command
+
+            return view_command(args)
         if args.command == "leaderboard":
             return args.leaderboard_handler(args)
         parser.print_help(sys.stderr)

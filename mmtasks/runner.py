@@ -263,6 +263,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
         results[task.name] = aggregate(task, task.aggregator, scored[task.name], BOOTSTRAP_SEED)
     config = run.public()
+    if run.run_name is not None:  # recorded, but not in the resume identity (_identity): a rename is the same run
+        config["run_name"] = run.run_name
     config["model_spec"] = model_spec.model_dump()
     if judge_spec is not None:
         config["judge"] = judge_spec.display

@@ -34,7 +34,8 @@ PROBE_DIR = "zz_wheel_probe"
 
 
 #: the top-level data folders of the tree and where the build backend maps each in the wheel
-DATA_FOLDERS = {"tasks": "mmtasks/tasks", "models": "mmtasks/presets", "leaderboard": "mmtasks/leaderboard/site"}
+DATA_FOLDERS = {"tasks": "mmtasks/tasks", "models": "mmtasks/presets", "leaderboard": "mmtasks/leaderboard/site",
+                "viewer": "mmtasks/viewer_site"}
 
 
 def _package_data(folder: str) -> set[str]:
@@ -117,6 +118,9 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     site_files = _package_data("leaderboard")
     assert site_files == {f"mmtasks/leaderboard/site/{n}" for n in ("index.html", "app.js", "style.css")}
     assert site_files <= names
+    viewer_files = _package_data("viewer")
+    assert viewer_files == {f"mmtasks/viewer_site/{n}" for n in ("index.html", "app.js", "style.css")}
+    assert viewer_files <= names
     # every Python package of the tree is listed in pyproject.toml's packages
     packages = {p.parent.relative_to(REPO).as_posix() for p in PACKAGE.rglob("__init__.py")}
     assert {f"{p}/__init__.py" for p in packages} <= names, sorted(f"{p}/__init__.py" for p in packages)
@@ -125,7 +129,7 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert {f"mmtasks/tasks/{PROBE_DIR}/scoring/plugin.py", f"mmtasks/tasks/{PROBE_DIR}/prompt.txt"} <= names
     assert not [n for n in names
-                if n.startswith(("tests/", "data/", "scripts/", "benchmarks/", "tasks/", "models/", "leaderboard/"))]
+                if n.startswith(("tests/", "data/", "scripts/", "benchmarks/", "tasks/", "models/", "leaderboard/", "viewer/"))]
 
     # --- a fresh environment outside the source tree -------------------------------------------
     python, purelib = make_venv(tmp_path / "venv")
@@ -176,3 +180,7 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     [row] = [e for e in realbench["entries"] if e["source"] == "run"]
     assert row["values"]["ranking_hard"]["value"] == results["results"]["realbench_ranking_hard"]["acc"]
     assert any(e["source"] == "paper" for e in realbench["entries"])  # its leaderboard.yaml (papers:) shipped
+    # the run viewer's page ships too
+    _run([str(mmtasks), "view", str(run_dir), "--out", str(board_dir / "views" / "R")], cwd=work, env=env)
+    for name in ("index.html", "app.js", "style.css", "index.js"):
+        assert (board_dir / "views" / "R" / name).is_file(), name

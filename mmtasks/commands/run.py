@@ -18,6 +18,7 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         tasks=args.tasks,
         model=args.model,
         model_args=parse_component_args(args.model_args, "--model-args"),
+        run_name=args.run_name,
         judge=args.judge,
         judge_args=parse_component_args(args.judge_args, "--judge-args"),
         strategy=args.strategy,

@@ -26,6 +26,9 @@ class RunConfig(BaseModel):
     model: str
     """``backend:name``, ``random``, ``replay:PATH`` or a preset name."""
     model_args: dict[str, Any] = Field(default_factory=dict)
+    run_name: str | None = Field(default=None, min_length=1, max_length=200)
+    """A display name for the run (``LLaVA-1.5-13B``): recorded in results.json, shown by the
+    leaderboard and the run viewer beside the model spec. Not part of what makes a resume the same run."""
     judge: str | None = None
     """Judge model spec (default: the task's ``judge.default_model``)."""
     judge_args: dict[str, Any] = Field(default_factory=dict)

@@ -25,13 +25,16 @@ class Verdict:
     fields: dict[str, Any] | None
     replies: list[str | None] = field(default_factory=list)
     error: str | None = None
+    #: the judge request's messages as JSON (images as paths), as the judge saw them; a re-ask
+    #: sends the same messages again
+    prompt: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.fields is not None
 
     def to_json(self) -> dict[str, Any]:
-        return {"fields": self.fields, "replies": self.replies, "error": self.error}
+        return {"fields": self.fields, "replies": self.replies, "error": self.error, "prompt": self.prompt}
 
 
 JudgeParser = Callable[[str], "dict[str, Any] | None"]
@@ -46,7 +49,7 @@ def ask_judge(requests: list[Request], parse: JudgeParser | Sequence[JudgeParser
     parsers = [parse] * len(requests) if callable(parse) else list(parse)
     if len(parsers) != len(requests):
         raise ValueError(f"ask_judge: {len(parsers)} parsers for {len(requests)} requests")
-    verdicts = [Verdict(fields=None) for _ in requests]
+    verdicts = [Verdict(fields=None, prompt=[m.to_json() for m in r.messages]) for r in requests]
     pending = list(range(len(requests)))
     for attempt in range(retries + 1):
         if not pending:

@@ -20,7 +20,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from mmtasks import __version__
@@ -38,6 +38,10 @@ from mmtasks.leaderboard.schema import (
     RunRef,
 )
 from mmtasks.leaderboard.sections import Section, discover_sections
+from mmtasks.results.schema import public_spec
+
+#: the folder of a published leaderboard that holds the runs' views (``OUT/views/<run>/``)
+VIEWS_DIR = "views"
 
 
 def load_runs(paths: Iterable[Path]) -> list[Run]:
@@ -51,16 +55,18 @@ def build_leaderboard(
     sections: Sequence[Section] | None = None,
     include_paths: Sequence[str | Path] = (),
     now: float | None = None,
+    views: Mapping[str, str] | None = None,
 ) -> Leaderboard:
     """One tab per section that has a row (a run of one of its tasks, or a paper row);
     ``sections`` default to those of every task folder the task registry knows (built-in,
-    installed packages', ``include_paths``)."""
+    installed packages', ``include_paths``). ``views``: run name -> relative link to its
+    viewer, for the runs whose view is published beside the leaderboard (:func:`published_views`)."""
     if sections is None:
         sections = discover_sections(include_paths)
     benchmarks = []
     for bench in sections:
         table = bench.papers if include_paper else None
-        measured = _run_entries(bench, runs)
+        measured = _run_entries(bench, runs, views or {})
         # ranked runs, the papers' rows, then the rows that are never ranked (chance-level judge)
         entries = [e for e in measured if e.ranked]
         if table is not None:
@@ -105,12 +111,25 @@ def run_identity(run: Run, task: str | None = None) -> str:
     scores come from the chance-level ``random`` judge."""
     config = run.results.config
     identity: dict[str, object] = {"model": config.model, "model_args": config.model_args, "variant": config.variant()}
+    if config.run_name:
+        identity["run_name"] = config.run_name
     if task is not None and run.results.chance_judged(task):
         identity["chance_judge"] = True
     return json.dumps(identity, sort_keys=True, default=str)
 
 
-def _run_entries(bench: Section, runs: Sequence[Run]) -> list[Entry]:
+def published_views(out: Path, runs: Sequence[Run]) -> dict[str, str]:
+    """Run name -> ``views/<name>/index.html`` for each run whose view sits in ``out/views/<name>/``
+    (written by ``mmtasks view RUN --out OUT/views/<name>``)."""
+    found: dict[str, str] = {}
+    for run in runs:
+        page = out / VIEWS_DIR / run.name / "index.html"
+        if page.is_file() and not page.is_symlink():
+            found[run.name] = f"{VIEWS_DIR}/{run.name}/index.html"
+    return found
+
+
+def _run_entries(bench: Section, runs: Sequence[Run], views: Mapping[str, str]) -> list[Entry]:
     # identity -> task -> winning run; dicts keep first-seen order of identities
     winners: dict[str, dict[str, Run]] = {}
     for run in runs:
@@ -121,13 +140,13 @@ def _run_entries(bench: Section, runs: Sequence[Run]) -> list[Entry]:
             current = chosen.get(task)
             if current is None or run.results.date >= current.results.date:
                 chosen[task] = run
-    entries = [_run_entry(bench, identity, task_runs) for identity, task_runs in winners.items()]
+    entries = [_run_entry(bench, identity, task_runs, views) for identity, task_runs in winners.items()]
     headline = bench.headline
     entries.sort(key=lambda e: (not e.ranked, e.values[headline].value is None, -(e.values[headline].value or 0.0)))
     return entries
 
 
-def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run]) -> Entry:
+def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run], views: Mapping[str, str]) -> Entry:
     newest = max(task_runs.values(), key=lambda run: run.results.date)
     config = newest.results.config
     coverage = {
@@ -149,11 +168,12 @@ def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run]) -> Entr
         source="run",
         ranked=not chance,
         chance_judge=chance,
-        model=config.model + "".join(f" + {v}" for v in config.variant()),
-        model_spec=config.model,
+        model=config.display_name,
+        run_name=config.run_name,
+        model_spec=config.public_model,
         model_args=config.model_args,
         strategy=config.strategy,
-        judge=config.judge,
+        judge=public_spec(config.judge) if config.judge else None,
         judge_args=config.judge_args if isinstance(config.judge_args, dict) else {"args": config.judge_args},
         mmtasks_version=config.mmtasks_version,
         date=newest.iso_date,
@@ -171,7 +191,7 @@ def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run]) -> Entr
         breakdowns={
             task: _numeric_breakdowns(run, task) for task, run in task_runs.items() if task in run.results.breakdowns
         },
-        runs=_run_refs(task_runs),
+        runs=_run_refs(task_runs, views),
     )
 
 
@@ -220,7 +240,7 @@ def _numeric_breakdowns(run: Run, task: str) -> dict[str, dict[str, dict[str, fl
     }
 
 
-def _run_refs(task_runs: dict[str, Run]) -> list[RunRef]:
+def _run_refs(task_runs: dict[str, Run], views: Mapping[str, str]) -> list[RunRef]:
     by_run: dict[int, tuple[Run, list[str]]] = {}
     for task, run in task_runs.items():
         by_run.setdefault(id(run), (run, []))[1].append(task)
@@ -231,7 +251,8 @@ def _run_refs(task_runs: dict[str, Run]) -> list[RunRef]:
             tasks=tasks,
             git_hash=run.results.git_hash,
             mmtasks_version=run.results.config.mmtasks_version,
-            judge=run.results.config.judge,
+            judge=public_spec(run.results.config.judge) if run.results.config.judge else None,
+            view=views.get(run.name),
         )
         for run, tasks in by_run.values()
     ]

@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from mmtasks.leaderboard.build import build_leaderboard, load_runs, unused_tasks
+    from mmtasks.leaderboard.build import build_leaderboard, load_runs, published_views, unused_tasks
     from mmtasks.leaderboard.sections import discover_sections
     from mmtasks.leaderboard.site import DATA_JSON, write_site
 
@@ -78,7 +78,8 @@ def _build(args: argparse.Namespace) -> int:
     runs = load_runs(args.runs)
     for name, tasks in unused_tasks(runs, sections).items():
         print(f"note: run {name}: tasks not on the leaderboard: {', '.join(tasks)}", file=sys.stderr)
-    board = build_leaderboard(runs, include_paper=not args.no_paper, sections=sections)
+    board = build_leaderboard(runs, include_paper=not args.no_paper, sections=sections,
+                              views=published_views(args.out, runs))
     if not board.benchmarks:
         raise MmtasksError("nothing to show: no run holds a task of a benchmark on the leaderboard"
                            + (", and --no-paper set" if args.no_paper else ", and no benchmark has paper rows"),

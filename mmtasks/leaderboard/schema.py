@@ -120,6 +120,9 @@ class RunRef(_Model):
     git_hash: str | None = None
     mmtasks_version: str | None = None
     judge: str | None = None
+    view: str | None = None
+    """Relative link to the run's viewer (``views/<run>/index.html``) when the view was published
+    beside the leaderboard (``mmtasks view RUN --out OUT/views/<run>``)."""
 
 
 class Entry(_Model):
@@ -136,7 +139,10 @@ class Entry(_Model):
     """The row's judge-scored values come from the chance-level ``random`` judge: they
     exercise the pipeline and are not a judgement of the model."""
     model: str
-    """Display name: the model spec for runs, the paper's name for paper rows."""
+    """Display name: for runs the run's name (``--run-name``) or else the model spec (a ``replay:``
+    or local path spec shows the file's name, never the machine's path); the paper's name for paper rows."""
+    run_name: str | None = None
+    """The run's ``--run-name``, when it has one (``model`` is then the same, and ``model_spec`` says what ran)."""
     model_spec: str | None = None
     model_args: dict[str, Any] | str = Field(default_factory=dict)
     strategy: str | None = None

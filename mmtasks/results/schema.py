@@ -190,12 +190,30 @@ class Coverage(_Strict):
         return self
 
 
+def public_spec(spec: str) -> str:
+    """A model spec without the machine's paths in it, for pages: ``replay:/home/me/runs/a/predictions.jsonl``
+    -> ``replay:predictions.jsonl``, ``hf:/models/llava-13b`` -> ``hf:llava-13b``; a samples folder
+    (``.../run-a/samples``) keeps the run folder's name (``replay:run-a/samples``); Hub ids and API model
+    names as given."""
+    backend, sep, rest = spec.partition(":")
+    looks_like_path = rest.startswith(("/", "~", "./", "../", "\\")) or (len(rest) > 2 and rest[1] == ":" and rest[2] in "/\\")
+    if not sep or not (backend == "replay" or looks_like_path):
+        return spec
+    parts = [p for p in rest.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts:
+        return spec
+    tail = parts[-2:] if parts[-1] == "samples" and len(parts) > 1 else parts[-1:]
+    return f"{backend}:" + "/".join(tail)
+
+
 class RunConfig(_Open):
     """``config``: how the run was made (the run's arguments; secrets redacted)."""
 
     model: str = Field(min_length=1)
     """The ``--model`` spec as given (``hf:Qwen/Qwen2-VL-7B-Instruct``, ``random``, a preset)."""
     model_args: dict[str, Any] | str = Field(default_factory=dict)
+    run_name: str | None = None
+    """The run's display name (``--run-name``, ``run_name=``), when given."""
     judge: str | None = None
     """The judge's spec (``openai:gpt-4o-2024-05-13``; ``random`` for the chance-level judge)."""
     judge_args: dict[str, Any] | str = Field(default_factory=dict)
@@ -231,6 +249,19 @@ class RunConfig(_Open):
         """The judge is the ``random`` baseline: its verdicts are chance, not a judgement."""
         backend = (self.judge_spec or {}).get("backend")
         return self.judge == "random" or backend == "random"
+
+    @property
+    def public_model(self) -> str:
+        """The model spec as a page may show it: a ``replay:`` spec names the file (or folder) it
+        replays, never its path on the machine that ran it."""
+        return public_spec(self.model)
+
+    @property
+    def display_name(self) -> str:
+        """What a page calls the run: its ``run_name``, else the public model spec and the variant."""
+        if self.run_name:
+            return self.run_name
+        return self.public_model + "".join(f" + {v}" for v in self.variant())
 
     def variant(self) -> list[str]:
         """What, beyond model and args, makes a different evaluation setting."""

@@ -1,0 +1,184 @@
+"""What the viewer reads from a run, and what it makes of each sample: the table row (scores,
+failure kinds, breakdown) and the record the page shows (images as thumbnails, nothing else
+changed: every string stays the sample's own, rendered as text by the page).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mmtasks.errors import DataError
+from mmtasks.results.schema import RESULTS_FILE, ResultsFile, public_spec, read_results
+from mmtasks.view.images import ImageStore
+
+#: the failure kinds a document can be filtered by, and their bit in a row's ``kinds`` mask
+FAILURE_KINDS: tuple[str, ...] = ("request_failure", "context_overflow", "unparsed", "judge_failure", "guessed")
+#: characters of a parsed answer or a target shown in the table (the document shows all of it)
+SHORT = 40
+CONTEXT_OVERFLOW = "context_overflow:"
+
+
+@dataclass
+class ViewRun:
+    """A run folder: its results.json (validated by the one results schema) and its samples."""
+
+    folder: Path
+    results: ResultsFile
+
+    @property
+    def samples_dir(self) -> Path:
+        return self.folder / "samples"
+
+    def samples_file(self, task: str) -> Path | None:
+        path = self.samples_dir / f"{task}.jsonl"
+        return path if path.is_file() else None
+
+    @property
+    def tasks(self) -> list[str]:
+        """The run's tasks that have a samples file, in results.json's order."""
+        return [t for t in self.results.results if self.samples_file(t) is not None]
+
+    def describe(self, label: str) -> dict[str, Any]:
+        """The run as the page's header shows it: no path of the machine that ran it."""
+        config = self.results.config
+        from mmtasks.leaderboard.results import iso_utc
+
+        return {
+            "label": label,
+            "name": config.display_name,
+            "run_name": config.run_name,
+            "model": config.public_model,
+            "model_args": config.model_args,
+            "judge": public_spec(config.judge) if config.judge else None,
+            "strategy": config.strategy,
+            "date": iso_utc(self.results.date),
+            "folder": self.folder.resolve().name,
+        }
+
+
+def load_view_run(path: Path) -> ViewRun:
+    """A run folder (``results.json`` + ``samples/``) or its ``results.json``."""
+    folder = path.parent if path.is_file() and path.name == RESULTS_FILE else path
+    results = folder / RESULTS_FILE
+    if not results.is_file():
+        raise DataError(f"no {RESULTS_FILE} here: pass a run folder (the --output-path of a run)", file=path)
+    run = ViewRun(folder=folder, results=read_results(results))
+    if not run.samples_dir.is_dir():
+        raise DataError("the run has no samples/ folder: nothing to show", file=folder,
+                        hint="the run viewer shows the samples a run writes with --output-path")
+    if not run.tasks:
+        raise DataError("no samples file of the run's tasks in samples/", file=run.samples_dir)
+    return run
+
+
+def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(byte offset, sample) of each line of a samples file; a bad line is an error naming it."""
+    offset = 0
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, 1):
+            here = offset
+            offset += len(line)
+            if not line.strip():
+                continue
+            yield here, parse_line(line, path, number)
+
+
+def parse_line(line: bytes, path: Path, number: int) -> dict[str, Any]:
+    try:
+        sample = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"not a JSON sample: {exc}", file=path, line=number) from None
+    if not isinstance(sample, dict) or not isinstance(sample.get("doc_id"), (str, int)):
+        raise DataError("a sample is an object with a doc_id", file=path, line=number, field="doc_id")
+    return sample
+
+
+def read_at(path: Path, offset: int) -> dict[str, Any]:
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        return parse_line(fh.readline(), path, 0)
+
+
+def failure_kinds(sample: dict[str, Any]) -> int:
+    """Bit mask over :data:`FAILURE_KINDS`: the same reading of a sample as the results'
+    ``problems`` (a failure whose error says ``context_overflow:`` is that kind, any other a
+    request failure; ``unparsed`` and ``judge_failures`` counts), plus ``guessed`` for an answer
+    a parser's random fallback chose (a ``guessed`` count on the sample or in its ``extra``)."""
+    mask = 0
+    for failure in _list(sample.get("failures")):
+        mask |= 1 << (1 if isinstance(failure, str) and CONTEXT_OVERFLOW in failure else 0)
+    if _count(sample.get("unparsed")):
+        mask |= 1 << 2
+    if _count(sample.get("judge_failures")):
+        mask |= 1 << 3
+    extra = sample.get("extra") if isinstance(sample.get("extra"), dict) else {}
+    if _count(sample.get("guessed")) or _count(extra.get("guessed")):
+        mask |= 1 << 4
+    return mask
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _count(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0) or value is True
+
+
+def metrics_of(sample: dict[str, Any]) -> dict[str, float | None]:
+    """The sample's per-sample metrics: finite numbers, or None."""
+    raw = sample.get("metrics")
+    out: dict[str, float | None] = {}
+    if isinstance(raw, dict):
+        for name, value in raw.items():
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            out[str(name)] = float(value) if ok else None
+    return out
+
+
+def short(value: Any) -> str | None:
+    """A parsed answer or target as the table shows it: at most :data:`SHORT` characters."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= SHORT else text[: SHORT - 1] + "\u2026"
+
+
+def same_answer(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two runs' samples of a document agree: the same parsed answer, the same metrics and
+    the same failure kinds (what the page's "where they disagree" filter leaves out)."""
+    def canon(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+    if canon(a.get("parsed")) != canon(b.get("parsed")) or failure_kinds(a) != failure_kinds(b):
+        return False
+    ma, mb = metrics_of(a), metrics_of(b)
+    for name in set(ma) | set(mb):
+        x, y = ma.get(name), mb.get(name)
+        if (x is None) != (y is None) or (x is not None and y is not None and abs(x - y) > 1e-9):
+            return False
+    return True
+
+
+def for_page(sample: dict[str, Any], images: ImageStore) -> dict[str, Any]:
+    """The sample as the page shows it: every image part (``{"type": "image", "image": PATH}``,
+    in the prompt, the judge prompts or a protocol's records) becomes its thumbnail; everything
+    else is the sample's own data."""
+    return _walk(sample, images)
+
+
+def _walk(value: Any, images: ImageStore) -> Any:
+    if isinstance(value, dict):
+        if value.get("type") == "image" and isinstance(value.get("image"), str) and len(value) == 2:
+            return images.show(value["image"]).to_json()
+        return {str(k): _walk(v, images) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, images) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
