@@ -1,4 +1,4 @@
-"""``mmtasks leaderboard build|plot|schema``.
+"""``mmtasks leaderboard build|plot|publish|schema``.
 
 The main CLI hands everything after ``leaderboard`` to :func:`main`, as
 ``python -m mmtasks.leaderboard ...`` does.
@@ -16,7 +16,7 @@ from mmtasks.errors import MmtasksError
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
-    """Add the ``build``, ``plot`` and ``schema`` subcommands to a ``leaderboard`` parser."""
+    """Add the ``build``, ``plot``, ``publish`` and ``schema`` subcommands to a ``leaderboard`` parser."""
     commands = parser.add_subparsers(dest="leaderboard_command", metavar="COMMAND", required=True)
 
     build = commands.add_parser(
@@ -43,6 +43,23 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     plot.add_argument("--with-paper", action="store_true", help="also draw the papers' reference rows")
     _include_path(plot)
     plot.set_defaults(leaderboard_handler=_plot)
+
+    publish = commands.add_parser(
+        "publish",
+        help="upload a built leaderboard to a Hugging Face dataset repo or Space",
+        description="Upload OUT/leaderboard.json (with --with-site also the page, leaderboard.js and views/) to the "
+        "Hugging Face Hub in one commit with huggingface_hub's HfApi.upload_folder. The token is HF_TOKEN or the one "
+        "`hf auth login` stored; HF_ENDPOINT selects another Hub. A second publish replaces the files of the first.",
+    )
+    publish.add_argument("out", type=Path, metavar="OUT", help="a folder written by `mmtasks leaderboard build --out`")
+    publish.add_argument("--repo", required=True, metavar="ORG/NAME", help="the repo to publish to (created when missing)")
+    publish.add_argument("--repo-type", choices=["dataset", "space"], default="dataset",
+                         help="dataset (default: the JSON) or space (a static Space serving the page; needs --with-site)")
+    publish.add_argument("--with-site", action="store_true", help="also upload the page (index.html, app.js, style.css, "
+                         "leaderboard.js) and the runs' views in OUT/views/")
+    publish.add_argument("--dry-run", action="store_true", help="list what would be uploaded; send nothing")
+    publish.add_argument("--message", default=None, help="the commit message")
+    publish.set_defaults(leaderboard_handler=_publish)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of leaderboard.json")
     schema.set_defaults(leaderboard_handler=_schema)
@@ -108,6 +125,20 @@ def _plot(args: argparse.Namespace) -> int:
         return 1
     for path in written:
         print(path)
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from mmtasks.leaderboard.publish import describe, plan, publish
+
+    upload = plan(args.out, args.repo, repo_type=args.repo_type, with_site=args.with_site)
+    if args.dry_run:
+        print("would upload (dry run, nothing sent):")
+        for line in describe(upload):
+            print(f"  {line}")
+        return 0
+    url = publish(upload, message=args.message)
+    print(f"published {len(upload.files)} file(s) to {upload.repo_type} {upload.repo} in one commit: {url}")
     return 0
 
 

@@ -1,0 +1,264 @@
+"""A loopback Hugging Face Hub: just the endpoints ``HfApi.create_repo`` and ``HfApi.upload_folder``
+call for small text files, answering as the Hub does (status codes, ``X-Error-Code``, JSON shapes),
+read from huggingface_hub's client code (``hf_api.py``, ``_commit_api.py``, ``utils/_http.py``):
+
+- ``POST /api/repos/create``: ``{name, organization, type, sdk?}`` -> ``{"url"}``; 409 when it exists;
+- ``POST /api/{type}s/{repo}/preupload/{rev}``: per file ``uploadMode`` (``regular`` under 10 MB),
+  ``shouldIgnore`` and the ``oid`` (git blob sha1) of the file already there, so unchanged files are skipped;
+- ``POST /api/{type}s/{repo}/commit/{rev}``: the NDJSON commit (``header``, ``file`` base64,
+  ``deletedFile``, ``deletedFolder``) applied as one commit -> ``{"commitUrl", "commitOid"}``;
+- ``POST /api/validate-yaml`` (a README's metadata, checked before upload);
+- ``GET /api/{type}s/{repo}/tree/{rev}`` (``list_repo_files``, for ``delete_patterns``) and
+  ``GET /api/{type}s/{repo}[/revision/{rev}]`` (``repo_info``).
+
+Every request is recorded (method, path, headers, body) so a test can check where the token went.
+Auth: ``Authorization: Bearer <token>``; an unknown token is 401 "Invalid credentials in
+Authorization header", a namespace the token may not write is 403, a repo that does not exist 404
+``RepoNotFound``; the namespace ``ghost`` does not exist (its repos cannot be created: 404).
+LFS/Xet uploads (binary files, 10 MB and over) are not implemented: such a file is answered 501.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+REGULAR_LIMIT = 10 * 1024 * 1024
+
+
+def git_blob_sha(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass
+class Repo:
+    repo_type: str
+    repo_id: str
+    sdk: str | None = None
+    files: dict[str, bytes] = field(default_factory=dict)
+    commits: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def head(self) -> str:
+        return self.commits[-1]["oid"] if self.commits else "0" * 40
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class HubState:
+    def __init__(self, tokens: dict[str, set[str]]) -> None:
+        #: token -> namespaces it may write
+        self.tokens = tokens
+        self.repos: dict[tuple[str, str], Repo] = {}
+        self.requests: list[Recorded] = []
+        self.lock = threading.Lock()
+
+
+def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def _body(self) -> bytes:
+            n = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(n) if n else b""
+
+        def _send(self, status: int, payload: Any, error_code: str | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if error_code:
+                self.send_header("X-Error-Code", error_code)
+            if status >= 400 and isinstance(payload, dict) and "error" in payload:
+                self.send_header("X-Error-Message", payload["error"])
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _base(self) -> str:
+            """URLs in answers point at this server, as the Hub's point at itself."""
+            return f"http://{self.headers.get('Host', '127.0.0.1')}"
+
+        def _record(self, body: bytes) -> None:
+            with state.lock:
+                state.requests.append(Recorded(self.command, self.path, {k: v for k, v in self.headers.items()}, body))
+
+        def _namespaces(self) -> set[str] | None:
+            auth = self.headers.get("Authorization", "")
+            if not auth.startswith("Bearer "):
+                return None
+            return state.tokens.get(auth[len("Bearer "):])
+
+        def _auth(self) -> set[str] | None:
+            spaces = self._namespaces()
+            if spaces is None:
+                self._send(401, {"error": "Invalid credentials in Authorization header"})
+            return spaces
+
+        def _repo(self, kind: str, repo_id: str) -> Repo | None:
+            repo = state.repos.get((kind, repo_id))
+            if repo is None:
+                self._send(404, {"error": "Repository not found"}, "RepoNotFound")
+            return repo
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._record(b"")
+            spaces = self._auth()
+            if spaces is None:
+                return
+            parts = [unquote(p) for p in urlsplit(self.path).path.split("/") if p]
+            # /api/{type}s/{org}/{name}/tree/{rev}[/...]  or  /api/{type}s/{org}/{name}[/revision/{rev}]
+            if len(parts) < 4 or parts[0] != "api" or parts[1] not in ("datasets", "spaces", "models"):
+                self._send(404, {"error": "not found"})
+                return
+            kind, repo_id = parts[1][:-1], f"{parts[2]}/{parts[3]}"
+            repo = self._repo(kind, repo_id)
+            if repo is None:
+                return
+            rest = parts[4:]
+            if rest[:1] == ["tree"]:
+                prefix = "/".join(rest[2:])
+                files = [{"type": "file", "oid": git_blob_sha(data), "size": len(data), "path": path}
+                         for path, data in sorted(repo.files.items()) if not prefix or path.startswith(prefix + "/")]
+                self._send(200, files)
+                return
+            if rest in ([], ["revision", "main"]):
+                self._send(200, {"id": repo_id, "sha": repo.head, "private": False,
+                                 "siblings": [{"rfilename": p} for p in sorted(repo.files)]})
+                return
+            self._send(404, {"error": "Revision not found"}, "RevisionNotFound")
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = self._body()
+            self._record(body)
+            spaces = self._auth()
+            if spaces is None:
+                return
+            parts = [unquote(p) for p in urlsplit(self.path).path.split("/") if p]
+            if parts == ["api", "repos", "create"]:
+                self._create(json.loads(body), spaces)
+                return
+            if parts == ["api", "validate-yaml"]:
+                self._validate_yaml(json.loads(body))
+                return
+            if len(parts) == 6 and parts[0] == "api" and parts[4] in ("preupload", "commit"):
+                kind, repo_id = parts[1][:-1], f"{parts[2]}/{parts[3]}"
+                repo = self._repo(kind, repo_id)
+                if repo is None:
+                    return
+                if parts[2] not in spaces:
+                    self._send(403, {"error": f"You don't have the rights to write to {repo_id}"})
+                    return
+                if parts[5] != "main":
+                    self._send(404, {"error": "Revision not found"}, "RevisionNotFound")
+                    return
+                (self._preupload if parts[4] == "preupload" else self._commit)(repo, body)
+                return
+            self._send(404, {"error": "not found"})
+
+        def _create(self, payload: dict[str, Any], spaces: set[str]) -> None:
+            org, name, kind = payload.get("organization"), payload.get("name"), payload.get("type") or "model"
+            if org == "ghost":
+                self._send(404, {"error": f"Namespace {org} not found"}, "RepoNotFound")
+                return
+            if org not in spaces:
+                self._send(403, {"error": f"You don't have the rights to create a {kind} under the namespace \"{org}\""})
+                return
+            repo_id = f"{org}/{name}"
+            with state.lock:
+                if (kind, repo_id) in state.repos:
+                    self._send(409, {"error": "You already created this repo", "url": f"{self._base()}/{kind}s/{repo_id}"})
+                    return
+                repo = Repo(kind, repo_id, sdk=payload.get("sdk"))
+                repo.files[".gitattributes"] = b"*.bin filter=lfs diff=lfs merge=lfs -text\n"
+                repo.commits.append({"oid": hashlib.sha1(repo_id.encode()).hexdigest(), "summary": "initial commit",
+                                     "paths": [".gitattributes"], "deleted": []})
+                state.repos[(kind, repo_id)] = repo
+            self._send(200, {"url": f"{self._base()}/{kind}s/{repo_id}", "name": repo_id})
+
+        def _validate_yaml(self, payload: dict[str, Any]) -> None:
+            """A README's front matter must be a YAML mapping (a Space's needs ``sdk``)."""
+            import yaml
+
+            content = payload.get("content") or ""
+            errors: list[dict[str, str]] = []
+            if content.startswith("---\n"):
+                try:
+                    meta = yaml.safe_load(content[4:].split("\n---", 1)[0])
+                except yaml.YAMLError as exc:
+                    meta, errors = None, [{"message": f"invalid YAML: {exc}"}]
+                if not errors and not isinstance(meta, dict):
+                    errors = [{"message": "metadata must be a mapping"}]
+                elif not errors and payload.get("repoType") == "space" and "sdk" not in meta:
+                    errors = [{"message": "\"sdk\" is required for a Space"}]
+            self._send(400 if errors else 200, {"errors": errors, "warnings": []})
+
+        def _preupload(self, repo: Repo, body: bytes) -> None:
+            files = json.loads(body)["files"]
+            out = []
+            for f in files:
+                if f["size"] >= REGULAR_LIMIT:
+                    self._send(501, {"error": "LFS/Xet uploads are not implemented by the loopback Hub"})
+                    return
+                existing = repo.files.get(f["path"])
+                out.append({"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
+                            "oid": git_blob_sha(existing) if existing is not None else None})
+            self._send(200, {"files": out, "commitOid": repo.head})
+
+        def _commit(self, repo: Repo, body: bytes) -> None:
+            lines = [json.loads(line) for line in body.splitlines() if line.strip()]
+            header = next((x["value"] for x in lines if x["key"] == "header"), None)
+            if header is None:
+                self._send(400, {"error": "missing header"})
+                return
+            with state.lock:
+                files = dict(repo.files)
+                added, deleted = [], []
+                for item in lines:
+                    key, value = item["key"], item["value"]
+                    if key == "file":
+                        if value.get("encoding") != "base64":
+                            self._send(400, {"error": "unsupported encoding"})
+                            return
+                        files[value["path"]] = base64.b64decode(value["content"])
+                        added.append(value["path"])
+                    elif key == "deletedFile":
+                        if value["path"] not in files:
+                            self._send(404, {"error": "A file with this name doesn't exist"}, "EntryNotFound")
+                            return
+                        del files[value["path"]]
+                        deleted.append(value["path"])
+                    elif key == "deletedFolder":
+                        prefix = value["path"].rstrip("/") + "/"
+                        for path in [p for p in files if p.startswith(prefix)]:
+                            del files[path]
+                            deleted.append(path)
+                    elif key != "header":
+                        self._send(400, {"error": f"unsupported operation {key}"})
+                        return
+                oid = hashlib.sha1(f"{repo.head}{json.dumps(sorted(files))}{len(repo.commits)}".encode()).hexdigest()
+                repo.files = files
+                repo.commits.append({"oid": oid, "summary": header.get("summary"), "paths": added, "deleted": deleted})
+            self._send(200, {"success": True, "commitOid": oid, "commitUrl": f"{self._base()}/{repo.repo_type}s/{repo.repo_id}/commit/{oid}"})
+
+    return Handler
+
+
+def hub_server(tokens: dict[str, set[str]]) -> tuple[http.server.ThreadingHTTPServer, HubState]:
+    state = HubState(tokens)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
+    return server, state
