@@ -323,6 +323,11 @@
         title: "Scored by the chance-level random judge: these numbers exercise the pipeline and say nothing " +
           "about the model. Not ranked." }, "chance judge"));
     }
+    if (entry.official_protocol === false) {
+      badges.push(el("span", { class: "badge badge-unofficial",
+        title: "The run changed the benchmark's generation settings (--gen-kwargs, named beside the model): " +
+          "not the official protocol, so not comparable with the paper's numbers." }, "not official protocol"));
+    }
     const coverage = lowestCoverage(entry);
     if (coverage !== null && coverage < 100) {
       badges.push(el("span", { class: "badge badge-coverage", title: coverageTooltip(entry) },

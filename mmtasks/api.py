@@ -1,9 +1,29 @@
 """The Python API: ``mmtasks.evaluate(...)`` runs an evaluation and returns its results.
 
 >>> import mmtasks
->>> result = mmtasks.evaluate(tasks="realbench", model="random", data_dir="data/sample")
->>> result["results"]["realbench_ranking_easy"]["ranking_score"]      # the results.json layout
->>> result.samples["realbench_ranking_easy"][0].scores                  # per-document samples
+>>> result = mmtasks.evaluate(tasks="realbench_ranking_easy", model="random", data_dir="data/sample", use_cache=False)
+>>> round(result["results"]["realbench_ranking_easy"]["acc"], 2)       # the results.json layout
+22.22
+>>> sample = result.samples["realbench_ranking_easy"][0]                # per task, in document order
+>>> sample.doc_id, sample.responses, sample.parsed, sample.target, sample.metrics
+('rank-e-001', ['D'], 'D', 'B', {'acc': 0.0})
+>>> result.problems                                                     # non-zero failure counts per task
+{}
+
+Judged tasks carry the judge's verdicts (here the chance-level ``random`` judge):
+
+>>> judged = mmtasks.evaluate(tasks="llava_bench_wild", model="random", judge="random", data_dir="data/sample",
+...                           limit=1, use_cache=False)
+>>> judged.samples["llava_bench_wild"][0].judge[0]["fields"]
+{'reference_score': 7.0, 'model_score': 6.0}
+
+A misspelled option gets a "did you mean" (``include_path`` is accepted for ``include_paths``):
+
+>>> mmtasks.evaluate(tasks="realbench_ranking_easy", model="random", limt=5)
+Traceback (most recent call last):
+mmtasks.errors.ConfigError: field 'limt': unknown option 'limt' (did you mean 'limit'?)
+
+These examples run as tests (``tests/test_api.py``), from the repository root.
 
 The command line is a thin layer over :func:`run`: it builds the same
 :class:`~mmtasks.config.run_config.RunConfig` from its flags and calls the same
@@ -24,10 +44,12 @@ class EvaluationResult(dict):
     """The results dictionary (the layout of ``results.json``: ``results``, ``groups``,
     ``n-samples``, ``problems``, ``config``, ``run_stats``, ...), plus the run's samples.
 
-    ``samples`` maps each task to its samples in document order: slim samples (``doc_id``,
-    ``metrics``, ``failures``, ``unparsed``, breakdown labels; see ``Sample.slim``), read
-    lazily from ``output_path/samples/<task>.jsonl`` when the run wrote one (that file holds
-    the full samples: prompts, every reply, parsed answers, judge verdicts). ``problems`` lists, per task, the non-zero
+    ``samples`` maps each task to its samples in document order, as the samples files hold
+    them: ``doc_id``, ``prompt``, every reply (``responses``), the parsed answer (``parsed``),
+    ``target``, ``metrics``, ``failures``, ``unparsed``, ``judge`` (the judge's verdicts and
+    replies), breakdown labels and the protocol's ``extra`` (turns, probes); read lazily, one
+    line at a time, from ``output_path/samples/<task>.jsonl`` when the run wrote one, kept in
+    memory otherwise. ``problems`` lists, per task, the non-zero
     counts of failed requests, unparsed answers and judge failures. ``config`` is the
     :class:`RunConfig` that was run. On the non-zero ranks of a data parallel run the
     dictionary is empty and ``is_main`` is False.
@@ -94,7 +116,8 @@ def evaluate(
     ``random``, ``replay:PATH``, a preset). ``options``: any other :class:`RunConfig`
     field - ``model_args``/``judge_args``/``notetaker_args`` (a dict or ``"k=v,..."``),
     ``limit``, ``seed``, ``batch_size``, ``image_mode``, ``history``, ``probe``,
-    ``predict_only``, ``use_cache``, ``cache_dir``, ``include_paths``, ``strategy``,
+    ``predict_only``, ``gen_kwargs``, ``use_cache``, ``cache_dir``, ``include_paths`` (or
+    ``include_path``: one folder or a list, as the CLI's ``--include-path``), ``strategy``,
     ``notetaker``, ``max_live``, ``allow_failures``, ``progress`` (default False here),
     ``verbose``. A bad option raises :class:`~mmtasks.errors.ConfigError`; a run with
     failures returns normally (see ``.problems``): unlike the CLI there is no exit status.

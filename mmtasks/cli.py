@@ -24,7 +24,7 @@ from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact, register_env_secrets
 
-SUBCOMMANDS = ("run", "tasks", "cache", "leaderboard", "models", "judge", "view")
+SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
@@ -55,6 +55,9 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
                    help="replay_probe tasks (MMRC): ask evaluation questions independently, one after another keeping the answers "
                         "(cumulative), or keeping only the questions (algorithm1: the paper's Algorithm 1)")
     p.add_argument("--predict-only", action="store_true", help="run the model and write samples without judging")
+    p.add_argument("--gen-kwargs", default="", metavar="K=V,...",
+                   help="override the tasks' generation settings for the model (max_new_tokens, temperature, ...; "
+                        "lm-eval's name): recorded in results.json, and not the benchmark's official protocol")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")
@@ -67,6 +70,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 OTHER_COMMANDS = """other commands (each has --help):
+  mmtasks check         check tasks and data (templates, images, targets) without a model
   mmtasks tasks         tasks and groups: description, primary metric, judge
   mmtasks models        model presets and backends
   mmtasks cache         inspect or clear the response cache (info, clear)
@@ -101,10 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
     _add_common(cache)
+    from mmtasks.commands.check import add_check_parser
     from mmtasks.commands.judge import add_judge_parser
     from mmtasks.commands.view import add_view_parser
     from mmtasks.leaderboard.cli import configure_parser as configure_leaderboard
 
+    _add_common(add_check_parser(sub))
     _add_common(add_judge_parser(sub))
     _add_common(add_view_parser(sub))
     configure_leaderboard(sub.add_parser("leaderboard", help="build the static leaderboard or plot figures",
@@ -141,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
             from mmtasks.commands.run import run_command
 
             return run_command(args)
+        if args.command == "check":
+            from mmtasks.commands.check import check_command
+
+            return check_command(args)
         if args.command == "tasks":
             from mmtasks.commands.listing import list_tasks
 

@@ -61,3 +61,72 @@ class ModelError(MmtasksError):
 
 class TemplateError(MmtasksError):
     """A prompt template that does not render (undefined variable, syntax)."""
+
+
+class Problems(MmtasksError):
+    """Every problem a check found, reported together (``mmtasks check`` and the preflight of
+    every run): one line each, ``file:line, document 'id', field 'f': message``, grouped by
+    task and kind and capped per group with a count of the rest.
+
+    One problem renders exactly as that problem alone would.
+    """
+
+    #: lines shown per group (task, field, kind of message); the rest are counted
+    PER_GROUP = 5
+    #: groups shown; the rest are counted
+    MAX_GROUPS = 30
+
+    def __init__(self, problems: "list[tuple[str | None, MmtasksError]]", *, stage: str = "before any model or judge was built") -> None:
+        #: (task name or None, problem), in the order found
+        self.problems = list(problems)
+        self.stage = stage
+        first = self.problems[0][1] if self.problems else None
+        super().__init__(first.message if first else "no problems", file=first.file if first else None,
+                         doc_id=first.doc_id if first else None, field=first.field if first else None,
+                         line=first.line if first else None, hint=first.hint if first else None)
+
+    def render(self) -> str:
+        # The same message at the same place (a template of the task file, failing in every
+        # document) is one problem, shown once with the number of documents it is found in.
+        same: dict[tuple[str | None, str | None, str | None, str, str | None], list[MmtasksError]] = {}
+        for task, problem in self.problems:
+            key = (task, problem.file if problem.line is None else f"{problem.file}:{problem.line}",
+                   problem.field, problem.message, problem.hint)
+            same.setdefault(key, []).append(problem)
+        if len(same) == 1:
+            return _with_count(next(iter(same.values())))
+        groups: dict[tuple[str | None, str, str], list[list[MmtasksError]]] = {}
+        for (task, _where, field, message, _hint), members in same.items():
+            groups.setdefault((task, field or "", _kind(message)), []).append(members)
+        lines = [f"{len(same)} problems found {self.stage}:"]
+        last_task: object = object()
+        for shown, ((task, field, kind), members) in enumerate(groups.items()):
+            if shown == self.MAX_GROUPS:
+                rest = sum(len(m) for m in list(groups.values())[shown:])
+                lines.append(f"  ... and {rest} more problem{'s' if rest != 1 else ''} of {len(groups) - shown} other kinds")
+                break
+            if task != last_task:
+                lines.append(f"  task {task}:" if task else "  run:")
+                last_task = task
+            lines.extend(f"    {_with_count(m)}" for m in members[: self.PER_GROUP])
+            if len(members) > self.PER_GROUP:
+                more = len(members) - self.PER_GROUP
+                lines.append(f"    ... and {more} more like this ({kind}{', field ' + repr(field) if field else ''})")
+        return "\n".join(lines)
+
+
+def _kind(message: str) -> str:
+    """What problems of one kind share: the message before its first colon, without the names,
+    paths and numbers that differ from one document to the next."""
+    import re
+
+    head = message.split(": ", 1)[0]
+    return re.sub(r"'[^']*'|\S*/\S*|\d+", "...", head)[:80]
+
+
+def _with_count(same: "list[MmtasksError]") -> str:
+    """The first of identical problems, saying in how many more documents it is found."""
+    text = same[0].render()
+    if len(same) > 1:
+        text += f" (the same in {len(same) - 1} more document{'s' if len(same) > 2 else ''})"
+    return text

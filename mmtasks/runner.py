@@ -15,17 +15,17 @@ from typing import Any
 from mmtasks import distributed
 from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
 from mmtasks.config.run_config import RunConfig
-from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.core.sample import Dialogue, Sample
-from mmtasks.documents.dataset import scan_documents
 from mmtasks.documents.paths import data_root
-from mmtasks.errors import ConfigError, MmtasksError
+from mmtasks.errors import ConfigError, MmtasksError, Problems
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
+from mmtasks.preflight import CheckedTasks, load_tasks, preflight
 from mmtasks.progress import Progress
 from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
 from mmtasks.results.results_json import build_results, write_results
-from mmtasks.core.request import Target
+from mmtasks.core.request import Reply, Request, Target
+from mmtasks.scheduling.first_failures import FirstFailures
 from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scoring import rouge
 from mmtasks.scoring.aggregation import TaskResult, aggregate
@@ -39,25 +39,29 @@ BOOTSTRAP_SEED = 1234
 @dataclass
 class RunOutcome:
     results: dict[str, Any]
-    #: per task, in document order: slim samples (scores, failures, breakdown labels; see
-    #: Sample.slim), read back from the samples file when the run wrote one
+    #: per task, in document order: whole samples (replies, parsed answers, targets, judge
+    #: verdicts, scores), read back lazily from the samples file when the run wrote one
     samples: dict[str, Sequence[Sample]] = field(default_factory=dict)
     #: False on the other ranks of a data parallel run: rank 0 holds the results
     is_main: bool = True
 
 
 def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
-    registry = TaskRegistry.discover(run.include_paths)
-    names = registry.resolve(run.tasks)
-    overrides = {k: v for k, v in {"history": run.history, "probe": run.probe, "truncate": run.truncate}.items() if v is not None}
-    tasks = []
-    for name in names:
-        # Building the Task resolves every name it uses and checks its settings: before any model loads.
-        config, path = registry.load(name)
-        tasks.append(Task(config, path, image_mode=run.image_mode, protocol_overrides=overrides,
-                          roots=(registry.root(name), *registry.dirs)))
-    groups = {g: members for g, members in registry.groups.items() if any(t in names for t in members)}
-    return tasks, groups
+    """The run's tasks, built (every name resolved, every setting checked), and their groups."""
+    return load_tasks(run.tasks, run.include_paths, image_mode=run.image_mode, protocol_overrides=_overrides(run),
+                      generation=run.gen_kwargs)
+
+
+def _overrides(run: RunConfig) -> dict[str, Any]:
+    return {k: v for k, v in {"history": run.history, "probe": run.probe, "truncate": run.truncate}.items() if v is not None}
+
+
+def check(run: RunConfig) -> CheckedTasks:
+    """The preflight of ``run`` (see :mod:`mmtasks.preflight`): raises one :class:`~mmtasks.errors.Problems`
+    naming every problem of its tasks and data, before any model or judge is built."""
+    return preflight(run.tasks, include_paths=run.include_paths, data_dir=run.data_dir, limit=run.limit,
+                     image_mode=run.image_mode, protocol_overrides=_overrides(run), generation=run.gen_kwargs,
+                     notetaking=run.strategy == "notetaking")
 
 
 #: the command-line flags naming each component's spec and args (errors name the one at fault)
@@ -139,14 +143,15 @@ def evaluate(run: RunConfig) -> RunOutcome:
 
 
 def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOutcome:
-    tasks, groups = prepare_tasks(run)
+    model_spec = parse_model_spec(run.model, run.model_args)
+    # Every task, document, template, image and target is checked before any model is built.
+    checked = check(run)
+    tasks, groups, scans = checked.tasks, checked.groups, checked.scans
+    log.debug("preflight: %d documents of %d tasks checked in %.2f s", checked.documents, len(tasks), checked.seconds)
     root = data_root(run.data_dir)
-    # Check data before any model is loaded: a missing file costs nothing.
-    scans = {t.name: scan_documents(t.config, root, limit=run.limit, task_file=t.file, adapter=t.adapter) for t in tasks}
     max_images = max((s.max_images for s in scans.values()), default=1)
     context = ModelContext(seed=run.seed, batch_size=run.batch_size, max_images_per_request=max(1, max_images), verbose=run.verbose)
 
-    model_spec = parse_model_spec(run.model, run.model_args)
     judged = _judge_spec(run, tasks)
     judge_spec = judged[0] if judged is not None else None
     notetaker_spec = None
@@ -160,9 +165,11 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
         if run.output_path is not None and ranks.is_main:
             # The output folder is claimed before any model is loaded: in use or another run's is one line.
             _check_not_replaying_into(run.output_path, [s for s in (model_spec, judge_spec) if s is not None])
+            identity = _identity(run, tasks, model_spec, judge_spec)
             stack.enter_context(claim_output_folder(
-                run.output_path, run_fingerprint(_identity(run, tasks, model_spec, judge_spec)),
-                {"model": model_spec.display, "tasks": ",".join(t.name for t in tasks)}, overwrite=run.overwrite))
+                run.output_path, run_fingerprint(identity),
+                {"model": model_spec.display, "tasks": ",".join(t.name for t in tasks)}, overwrite=run.overwrite,
+                settings=identity))
         if run.use_cache:
             ResponseCache(run.cache_dir or default_cache_dir()).close()  # a corrupt or unwritable cache: one line, before any model
         stack.callback(_close_models, models)
@@ -178,7 +185,35 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
                 models["notetaker"] = _load_component("notetaker", notetaker_spec, context, ranks)
             else:
                 models["notetaker"] = models["model"]
+        check_limits(tasks, models, overridden="max_new_tokens" in run.gen_kwargs)
         return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started)
+
+
+def check_limits(tasks: list[Task], models: dict[Target, ChatModel], overridden: bool = False) -> None:
+    """Every task's ``max_new_tokens`` against the context of the model (and judge) that will
+    answer, where the backend knows it before the first request (vLLM's ``/v1/models``): a
+    request that asks for as many new tokens as the whole context would be refused, every one."""
+    problems: list[tuple[str | None, MmtasksError]] = []
+    for task in tasks:
+        asked = [("model", task.config.generation, "--gen-kwargs" if overridden else "generation.max_new_tokens")]
+        if task.config.judge is not None:
+            asked.append(("judge", task.config.judge.generation, "judge.generation.max_new_tokens"))
+        for target, generation, where in asked:
+            model = models.get(target)  # type: ignore[call-overload]
+            limit = model.max_model_len if model is not None else None
+            if limit is None or generation.max_new_tokens < limit:
+                continue
+            flag = COMPONENT_FLAGS[target][0]
+            fix = (f"pass --gen-kwargs max_new_tokens=N with N well under {limit} (recorded; not the benchmark's "
+                   f"official protocol), or serve the model with a longer context (vllm serve --max-model-len)"
+                   if target == "model" else
+                   f"serve the judge with a longer context (vllm serve --max-model-len), or choose another with {flag}")
+            problems.append((task.name, ConfigError(
+                f"task {task.name!r} asks for up to {generation.max_new_tokens} new tokens, but {target} "
+                f"{model.spec.display} serves at most {limit} tokens in all, prompt included (max_model_len)",
+                file=None if where == "--gen-kwargs" else task.file, field=where, hint=fix)))
+    if problems:
+        raise Problems(problems, stage="before the first request")
 
 
 def _check_not_replaying_into(output: Path, specs: list[ModelSpec]) -> None:
@@ -207,8 +242,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     total = sum(s.count for s in scans.values())
     progress = Progress(total=ranks.shard_size(total), enabled=run.progress and ranks.is_main)
     # Full samples are streamed to disk and aggregated from there; without an output
-    # folder only their slim score records are kept. A data parallel run keeps full
-    # samples in memory: rank 0 writes every rank's samples after the gather.
+    # folder they are kept in memory (the Python API's .samples). A data parallel run keeps
+    # full samples in memory: rank 0 writes every rank's samples after the gather.
     keep_full = ranks.active
     by_task: dict[str, list[Sample]] = {t.name: [] for t in tasks}
 
@@ -222,7 +257,14 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         if writer is not None:
             writer.write(sample)
 
-    scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished, on_reply=progress.reply)
+    # the first requests to a model all failing the same way stop the run (one line naming the cause)
+    watch = FirstFailures(names={target: m.spec.display for target, m in models.items()})
+
+    def replied(request: Request, reply: Reply) -> None:
+        progress.reply(request, reply)
+        watch(request, reply)
+
+    scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished, on_reply=replied)
     if cache is not None:
         rouge.remember_segments(cache.memo("segments"))
     try:
@@ -230,7 +272,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
             if keep_full:
                 by_task[sample.task].append(sample)
             elif writer is None:
-                by_task[sample.task].append(sample.slim())
+                by_task[sample.task].append(sample)  # whole: the Python API's .samples are all a run gives
     finally:
         progress.close()
         if writer is not None:
@@ -252,14 +294,18 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     by_task, stats = gathered
     results: dict[str, TaskResult] = {}
     scored: dict[str, Sequence[Sample]] = {}
+    #: what the Python API gives as .samples: whole samples, read lazily from the file when there is one
+    given: dict[str, Sequence[Sample]] = {}
     for task in tasks:
         if writer is not None and keep_full:
             scored[task.name] = samples = sorted(by_task[task.name], key=lambda s: s.doc_index)
             writer.finish(task.name, samples)
+            given[task.name] = samples
         elif writer is not None:
-            scored[task.name] = SamplesFile(writer.finish(task.name))
+            path = writer.finish(task.name)
+            scored[task.name], given[task.name] = SamplesFile(path), SamplesFile(path, full=True)
         else:
-            scored[task.name] = sorted(by_task[task.name], key=lambda s: s.doc_index)
+            scored[task.name] = given[task.name] = sorted(by_task[task.name], key=lambda s: s.doc_index)
         # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
         results[task.name] = aggregate(task, task.aggregator, scored[task.name], BOOTSTRAP_SEED)
     config = run.public()
@@ -277,4 +323,4 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
                          run_config=config, stats=stats)
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
-    return RunOutcome(results=data, samples=scored)
+    return RunOutcome(results=data, samples=given)

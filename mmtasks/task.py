@@ -15,13 +15,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from mmtasks import registry
-from mmtasks.config.task_config import TaskConfig, TransformConfig
+from mmtasks.config.task_config import TaskConfig, TransformConfig, space_problem
 from mmtasks.config.task_registry import BUILTIN_TASKS_DIR
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.protocols import ProtocolSpec
 from mmtasks.dialogues.transforms import Transform, apply_transforms
 from mmtasks.documents.adapters import Adapter
-from mmtasks.documents.dataset import Document, load_documents
+from mmtasks.documents.dataset import Document, Report, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
@@ -192,10 +192,10 @@ class Task:
     def name(self) -> str:
         return self.config.task
 
-    def documents(self, data_root: Path | None, limit: int | None = None) -> Iterator[Document]:
-        for i, doc in enumerate(load_documents(self.config, data_root, task_file=self.file, adapter=self.adapter)):
-            if limit is not None and i >= limit:
-                return
+    def documents(self, data_root: Path | None, limit: int | None = None, report: Report | None = None) -> Iterator[Document]:
+        """The first ``limit`` documents, transformed. With ``report``, a record's problems go
+        there and the record is left out (see :func:`load_documents`)."""
+        for doc in load_documents(self.config, data_root, task_file=self.file, adapter=self.adapter, limit=limit, report=report):
             yield apply_transforms(doc, self.transforms, self.image_mode)
 
     # -- prompts ---------------------------------------------------------
@@ -247,13 +247,30 @@ class Task:
 
     # -- answers ---------------------------------------------------------
     def target(self, doc: Document) -> Any:
+        """The gold answer, checked against the answer space: the task's parser must read an
+        answer in it (a letter within the record's options, an integer where one is expected)."""
         spec = self.config.target
         if spec.startswith("field:"):
             name = spec[len("field:"):]
             if name not in doc.record:
-                raise DataError("target field is missing", file=doc.source, doc_id=doc.doc_id, field=name)
-            return doc.record[name]
-        return self.render(spec, doc, "target")
+                raise DataError("target field is missing", file=doc.source, line=doc.line, doc_id=doc.doc_id, field=name)
+            value = doc.record[name]
+        else:
+            value = self.render(spec, doc, "target")
+        self._check_target(value, doc, spec[len("field:"):] if spec.startswith("field:") else "target")
+        return value
+
+    def _check_target(self, value: Any, doc: Document, field_name: str) -> None:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        try:
+            parsed = self.parser(text, doc.record)
+        except DataError as exc:  # the record's answer vocabulary itself is malformed (e.g. its options)
+            raise DataError(exc.message, file=doc.source, line=doc.line, doc_id=doc.doc_id, field=exc.field, hint=exc.hint) from None
+        if parsed is None:
+            what = (self.parser.spec.fn.__doc__ or "").strip().split("\n")[0].rstrip(".")
+            raise DataError(f"target {value!r} is outside the answer space: parser {self.parser.name!r} reads no answer in it",
+                            file=doc.source, line=doc.line, doc_id=doc.doc_id, field=field_name,
+                            hint=f"{self.parser.name}: {what}" if what else None)
 
     def answer_space(self, doc: Document) -> dict[str, Any]:
         """The answer space for the random baseline, with templated values rendered."""
@@ -273,6 +290,9 @@ class Task:
                     out[k] = rendered
             else:
                 out[k] = v
+        problem = space_problem(out)
+        if problem is not None:
+            raise TemplateError(problem[1], file=self.file, doc_id=doc.doc_id, field=f"{field_name}.{problem[0]}")
         return out
 
     def score(self, parsed: Any, target: Any, doc: Document) -> dict[str, float | None]:
@@ -281,11 +301,9 @@ class Task:
     def breakdown_values(self, doc: Document) -> dict[str, str]:
         out: dict[str, str] = {}
         for b in self.config.breakdowns:
-            try:
-                raw = self.render(b.value, doc, f"breakdowns.{b.name}")
-            except TemplateError:
-                continue  # a document without the field is simply not in this breakdown
-            raw = raw.strip()
+            # A template that does not render is an error (the preflight reports it before any
+            # model loads); a document left out of a breakdown renders "" (e.g. doc.get('x', '')).
+            raw = self.render(b.value, doc, f"breakdowns.{b.name}").strip()
             if not raw:
                 continue
             if b.bins:

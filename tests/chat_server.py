@@ -9,6 +9,7 @@ tested end to end instead of against mocks. Configurable per server:
 - ``reply``: callable(request JSON) -> reply text (default: ``"reply to: <last user text>"``);
 - ``api_key``: when set, a request without ``Authorization: Bearer <api_key>`` gets 401;
 - ``models``: ids listed by ``/v1/models``; with ``strict_models`` other ids get 404;
+- ``max_model_len``: listed with each model by ``/v1/models``, as ``vllm serve`` does;
 - faults: :meth:`ChatServer.inject` schedules 429/5xx statuses (with Retry-After),
   hangs past the client's timeout, garbage bodies or dropped connections for the
   next N calls (optionally only calls whose prompt contains a substring).
@@ -115,6 +116,7 @@ class ChatServer:
         models: tuple[str, ...] = ("test-model",),
         strict_models: bool = False,
         models_endpoint: bool = True,
+        max_model_len: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -124,6 +126,8 @@ class ChatServer:
         self.models = tuple(models)
         self.strict_models = strict_models
         self.models_endpoint = models_endpoint
+        #: listed with every model by ``/v1/models``, as vLLM does (None: not listed)
+        self.max_model_len = max_model_len
         self._address = (host, port)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -291,7 +295,8 @@ class ChatServer:
             # Echo what was received, as careless servers do: clients must redact it.
             return send(401, error_body(f"Incorrect API key provided: {got}", "invalid_request_error", "invalid_api_key"))
         if method == "GET" and path == "/v1/models" and self.models_endpoint:
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "mmtasks-tests"} for m in self.models]
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "mmtasks-tests",
+                     **({"max_model_len": self.max_model_len} if self.max_model_len is not None else {})} for m in self.models]
             return send(200, {"object": "list", "data": data})
         if not is_chat:
             return send(404, error_body(f"no route {method} {path}", "invalid_request_error", "not_found"))

@@ -90,3 +90,39 @@ def test_import_is_cheap_and_the_random_path_needs_no_torch(tmp_path: Path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, check=True).stdout
     assert "import: []" in out and "run: []" in out, out
+
+
+def test_docstring_examples_run(monkeypatch):
+    """The examples in mmtasks/api.py are tests: each line's output is what the API gives."""
+    import doctest
+
+    import mmtasks.api
+
+    monkeypatch.chdir(REPO)
+    outcome = doctest.testmod(mmtasks.api, optionflags=doctest.ELLIPSIS, report=True)
+    assert outcome.attempted >= 8 and outcome.failed == 0
+
+
+def test_samples_carry_replies_parsed_answers_targets_and_verdicts(tmp_path: Path):
+    for output in (tmp_path / "out", None):  # read lazily from the samples file, or kept in memory
+        result = mmtasks.evaluate("realbench_ranking_easy,llava_bench_wild", "random", judge="random", data_dir=SAMPLE,
+                                  output_path=output, limit=3, use_cache=False)
+        for sample in result.samples["realbench_ranking_easy"]:
+            assert sample.responses and sample.responses[-1] == sample.parsed and sample.target in "ABCD"
+            assert sample.prompt and sample.metrics["acc"] == (100.0 if sample.parsed == sample.target else 0.0)
+        judged = result.samples["llava_bench_wild"]
+        assert all(s.judge and s.judge[0]["fields"] is not None and s.target for s in judged)
+        if output is not None:
+            written = [json.loads(line) for line in (output / "samples" / "llava_bench_wild.jsonl").read_text().splitlines()]
+            assert [w["responses"] for w in written] == [s.responses for s in judged]
+
+
+def test_include_path_alias_and_did_you_mean_on_options(tmp_path: Path):
+    from mmtasks.config.run_config import RunConfig
+
+    assert RunConfig.build(tasks="a", model="random", include_path=str(tmp_path)).include_paths == [tmp_path]
+    assert RunConfig.build(tasks="a", model="random", include_path=[tmp_path]).include_paths == [tmp_path]
+    for bad, good in (("include_pahts", "include_paths"), ("outptu_path", "output_path"), ("use_cahce", "use_cache")):
+        with pytest.raises(ConfigError) as info:
+            mmtasks.evaluate("realbench_ranking_easy", "random", data_dir=SAMPLE, **{bad: 1})
+        assert info.value.field == bad and f"did you mean {good!r}?" in str(info.value)

@@ -93,7 +93,9 @@ def png_header(path: Path, width: int, height: int) -> Path:
 @pytest.mark.parametrize("size", [(30000, 30000), (MAX_IMAGE_PIXELS // 10000 + 1, 10000)])
 def test_decompression_bomb_is_one_data_error_in_every_backend(tmp_path: Path, size: tuple[int, int]) -> None:
     bomb = Image(path=png_header(tmp_path / "bomb.png", *size), doc_id="doc-7")
-    assert image_file_problem(bomb.path) is None  # a valid header: refused when pixels are asked for
+    # found from the header when documents are read (the preflight), and again by every decoder
+    assert image_file_problem(bomb.path) == (f"image is {size[0]}x{size[1]} pixels, more than the limit of "
+                                             f"{MAX_IMAGE_PIXELS} (a decompression bomb?)")
     loader = ImageLoader(workers=1)
     try:
         for decode in (decode_image, loader.load, ImageEncoder().data_url):  # hf, vllm / hf, openai

@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scoring/", "dialogues/", "task.py", "plugin.py"),
     ("models/", "cache/", "scheduling/", "distributed.py"),
     ("results/", "leaderboard/", "agreement/", "view/"),
-    ("runner.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py"),
+    ("runner.py", "preflight.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py"),
 )
 
 

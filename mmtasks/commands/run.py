@@ -36,6 +36,7 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         probe=args.probe,
         truncate=args.truncate,
         predict_only=args.predict_only,
+        gen_kwargs=parse_component_args(args.gen_kwargs, "--gen-kwargs"),
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,
         allow_failures=args.allow_failures,

@@ -13,6 +13,8 @@ from mmtasks.secrets import public_args, register_arg_secrets
 
 #: RunConfig field -> the command-line flag that sets it (named in errors)
 FLAGS = {"use_cache": "--no-cache", "include_paths": "--include-path", "progress": "--no-progress"}
+#: other names an option is accepted under (the command line's singular ``--include-path``)
+ALIASES = {"include_path": "include_paths"}
 
 
 def flag_for(field: str) -> str:
@@ -51,6 +53,10 @@ class RunConfig(BaseModel):
     truncate: Literal["none", "oldest_turns"] | None = None
     """Multi-turn: drop the oldest history exchanges when a turn does not fit the context."""
     predict_only: bool = False
+    gen_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of every task's generation settings for the model (``--gen-kwargs``, lm-eval's
+    name): ``max_new_tokens``, ``temperature``, ... Recorded in results.json; a run with them is
+    not the benchmark's official protocol (the leaderboard marks it)."""
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
@@ -73,14 +79,23 @@ class RunConfig(BaseModel):
     def build(cls, **fields: Any) -> "RunConfig":
         """Validate ``fields`` into a RunConfig; a bad value is a one-line :class:`ConfigError`
         naming the option (and its command-line flag)."""
+        for alias, name in ALIASES.items():
+            if alias in fields:
+                if name in fields:
+                    raise ConfigError(f"give {name!r} or its alias {alias!r}, not both", field=alias)
+                value = fields.pop(alias)
+                fields[name] = [value] if isinstance(value, (str, Path)) else value
         try:
             return cls(**fields)
         except ValidationError as exc:
             err = exc.errors()[0]
             name = str(err["loc"][0]) if err["loc"] else ""
             if err["type"] == "extra_forbidden":
+                import difflib
+
+                close = difflib.get_close_matches(name, [*cls.model_fields, *ALIASES], n=1)
                 raise ConfigError(f"unknown option {name!r}", field=name,
-                                  hint="options: " + ", ".join(cls.model_fields)) from None
+                                  hint=f"did you mean {close[0]!r}?" if close else "options: " + ", ".join(cls.model_fields)) from None
             shown = err.get("input")
             message = err["msg"][0].lower() + err["msg"][1:]
             if err["type"] == "greater_than_equal":
@@ -106,4 +121,5 @@ class RunConfig(BaseModel):
             "notetaker": self.notetaker, "limit": self.limit, "seed": self.seed,
             "batch_size": self.batch_size, "image_mode": self.image_mode,
             "history": self.history, "probe": self.probe, "predict_only": self.predict_only,
+            **({"gen_kwargs": self.gen_kwargs} if self.gen_kwargs else {}),
         }

@@ -26,6 +26,54 @@ def safe_name(name: str, kind: str) -> str:
     return name
 
 
+#: the kinds of answer space the ``random`` baseline draws from (see ``AnswerConfig.space``)
+SPACE_KINDS = ("text", "choice", "image_index", "image_subset", "verdict")
+
+
+def is_template(value: Any) -> bool:
+    """Whether a string is a Jinja template (rendered per document) rather than a literal."""
+    return isinstance(value, str) and ("{{" in value or "{%" in value)
+
+
+def space_problem(space: dict[str, Any]) -> tuple[str, str] | None:
+    """(key, message) of what is wrong with an answer space whose values are known (rendered,
+    or literal), or None. Template values are not judged here: they are checked once rendered."""
+    import difflib
+
+    kind = space.get("kind", "text")
+    if isinstance(kind, str) and not is_template(kind) and kind not in SPACE_KINDS:
+        close = difflib.get_close_matches(kind, SPACE_KINDS, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else "one of: " + ", ".join(SPACE_KINDS)
+        return "kind", f"unknown answer space kind {kind!r} ({hint})"
+    if "choices" in space:
+        choices = space["choices"]
+        if is_template(choices):
+            return None
+        if not isinstance(choices, list) or not choices:
+            return "choices", (f"expected a non-empty list of choices, got {str(choices)[:80]!r}: write a YAML list "
+                               "(choices: [A, B, C]), a JSON list in a string, or a template rendering one")
+    return None
+
+
+def _json_choices(space: dict[str, Any]) -> dict[str, Any]:
+    """``choices`` given as a JSON string (not a template) becomes its list; anything else that is
+    not a list is an error (a string is never read character by character)."""
+    import json
+
+    choices = space.get("choices")
+    if isinstance(choices, str) and not is_template(choices):
+        try:
+            value = json.loads(choices)
+        except json.JSONDecodeError:
+            raise ValueError(f"choices: {choices[:80]!r} is neither a YAML list nor valid JSON: write a YAML list "
+                             "(choices: [A, B, C])") from None
+        space = {**space, "choices": value}
+    problem = space_problem(space)
+    if problem is not None:
+        raise ValueError(f"{problem[0]}: {problem[1]}")
+    return space
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -139,7 +187,14 @@ class AnswerConfig(_Strict):
     """Re-ask up to this many times while the reply cannot be parsed (RealBench: "retry 5")."""
     space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
     """What a valid answer looks like, for the ``random`` baseline: ``{kind: choice, choices: [...]}``,
-    ``{kind: image_index}``, ``{kind: image_subset}``, ``{kind: text}``. String values are templates."""
+    ``{kind: image_index}``, ``{kind: image_subset}``, ``{kind: text}``. String values are templates.
+    ``choices`` is a YAML list, a string holding a JSON list, or a template rendering one; anything
+    else is an error (checked at load, and once rendered for each document by the preflight)."""
+
+    @field_validator("space")
+    @classmethod
+    def _space(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return _json_choices(v)
 
 
 class MetricConfig(_Strict):
@@ -218,6 +273,11 @@ class JudgeConfig(_Strict):
     fields: {name: [low, high] | bool | image_subset}}``; a bound may name an earlier field.
     String values are templates rendered with the judge prompt's variables. When it is not
     given, the verdict parser's own description is used (MMDU's and MMRC's give one)."""
+
+    @field_validator("space")
+    @classmethod
+    def _space(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return _json_choices(v)
 
     @model_validator(mode="after")
     def _has_prompt(self) -> "JudgeConfig":

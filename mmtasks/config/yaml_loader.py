@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+import types
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -9,7 +12,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from mmtasks.errors import ConfigError
+from mmtasks.errors import ConfigError, Problems
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -160,14 +163,71 @@ def load_with_includes(path: Path, _seen: tuple[Path, ...] = (), *, roots: Seque
 
 
 def validate(model: type[M], data: dict[str, Any], *, file: Path | str) -> M:
-    """Validate ``data``; the first error becomes one line naming the file and the key."""
+    """Validate ``data``; each error is one line naming the file and the key (an unknown key with
+    a "did you mean" from the keys allowed at its place). Several errors are raised together
+    (:class:`~mmtasks.errors.Problems`)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "extra_forbidden":
-            raise ConfigError("unknown key", file=file, field=loc) from None
-        if err["type"] == "missing":
-            raise ConfigError("required key is missing", file=file, field=loc) from None
-        raise ConfigError(err["msg"], file=file, field=loc or None) from None
+        problems = [_problem(model, err, file) for err in exc.errors()]
+        if len(problems) == 1:
+            raise problems[0] from None
+        raise Problems([(None, p) for p in problems]) from None
+
+
+def _problem(model: type[BaseModel], err: Any, file: Path | str) -> ConfigError:
+    loc = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        return ConfigError("unknown key", file=file, field=loc, hint=did_you_mean(str(err["loc"][-1]), keys_at(model, err["loc"][:-1])))
+    if err["type"] == "missing":
+        return ConfigError("required key is missing", file=file, field=loc)
+    return ConfigError(err["msg"], file=file, field=loc or None)
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str | None:
+    """``did you mean 'x'?`` for the known name closest to ``name``, else the known names (None: none)."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    return "known keys: " + ", ".join(known) if known else None
+
+
+def keys_at(model: type[BaseModel], loc: Sequence[Any]) -> list[str]:
+    """The keys the schema allows at ``loc`` (a path of field names, list indices, dict keys)."""
+    current: Any = model
+    for part in loc:
+        current = _step(current, part)
+        if current is None:
+            return []
+    current = _model_in(current)
+    return list(current.model_fields) if current is not None else []
+
+
+def _model_in(tp: Any) -> type[BaseModel] | None:
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return tp
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            found = _model_in(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _step(tp: Any, part: Any) -> Any:
+    """The type one step into ``tp``: a model's field, a list's item, a dict's value."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        for arg in args:
+            found = _step(arg, part)
+            if found is not None:
+                return found
+        return None
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        field = tp.model_fields.get(str(part))
+        return field.annotation if field is not None else None
+    if origin in (list, tuple, set, frozenset) and args and isinstance(part, int):
+        return args[0]
+    if origin is dict and len(args) == 2:
+        return args[1]
+    return None

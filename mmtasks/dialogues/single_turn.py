@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
 @protocol("single_turn", uses_judge=True, supports_combined_images=True, corpus_metrics=True)
 def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
+    target = task.target(doc)  # first: a target outside the answer space is found even when a prompt fails too
     messages = task.initial_messages(doc)
-    target = task.target(doc)
     sample = Sample(
         task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
         prompt=[m.to_json() for m in messages], target=target,

@@ -8,21 +8,22 @@ parts: only their existence and header are checked here, pixels are decoded by a
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PIL import Image as PILImage
-from PIL import UnidentifiedImageError
-
 from mmtasks.config.task_config import DatasetConfig, TaskConfig
 from mmtasks.core.conversation import Image
+from mmtasks.documents.image_header import image_bytes_problem, image_file_problem
 from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.documents.paths import ConfinedPaths, inside
 from mmtasks.errors import DataError
+
+__all__ = ["Document", "Scan", "image_entries", "image_file_problem", "load_documents", "scan_documents"]
+
+#: where problems go when the caller collects them (the preflight) instead of stopping at the first
+Report = Callable[[DataError], None]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "list": (list,), "dict": (dict,),
@@ -38,11 +39,20 @@ class Document:
     record: dict[str, Any]
     images: tuple[Image, ...]
     source: str
+    #: the record's line in a JSONL source (None for JSON files and Hub datasets)
+    line: int | None = None
 
 
 def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path | None = None,
-                   adapter: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Iterator[Document]:
-    """The task's documents; ``adapter`` is its resolved ``dataset.adapter`` (built-ins are looked up when omitted)."""
+                   adapter: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                   limit: int | None = None, report: Report | None = None) -> Iterator[Document]:
+    """The task's documents (the records before index ``limit``); ``adapter`` is its resolved
+    ``dataset.adapter`` (built-ins are looked up when omitted).
+
+    A problem with one record (a malformed line, a schema error, a missing or unreadable image)
+    is raised; with ``report`` it is given to ``report`` instead, every problem of the record is
+    checked, and the record is left out (the preflight reads on, to report every problem).
+    Problems with the source itself (no data file, no data directory) are always raised."""
     ds = task.dataset
     if adapter is None and ds.adapter:
         from mmtasks.registry import adapters
@@ -64,18 +74,18 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
                 file=path,
                 hint=ds.get_data or f"put the benchmark's data at {path}",
             )
-        records = _read_local(path)
-        yield from _documents(records, ds, folder, str(path), adapter)
+        records = _read_local(path, report)
+        yield from _documents(records, ds, folder, str(path), adapter, report, limit)
     elif ds.hf is not None:
-        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter)
+        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter, report, limit)
     else:
         raise DataError(f"task {task.task!r} names no dataset (dataset.local or dataset.hf)", file=task_file, field="dataset")
 
 
-def _read_local(path: Path) -> Iterator[tuple[int, dict[str, Any], int | None]]:
+def _read_local(path: Path, report: Report | None = None) -> Iterator[tuple[int, dict[str, Any], int | None]]:
     """Yield (index, record, line number) from JSONL, or from JSON holding a list / a dict of id -> record."""
     if path.suffix == ".jsonl":
-        for index, (lineno, rec) in enumerate(iter_jsonl(path)):
+        for index, (lineno, rec) in enumerate(iter_jsonl(path, report)):
             yield index, rec, lineno
         return
     try:
@@ -135,30 +145,55 @@ def _undecoded_images(dset: Any, datasets: Any) -> Any:
 
 
 def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str,
-               adapter: Callable[[dict[str, Any]], dict[str, Any]] | None) -> Iterator[Document]:
+               adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, report: Report | None = None,
+               limit: int | None = None) -> Iterator[Document]:
     seen: set[str] = set()
     paths = ConfinedPaths(folder)
     for index, rec, lineno in records:
-        if adapter is not None:
-            try:
-                rec = adapter(rec)
-            except DataError as exc:
-                if exc.file is not None:
-                    raise
-                # the adapter knows the record, the loader knows where it came from
-                raise DataError(exc.message, file=source, line=lineno, doc_id=exc.doc_id, field=exc.field, hint=exc.hint) from None
-        doc_id = str(rec.get(ds.id_field, index))
-        where = {"file": source, "line": lineno, "doc_id": doc_id}
-        if doc_id in seen:
-            raise DataError(f"duplicate document id {doc_id!r}", field=ds.id_field, **where)
-        seen.add(doc_id)
-        for name, kind in ds.required_fields.items():
-            if name not in rec:
-                raise DataError("required field is missing", field=name, **where)
-            if not isinstance(rec[name], _JSON_TYPES[kind]) or (kind == "int" and isinstance(rec[name], bool)):
-                raise DataError(f"expected {kind}, got {type(rec[name]).__name__}", field=name, **where)
-        images = tuple(_images(rec, ds, paths, doc_id, source, lineno))
-        yield Document(index=index, doc_id=doc_id, record=rec, images=images, source=source)
+        if limit is not None and index >= limit:
+            return
+        problems: list[DataError] = []
+        doc = _document(index, rec, lineno, ds, paths, source, adapter, seen, problems, collect=report is not None)
+        if problems:
+            if report is None:
+                raise problems[0]
+            for problem in problems:
+                report(problem)
+            continue
+        if doc is not None:
+            yield doc
+
+
+def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetConfig, paths: ConfinedPaths, source: str,
+              adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, seen: set[str], problems: list[DataError],
+              collect: bool) -> Document | None:
+    """One record as a Document; its problems go to ``problems`` (all of them when ``collect``,
+    else the first), and then None is returned."""
+    if adapter is not None:
+        try:
+            rec = adapter(rec)
+        except DataError as exc:
+            # the adapter knows the record, the loader knows where it came from
+            problems.append(exc if exc.file is not None else
+                            DataError(exc.message, file=source, line=lineno, doc_id=exc.doc_id, field=exc.field, hint=exc.hint))
+            return None
+    doc_id = str(rec.get(ds.id_field, index))
+    where = {"file": source, "line": lineno, "doc_id": doc_id}
+    if doc_id in seen:
+        problems.append(DataError(f"duplicate document id {doc_id!r}", field=ds.id_field, **where))
+        return None
+    seen.add(doc_id)
+    for name, kind in ds.required_fields.items():
+        if name not in rec:
+            problems.append(DataError("required field is missing", field=name, **where))
+        elif not isinstance(rec[name], _JSON_TYPES[kind]) or (kind == "int" and isinstance(rec[name], bool)):
+            problems.append(DataError(f"expected {kind}, got {type(rec[name]).__name__}", field=name, **where))
+        if problems and not collect:
+            return None
+    images = _images(rec, ds, paths, doc_id, source, lineno, problems, collect)
+    if problems:
+        return None
+    return Document(index=index, doc_id=doc_id, record=rec, images=tuple(images), source=source, line=lineno)
 
 
 class _BadImageField(Exception):
@@ -234,84 +269,48 @@ def image_entries(rec: dict[str, Any], images_field: str | list[str] | None) -> 
         return None
 
 
-def _images(rec: dict[str, Any], ds: DatasetConfig, paths: ConfinedPaths, doc_id: str, source: str, lineno: int | None) -> Iterator[Image]:
+def _images(rec: dict[str, Any], ds: DatasetConfig, paths: ConfinedPaths, doc_id: str, source: str, lineno: int | None,
+            problems: list[DataError], collect: bool) -> list[Image]:
+    """The record's images, each checked from its header (see :func:`image_file_problem`)."""
+    where = {"file": source, "line": lineno, "doc_id": doc_id}
     try:
         entries = _labelled_entries(rec, ds.images_field)
     except _BadImageField as exc:
-        raise DataError("expected a list of image paths", file=source, line=lineno, doc_id=doc_id, field=exc.field) from None
+        problems.append(DataError("expected a list of image paths", field=exc.field, **where))
+        return []
+    out: list[Image] = []
     for label, rel in entries:
+        if problems and not collect:
+            break
         field = label.rpartition("[")[0] or label
         if isinstance(rel, dict) and isinstance(rel.get("bytes"), bytes):
             # an image embedded in the record (a Hugging Face dataset's Image feature)
-            yield Image(data=rel["bytes"], doc_id=doc_id, label=rel.get("path") or label)
+            name = rel.get("path") or label
+            problem = image_bytes_problem(rel["bytes"])
+            if problem is not None:
+                problems.append(DataError(f"{problem}: {name}", field=field, **where))
+            out.append(Image(data=rel["bytes"], doc_id=doc_id, label=name))
             continue
         if isinstance(rel, dict) and isinstance(rel.get("path"), str):
             rel = rel["path"]
         if not isinstance(rel, str):
-            raise DataError(f"expected an image path, got {type(rel).__name__}", file=source, line=lineno, doc_id=doc_id, field=field)
-        if ds.image_resolution == "basename":
-            name = rel.replace("\\", "/").rsplit("/", 1)[-1]
-            path = paths(f"{ds.images_dir}/{name}", doc_id=doc_id, field=field)
-        else:
-            path = paths(rel, doc_id=doc_id, field=field)
+            problems.append(DataError(f"expected an image path, got {type(rel).__name__}", field=field, **where))
+            continue
+        try:
+            if ds.image_resolution == "basename":
+                name = rel.replace("\\", "/").rsplit("/", 1)[-1]
+                path = paths(f"{ds.images_dir}/{name}", doc_id=doc_id, field=field, file=source, line=lineno)
+            else:
+                path = paths(rel, doc_id=doc_id, field=field, file=source, line=lineno)
+        except DataError as exc:
+            problems.append(exc)
+            continue
         problem = image_file_problem(path)
         if problem is not None:
-            raise DataError(f"{problem}: {path}", file=source, line=lineno, doc_id=doc_id, field=field)
-        yield Image(path=path, doc_id=doc_id, label=rel)
-
-
-#: leading bytes of the image formats RealBench, MMDU and MMRC use (PIL reads them all)
-_SIGNATURES: tuple[tuple[int, bytes], ...] = (
-    (0, b"\xff\xd8\xff"),             # JPEG
-    (0, b"\x89PNG\r\n\x1a\n"),       # PNG
-    (0, b"GIF87a"), (0, b"GIF89a"),
-    (0, b"BM"),                       # BMP
-    (0, b"II*\x00"), (0, b"MM\x00*"),  # TIFF
-)
-
-
-def image_file_problem(path: Path) -> str | None:
-    """What is wrong with an image file ("image not found", "not a readable image"), or None.
-
-    A header check, no pixel decoding: the first bytes must carry a known
-    image signature (other formats get PIL's header parse). This catches
-    missing, empty, garbage and non-image files when documents are read, at
-    the cost of one small read per image; a file that is damaged after a valid
-    header is reported, with its document, when a backend decodes it.
-    """
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return "image not found"
-    except OSError:
-        return "not a readable image"
-    if stat.S_ISDIR(st.st_mode):
-        return "image not found"
-    if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block the run or never end
-        return "not a regular file"
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (FileNotFoundError, NotADirectoryError):
-        return "image not found"
-    except OSError:
-        return "not a readable image"
-    try:
-        head = os.read(fd, 16)
-    except IsADirectoryError:
-        return "image not found"
-    except OSError:
-        return "not a readable image"
-    finally:
-        os.close(fd)
-    if any(head[at : at + len(sig)] == sig for at, sig in _SIGNATURES) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP"):
-        return None
-    if len(head) < 8:
-        return "not a readable image"
-    try:
-        with PILImage.open(path) as img:
-            return None if img.format and img.width > 0 and img.height > 0 else "not a readable image"
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
-        return "not a readable image"
+            problems.append(DataError(f"{problem}: {path}", field=field, **where))
+            continue
+        out.append(Image(path=path, doc_id=doc_id, label=rel))
+    return out
 
 
 @dataclass(frozen=True)

@@ -15,19 +15,40 @@ def data_root(cli_value: str | Path | None) -> Path | None:
     return Path(value).expanduser().resolve() if value else None
 
 
-def confined(root: Path, relative: str, *, doc_id: str | None = None, field: str = "images", file: Path | None = None) -> Path:
+def confined(root: Path, relative: str, *, doc_id: str | None = None, field: str = "images", file: Path | str | None = None,
+             line: int | None = None) -> Path:
     """Join ``relative`` to ``root``; refuse absolute paths and paths that leave ``root``
     (``..``, symlinks pointing outside)."""
     if not isinstance(relative, str) or not relative:
-        raise DataError(f"expected a relative path, got {relative!r}", file=file, doc_id=doc_id, field=field)
+        raise DataError(f"expected a relative path, got {relative!r}", file=file, line=line, doc_id=doc_id, field=field)
     candidate = Path(relative)
     if candidate.is_absolute():
-        raise DataError(f"path {relative!r} is absolute; data paths must stay inside the data root {root}", file=file, doc_id=doc_id, field=field)
+        raise DataError(f"path {relative!r} is absolute; data paths must stay inside the data root {root}",
+                        file=file, line=line, doc_id=doc_id, field=field)
     resolved = (root / candidate).resolve()
     root_resolved = root.resolve()
     if resolved != root_resolved and root_resolved not in resolved.parents:
-        raise DataError(f"path {relative!r} leaves the data root {root}", file=file, doc_id=doc_id, field=field)
+        raise leaves_root(root, relative, doc_id=doc_id, field=field, file=file, line=line)
     return resolved
+
+
+def leaves_root(root: Path, relative: str, *, doc_id: str | None, field: str, file: Path | str | None, line: int | None) -> DataError:
+    """The refusal of a path that leads out of ``root``, naming the symlink that leads out when one does."""
+    real_root = os.path.realpath(root)
+    current = str(root)
+    for name in relative.replace("\\", "/").split("/"):
+        if name in ("", "."):
+            continue
+        current = os.path.join(current, name)
+        if os.path.islink(current):
+            real = os.path.realpath(current)
+            if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+                return DataError(
+                    f"path {relative!r} leaves the data root {root} through the symlink {current} -> {os.readlink(current)}",
+                    file=file, line=line, doc_id=doc_id, field=field,
+                    hint="symlinks out of the data root are refused: move or copy the files inside it, "
+                         "or pass the folder that holds them as --data-dir")
+    return DataError(f"path {relative!r} leaves the data root {root}", file=file, line=line, doc_id=doc_id, field=field)
 
 
 def inside(relative: str, *, where: str, field: str, file: Path | str | None = None) -> str:
@@ -79,11 +100,12 @@ class ConfinedPaths:
                 self._dirs.popitem(last=False)
         return found
 
-    def __call__(self, relative: str, *, doc_id: str | None = None, field: str = "images", file: Path | None = None) -> Path:
+    def __call__(self, relative: str, *, doc_id: str | None = None, field: str = "images", file: Path | str | None = None,
+                 line: int | None = None) -> Path:
         if not isinstance(relative, str) or not relative or os.path.isabs(relative):
-            return confined(self.root, relative, doc_id=doc_id, field=field, file=file)  # raises the right error
+            return confined(self.root, relative, doc_id=doc_id, field=field, file=file, line=line)  # raises the right error
         parent, name = os.path.split(relative)
         path = self._real(self._directory(parent), name)
         if path != self._root and not path.startswith(self._inside):
-            raise DataError(f"path {relative!r} leaves the data root {self.root}", file=file, doc_id=doc_id, field=field)
+            raise leaves_root(self.root, relative, doc_id=doc_id, field=field, file=file, line=line)
         return Path(path)

@@ -168,6 +168,7 @@ def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run], views: 
         source="run",
         ranked=not chance,
         chance_judge=chance,
+        official_protocol=all(run.results.config.official_protocol for run in task_runs.values()),
         model=config.display_name,
         run_name=config.run_name,
         model_spec=config.public_model,

@@ -138,6 +138,9 @@ class Entry(_Model):
     chance_judge: bool = False
     """The row's judge-scored values come from the chance-level ``random`` judge: they
     exercise the pipeline and are not a judgement of the model."""
+    official_protocol: bool = True
+    """False when a run behind the row changed the tasks' generation settings (``--gen-kwargs``,
+    named in :attr:`model`): its numbers are not the benchmark's official protocol."""
     model: str
     """Display name: for runs the run's name (``--run-name``) or else the model spec (a ``replay:``
     or local path spec shows the file's name, never the machine's path); the paper's name for paper rows."""

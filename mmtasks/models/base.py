@@ -219,6 +219,11 @@ class ChatModel(ABC):
         concurrency, and is called from the scheduler's event loop. Failures are replies."""
         raise NotImplementedError(f"{type(self).__name__} answers whole waves only (generate)")
 
+    #: the most tokens one request may hold, prompt and reply together, when the backend knows it
+    #: before the first request (a vLLM server's ``/v1/models`` reports its ``max_model_len``; read
+    #: by :meth:`check_ready`); None: unknown. The run checks every task's ``max_new_tokens`` against it.
+    max_model_len: int | None = None
+
     def check_ready(self) -> None:
         """Raise :class:`ModelError` if the model cannot be used (e.g. unreachable API)."""
 

@@ -435,10 +435,12 @@ class OpenAIModel(ChatModel):
             listing = None
         if listing is not None:
             try:
-                models = [str(m["id"]) for m in json.loads(listing.content)["data"]]
+                entries = json.loads(listing.content)["data"]
+                models = [str(m["id"]) for m in entries]
             except (ValueError, KeyError, TypeError, RecursionError):
-                models = []
+                entries, models = [], []
             if self.spec.name in models:
+                self.max_model_len = _max_model_len(entries[models.index(self.spec.name)])
                 return
         # /models is missing, unparseable or does not list the name (aliases exist): ask for one token
         ping = {"model": self.spec.name, "messages": [{"role": "user", "content": "ping"}], self.args.max_tokens_param: 1}
@@ -461,6 +463,12 @@ class OpenAIModel(ChatModel):
                 raise
             problem = f"HTTP {exc.status_code}: {error_detail(exc.response.content)}"
         raise ModelError(redact(f"{self.spec.display} at {self.url} is not usable: {problem}"), field="--model")
+
+
+def _max_model_len(entry: Any) -> int | None:
+    """The context length a server lists for a model (vLLM: ``max_model_len``), when it lists one."""
+    value = entry.get("max_model_len") if isinstance(entry, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 #: a request whose images need no decoding and whose new ones total at most this many bytes has

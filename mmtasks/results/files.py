@@ -92,9 +92,11 @@ def _remove_results(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def claim_output_folder(folder: Path, fingerprint: str, summary: dict[str, Any], *, overwrite: bool = False) -> Iterator[Path]:
-    """Own ``folder`` for the block: see the module docstring. ``summary`` (model, tasks) is
-    recorded beside the fingerprint so a refusal can say whose results are there."""
+def claim_output_folder(folder: Path, fingerprint: str, summary: dict[str, Any], *, overwrite: bool = False,
+                        settings: dict[str, Any] | None = None) -> Iterator[Path]:
+    """Own ``folder`` for the block: see the module docstring. ``summary`` (model, tasks) and
+    ``settings`` (what the fingerprint hashes) are recorded beside the fingerprint so a refusal
+    can say whose results are there and which settings differ."""
     check_output_path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -112,15 +114,40 @@ def claim_output_folder(folder: Path, fingerprint: str, summary: dict[str, Any],
         if previous.get("fingerprint") != fingerprint and _holds_results(folder):
             if not overwrite:
                 whose = ", ".join(f"{k} {v}" for k, v in previous.get("summary", {}).items()) or "an unknown run"
-                raise OutputError(f"the output folder holds the results of another run ({whose})", file=folder,
+                differ = settings_differ(previous.get("settings"), settings)
+                raise OutputError(f"the output folder holds the results of another run ({whose}); {differ}", file=folder,
                                   field="--output-path", hint="pass --overwrite to replace them, or choose another --output-path")
             _remove_results(folder)
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
-        atomic_write_text(folder / RUN_FILE, dumps({"fingerprint": fingerprint, "summary": summary}) + "\n")
+        atomic_write_text(folder / RUN_FILE, dumps({"fingerprint": fingerprint, "summary": summary,
+                                                    "settings": settings or {}}) + "\n")
         yield folder
     finally:
         os.close(fd)  # releases the lock
+
+
+def settings_differ(before: Any, now: dict[str, Any] | None) -> str:
+    """``settings that differ: limit 5 (now 10), ...`` between the recorded run and this one."""
+    if not isinstance(before, dict) or now is None:
+        return "its settings were not recorded (an older run)"
+    old, new = _flat(before), _flat(json.loads(dumps(now)))
+    changed = [f"{key} {_shown(old.get(key))} (now {_shown(new.get(key))})"
+               for key in sorted(old.keys() | new.keys()) if old.get(key) != new.get(key)]
+    return "settings that differ: " + ", ".join(changed) if changed else "the same settings under another fingerprint"
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
+
+
+def _shown(value: Any) -> str:
+    return "unset" if value is None else json.dumps(value, ensure_ascii=False)[:60]
 
 
 def _read_run_file(path: Path) -> dict[str, Any]:
@@ -229,10 +256,12 @@ class SamplesWriter:
 class SamplesFile(Sequence[Sample]):
     """A finished samples file as a sequence of slim samples (:meth:`Sample.slim`), read back
     one line at a time on every pass: what aggregation needs, in document order, without
-    holding the run's samples in memory (only one offset per sample)."""
+    holding the run's samples in memory (only one offset per sample). ``full``: the samples as
+    written (prompts, every reply, parsed answers, targets, judge verdicts), for the Python API."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, full: bool = False) -> None:
         self.path = path
+        self._read = _full if full else _slim
         self._offsets: array[int] = array("q")
         offset = 0
         with path.open("rb") as fh:
@@ -254,17 +283,21 @@ class SamplesFile(Sequence[Sample]):
             return [self[i] for i in range(*index.indices(len(self)))]
         with self.path.open("rb") as fh:
             fh.seek(self._offsets[index])
-            return _slim(fh.readline())
+            return self._read(fh.readline())
 
     def __iter__(self) -> Iterator[Sample]:
         with self.path.open("rb") as fh:
             for line in fh:
                 if line.strip():
-                    yield _slim(line)
+                    yield self._read(line)
 
 
 def _slim(line: bytes) -> Sample:
     return Sample.from_json(json.loads(line)).slim()
+
+
+def _full(line: bytes) -> Sample:
+    return Sample.from_json(json.loads(line))
 
 
 def _triples(flat: "array[int]") -> list[tuple[int, int, int]]:

@@ -225,6 +225,9 @@ class RunConfig(_Open):
     seed: int | None = None
     predict_only: bool = False
     """Only the model's answers were produced: nothing was scored, no judge was called."""
+    gen_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """``--gen-kwargs``: generation settings that replaced the tasks' own (``max_new_tokens``, ...).
+    A run with any is not the benchmark's official protocol."""
     model_spec: dict[str, Any] | None = None
     judge_spec: dict[str, Any] | None = None
     mmtasks_version: str | None = None
@@ -274,7 +277,14 @@ class RunConfig(_Open):
             parts.append(f"{self.probe} probes")
         if self.limit is not None:
             parts.append(f"limit {self.limit:g}")
+        if self.gen_kwargs:
+            parts.append("gen-kwargs " + ",".join(f"{k}={v}" for k, v in sorted(self.gen_kwargs.items())))
         return parts
+
+    @property
+    def official_protocol(self) -> bool:
+        """False when the run changed the tasks' generation settings (``--gen-kwargs``)."""
+        return not self.gen_kwargs
 
 
 class RunStats(_Open):

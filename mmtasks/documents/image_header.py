@@ -1,0 +1,175 @@
+"""What is wrong with an image file, from its header alone: missing, not a regular file, not an
+image, or more pixels than the budget (:data:`mmtasks.core.pixels.MAX_IMAGE_PIXELS`).
+
+Every document's images are checked here when documents are read (the preflight and the
+run read them through the same loader), at the cost of one ``stat``, one ``open`` and one
+small read per image; no pixel is decoded. The size comes from the header: PNG, GIF, BMP
+and WebP hold it in their first 30 bytes; a JPEG's is in its frame header (SOF), found by
+walking the segments before it (a few small reads past EXIF and ICC blocks). Other formats
+(TIFF, ICO, TGA ...) get PIL's header parse.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+import warnings
+from pathlib import Path
+
+from PIL import Image as PILImage
+from PIL import UnidentifiedImageError
+
+from mmtasks.core.pixels import MAX_IMAGE_PIXELS
+
+#: bytes read first: enough for the size of PNG, GIF, BMP and WebP and most JPEG headers
+HEAD_BYTES = 512
+#: JPEG segments walked before giving up on finding the frame header (then PIL parses it)
+_MAX_JPEG_SEGMENTS = 64
+
+_JPEG = b"\xff\xd8\xff"
+_PNG = b"\x89PNG\r\n\x1a\n"
+#: JPEG start-of-frame markers (SOF0-SOF15 without DHT, JPG and DAC): they hold the size
+_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+#: leading bytes of other formats PIL reads (their size comes from PIL's header parse)
+_OTHER_SIGNATURES = (b"II*\x00", b"MM\x00*")
+
+
+def image_file_problem(path: Path) -> str | None:
+    """What is wrong with an image file ("image not found", "not a readable image", "image is
+    WxH pixels, more than ..."), or None. A header check: no pixel is decoded; a file damaged
+    after a valid header is reported, with its document, when a backend decodes it."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "image not found"
+    except OSError:
+        return "not a readable image"
+    if stat.S_ISDIR(st.st_mode):
+        return "image not found"
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block the run or never end
+        return "not a regular file"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return "image not found"
+    except OSError:
+        return "not a readable image"
+    try:
+        head = os.read(fd, HEAD_BYTES)
+        size = header_size(head, fd)
+    except IsADirectoryError:
+        return "image not found"
+    except OSError:
+        return "not a readable image"
+    finally:
+        os.close(fd)
+    if size is None:
+        size = _pil_size(path, head)
+    if size is None:
+        return "not a readable image"
+    return size if isinstance(size, str) else budget_problem(*size)
+
+
+def image_bytes_problem(data: bytes) -> str | None:
+    """:func:`image_file_problem` for an image embedded in a record (a Hub dataset's bytes)."""
+    size = header_size(data[:HEAD_BYTES], None, data)
+    if size is None:
+        import io
+
+        size = _pil_size(io.BytesIO(data), data[:HEAD_BYTES])
+    if size is None:
+        return "not a readable image"
+    return size if isinstance(size, str) else budget_problem(*size)
+
+
+def budget_problem(width: int, height: int) -> str | None:
+    if width <= 0 or height <= 0:
+        return "not a readable image"
+    if width * height > MAX_IMAGE_PIXELS:
+        return f"image is {width}x{height} pixels, more than the limit of {MAX_IMAGE_PIXELS} (a decompression bomb?)"
+    return None
+
+
+def header_size(head: bytes, fd: int | None, data: bytes | None = None) -> tuple[int, int] | None:
+    """(width, height) from the header of a PNG, GIF, BMP, WebP or JPEG; None for another format
+    or a header that does not decode. ``fd`` (or ``data``) gives the rest of a JPEG."""
+    if head[:8] == _PNG and len(head) >= 24 and head[12:16] == b"IHDR":
+        return struct.unpack(">II", head[16:24])
+    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        return struct.unpack("<HH", head[6:10])
+    if head[:2] == b"BM" and len(head) >= 26:
+        (dib,) = struct.unpack("<I", head[14:18])
+        if dib == 12:
+            return struct.unpack("<HH", head[18:22])
+        width, height = struct.unpack("<ii", head[18:26])
+        return width, abs(height)
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP" and len(head) >= 30:
+        return _webp_size(head)
+    if head[:3] == _JPEG:
+        return _jpeg_size(head, fd, data)
+    return None
+
+
+def _webp_size(head: bytes) -> tuple[int, int] | None:
+    chunk = head[12:16]
+    if chunk == b"VP8 " and head[23:26] == b"\x9d\x01\x2a":
+        w, h = struct.unpack("<HH", head[26:30])
+        return w & 0x3FFF, h & 0x3FFF
+    if chunk == b"VP8L" and head[20:21] == b"\x2f":
+        bits = int.from_bytes(head[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X":
+        return int.from_bytes(head[24:27], "little") + 1, int.from_bytes(head[27:30], "little") + 1
+    return None
+
+
+def _jpeg_size(head: bytes, fd: int | None, data: bytes | None) -> tuple[int, int] | None:
+    """Walk the JPEG's segments (markers and lengths) to its frame header."""
+
+    def read(offset: int, n: int) -> bytes:
+        if offset + n <= len(head):
+            return head[offset:offset + n]
+        if data is not None:
+            return data[offset:offset + n]
+        return os.pread(fd, n, offset) if fd is not None else b""
+
+    pos = 2
+    for _ in range(_MAX_JPEG_SEGMENTS):
+        marker = read(pos, 4)
+        if len(marker) < 4 or marker[0] != 0xFF:
+            return None
+        kind = marker[1]
+        if kind == 0xFF:  # fill byte
+            pos += 1
+            continue
+        if kind in (0x01, *range(0xD0, 0xD8)):  # markers without a length
+            pos += 2
+            continue
+        (length,) = struct.unpack(">H", marker[2:4])
+        if kind in _SOF:
+            frame = read(pos + 5, 4)
+            if len(frame) < 4:
+                return None
+            height, width = struct.unpack(">HH", frame)
+            return width, height
+        if kind == 0xDA or length < 2:  # scan data before any frame header: not a JPEG we can read
+            return None
+        pos += 2 + length
+    return None
+
+
+def _pil_size(source: "Path | object", head: bytes) -> tuple[int, int] | str | None:
+    """PIL's header parse (no pixels), for formats :func:`header_size` does not read; a str is
+    the problem (PIL refuses to open an image of more than twice its pixel limit)."""
+    if len(head) < 8 and not any(head.startswith(s) for s in _OTHER_SIGNATURES):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PILImage.DecompressionBombWarning)
+            with PILImage.open(source) as img:  # type: ignore[arg-type]
+                return (img.width, img.height) if img.format else None
+    except PILImage.DecompressionBombError:
+        return f"image is more than twice the limit of {MAX_IMAGE_PIXELS} pixels (a decompression bomb?)"
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
+        return None
