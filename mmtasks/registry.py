@@ -32,6 +32,7 @@ plugin may import a helper beside it relatively (``from .helpers import x``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import hashlib
@@ -39,7 +40,7 @@ import importlib
 import importlib.util
 import sys
 import types
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -290,19 +291,42 @@ def load_plugin_file(path: Path, *, roots: Iterable[Path], task_file: str | Path
     sys.modules[module_name] = module
     _LOADING.append(resolved)
     try:
-        spec.loader.exec_module(module)
+        with _plugin_argv(str(resolved)):
+            spec.loader.exec_module(module)
     except ConfigError:
         _unload(module_name, resolved)
         raise
-    except Exception as exc:  # noqa: BLE001 - any error in user code is reported as itself, with its file
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - user code: reported as itself, with its file
         _unload(module_name, resolved)
         where, line = _error_line(exc, resolved)
-        raise ConfigError(f"plugin file failed to import: {type(exc).__name__}: {exc}", file=where, line=line,
+        raise ConfigError(f"plugin file failed to import: {_what_failed(exc)}", file=where, line=line,
                           hint=f"loaded for {task_file}" if task_file else None) from exc
     finally:
         _LOADING.pop()
     _PLUGIN_MODULES[resolved] = module
     return resolved
+
+
+@contextlib.contextmanager
+def _plugin_argv(name: str) -> Iterator[None]:
+    """``sys.argv`` while a plugin imports: only its own name, never the command line of the run
+    (a plugin that parses ``sys.argv`` at import must not read, or print the usage of, mmtasks')."""
+    saved = sys.argv
+    sys.argv = [name]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
+def _what_failed(exc: BaseException) -> str:
+    """The error of a plugin's import in words; an exit (``SystemExit``, ``KeyboardInterrupt``
+    raised by the plugin) is an error like any other, never the end of the run."""
+    if isinstance(exc, SystemExit):
+        return f"it called exit ({type(exc).__name__}: {exc.code!r}) while being imported"
+    if isinstance(exc, KeyboardInterrupt):
+        return f"it raised {type(exc).__name__} while being imported"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _folder_package(folder: Path) -> str:
@@ -364,13 +388,14 @@ def load_entry_points() -> None:
     try:
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             try:
-                ep.load()
+                with _plugin_argv(ep.value):
+                    ep.load()
             except ConfigError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a broken installed plugin is reported as itself
+            except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - reported as itself
                 dist = getattr(ep.dist, "name", None) or "an installed package"
                 raise ConfigError(f"the mmtasks plugin {ep.name!r} of {dist} ({ep.value}) failed to import: "
-                                  f"{type(exc).__name__}: {exc}", hint="fix or uninstall that package") from exc
+                                  f"{_what_failed(exc)}", hint="fix or uninstall that package") from exc
     finally:
         _LOADING[:] = loading
 

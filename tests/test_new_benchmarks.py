@@ -34,7 +34,8 @@ FAST = "max_retries=1"  # no HTTP errors are scripted here: judge re-asks are pr
 
 def copy_task_folder(bench: str, dest_root: Path, *, replace: dict[str, str] | None = None) -> str:
     """Copy ``tasks/<bench>`` to ``dest_root/<bench>_copy``; every task of the copy is renamed
-    ``<name>_copy`` (``<bench>_copy`` for the folder's main task) and ``replace`` is applied to
+    ``<name>_copy`` (``<bench>_copy`` for the folder's main task; a group ``g`` named by one line
+    becomes ``g_copy``: a group belongs to the built-in folder) and ``replace`` is applied to
     ``<bench>.yaml``. Returns the copy's main task name."""
     dest = dest_root / f"{bench}_copy"
     shutil.copytree(PACKAGE_TASKS / bench, dest, ignore=shutil.ignore_patterns("__pycache__"))
@@ -42,7 +43,10 @@ def copy_task_folder(bench: str, dest_root: Path, *, replace: dict[str, str] | N
         text = other.read_text(encoding="utf-8")
         name = re.search(r"^task: (\S+)$", text, re.MULTILINE)
         if name is not None:
-            other.write_text(text.replace(f"task: {name.group(1)}\n", f"task: {name.group(1)}_copy\n", 1), encoding="utf-8")
+            text = text.replace(f"task: {name.group(1)}\n", f"task: {name.group(1)}_copy\n", 1)
+            # a group belongs to its folder: the copy's tasks make a group of their own
+            text = re.sub(r"^group: (\w+)$", r"group: \1_copy", text, flags=re.MULTILINE)
+            other.write_text(text, encoding="utf-8")
     yaml_file = dest / f"{bench}.yaml"
     text = yaml_file.read_text(encoding="utf-8")
     assert f"\ntask: {bench}_copy\n" in f"\n{text}"

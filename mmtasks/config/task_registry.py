@@ -8,6 +8,11 @@ built-in ``tasks/``, those installed packages contribute through the
 The registry indexes names lazily (a cheap YAML read per file) and validates a
 task fully only when it is used, so one broken file does not stop others from
 being listed - but it is reported when it is asked for.
+
+A group belongs to the task folder of its first member (folders in the order above): a task
+of another folder that names it (a plugin's task naming ``realbench_ranking``) is a load error,
+reported when that task or that group is asked for; it never joins the group. A task that
+only inherits the group through ``include:`` from the owner's task is not a member either.
 """
 
 from __future__ import annotations
@@ -36,6 +41,10 @@ class TaskRegistry:
     _files: dict[str, Path] = field(default_factory=dict)
     _groups: dict[str, list[str]] = field(default_factory=dict)
     _errors: dict[Path, str] = field(default_factory=dict)
+    #: group -> the task folder that owns it (the folder of its first member, in folder order)
+    _group_owners: dict[str, Path] = field(default_factory=dict)
+    #: group -> files of other folders that name it (refused: see _index)
+    _intruders: dict[str, list[Path]] = field(default_factory=dict)
 
     @classmethod
     def discover(cls, include_paths: Sequence[str | Path] = ()) -> "TaskRegistry":
@@ -72,10 +81,28 @@ class TaskRegistry:
                     continue
                 if name in self._files and self._files[name] != path:
                     raise ConfigError(f"task {name!r} is defined twice (also in {self._files[name]})", file=path, field="task")
-                self._files[name] = path
                 groups = data.get("group", [])
-                for g in [groups] if isinstance(groups, str) else groups or []:
-                    self._groups.setdefault(str(g), []).append(name)
+                groups = [str(g) for g in ([groups] if isinstance(groups, str) else groups or [])]
+                foreign = [g for g in groups if self._group_owners.get(g, d) != d]
+                if foreign and "group" not in read_yaml(path):
+                    # inherited through include from another folder's task: the copy is not a member
+                    groups = [g for g in groups if g not in foreign]
+                    foreign = []
+                if foreign:
+                    # a task joins a group only in the folder that owns it: a plugin's task cannot change
+                    # a built-in group's average (nor one of another package's)
+                    g = foreign[0]
+                    self._errors[path] = ConfigError(
+                        f"task {name!r} names group {g!r}, which belongs to the tasks in {self._group_owners[g]}: "
+                        "a task joins a group only in the folder that owns the group",
+                        file=path, field="group", hint="name a group of your own (or group: [] when the group comes from an include)").render()
+                    for g in foreign:
+                        self._intruders.setdefault(g, []).append(path)
+                    continue
+                self._files[name] = path
+                for g in groups:
+                    self._group_owners.setdefault(g, d)
+                    self._groups.setdefault(g, []).append(name)
 
     @property
     def task_names(self) -> list[str]:
@@ -114,6 +141,8 @@ class TaskRegistry:
             if name in self._files:
                 expanded = [name]
             elif name in self._groups:
+                if name in self._intruders:  # a run of the group would silently miss (or, before, count) the intruder
+                    raise ConfigError(self._errors[self._intruders[name][0]])
                 expanded = sorted(self._groups[name])
             else:
                 broken = [msg for p, msg in self._errors.items() if p.stem == name or _mentions_task(p, name)]
