@@ -26,9 +26,11 @@ reply, so one failed call does not cost the remaining turns (their records say
 empty assistant message where they would reject two user messages in a row.
 
 Judging (unless ``--predict-only``, and only for tasks with a ``judge``): each
-answered turn is judged on its own, without the dialogue history, from the
-question (the raw user text with its markers), the reference answer and the
-model's answer; all of a document's judge calls go out in one wave. A reply
+answered turn is judged on its own, from the question (the raw user text with
+its markers), the reference answer and the model's answer (judge prompt
+variables ``question``, ``reference``, ``answer``, and ``turn``, the turn's
+1-based position, with which a prompt can show the earlier turns from ``doc``);
+all of a document's judge calls go out in one wave. A reply
 that cannot be parsed is re-asked ``judge.retries`` times, then recorded as a
 judge failure. The dialogue's metrics are the means over its judged turns of
 the verdict fields named in ``judge.metrics`` (every numeric field when it names
@@ -268,7 +270,7 @@ def _judge(task: "Task", doc: "Document", turns: list[Turn], records: list[dict[
     assert judge is not None
     answered = [k for k, r in enumerate(records) if r["status"] != "request_failure"]
     calls = [judge_call(task, doc, position=k, question=turns[k].question, reference=turns[k].reference,
-                        answer=records[k]["response"]) for k in answered]
+                        answer=records[k]["response"], turn=k + 1) for k in answered]
     verdicts = yield from ask_judge([r for r, _ in calls], [p for _, p in calls], judge.retries)
     for k, verdict in zip(answered, verdicts):
         record = records[k]

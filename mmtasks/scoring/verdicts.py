@@ -143,8 +143,10 @@ def sole_verdict(parse: Callable[[str, Mapping[str, Any]], Any], reply: str, con
     top-level ``{...}`` of the judge's own text (:func:`judge_own_text`, less any span that is a
     piece of the model's text) on its own; two different verdicts are a conflict - None, so the
     judge is re-asked and, if it keeps answering so, the call is a judge failure (never the
-    higher, nor the last, score). A reply with no ``{`` left is given to the parser whole
-    (verdict formats without braces, such as LLaVA-Bench's score line)."""
+    higher, nor the last, score). A reply with no ``{`` left, or whose ``{...}`` spans hold no
+    verdict, is given to the parser whole, those spans cut out (verdict formats without braces,
+    such as LLaVA-Bench's score line or MM-MT-Bench's ``[[7]]``, in a reply whose prose has
+    braces: code, LaTeX, a set)."""
     own = judge_own_text(reply, context)
     texts = model_texts(context)
     spans = brace_spans(own)
@@ -156,6 +158,11 @@ def sole_verdict(parse: Callable[[str, Mapping[str, Any]], Any], reply: str, con
         fields = parse(own, context)
         return fields if isinstance(fields, dict) else None
     found = [f for f in (parse(span, context) for span in spans) if isinstance(f, dict)]
+    if not found:
+        for span in spans:
+            own = own.replace(span, " ")
+        fields = parse(own, context)
+        return fields if isinstance(fields, dict) else None
     if len({json.dumps(f, sort_keys=True, default=str) for f in found}) != 1:
         return None
     return found[-1]
