@@ -276,7 +276,12 @@
     let timer = null;
     search.addEventListener("input", () => {
       clearTimeout(timer);
-      timer = setTimeout(() => { state.search = search.value.trim().toLowerCase(); state.page = 0; applyFilters(); if (state.search) indexFullText(); }, 150);
+      timer = setTimeout(() => {
+        state.search = search.value.trim().toLowerCase();
+        state.page = 0;
+        if (state.search) indexFullText();  // starts reading the chunks; filters again as they arrive
+        applyFilters();
+      }, 150);
     });
     box.appendChild(labelled("search", search));
     if (state.nRuns > 1) {
@@ -364,17 +369,18 @@
     state.fullText = [];
     state.fullTextDone = 0;
     const chunk = state.index.chunk;
-    for (let k = 0; k < task.chunks; k++) {
-      let docs;
-      try {
-        docs = await loadChunk(task, k);
-      } catch (err) {
-        continue;
-      }
+    const PARALLEL = 6;
+    for (let start = 0; start < task.chunks; start += PARALLEL) {
+      const ks = [];
+      for (let k = start; k < Math.min(task.chunks, start + PARALLEL); k++) ks.push(k);
+      const loaded = await Promise.all(ks.map(k => loadChunk(task, k).catch(() => null)));
       if (state.task !== task) return;
-      docs.forEach((doc, i) => { state.fullText[k * chunk + i] = collectText(doc, []).join("\n").toLowerCase(); });
-      state.fullTextDone = k + 1;
-      if (state.search && (k % 20 === 19 || k === task.chunks - 1)) applyFilters();
+      loaded.forEach((docs, j) => {
+        if (!Array.isArray(docs)) return;  // a chunk that cannot be read: its documents match on the table's fields only
+        docs.forEach((doc, i) => { state.fullText[ks[j] * chunk + i] = collectText(doc, []).join("\n").toLowerCase(); });
+      });
+      state.fullTextDone = ks[ks.length - 1] + 1;
+      if (state.search && (start % 60 === 0 || state.fullTextDone === task.chunks)) applyFilters();
     }
   }
 
@@ -395,9 +401,13 @@
     const total = state.filtered.length;
     const from = state.page * PAGE_SIZE;
     const shown = state.filtered.slice(from, from + PAGE_SIZE);
-    $("filter-count").textContent = total + " of " + rows.length + " documents" +
-      (state.search && state.fullTextTask === state.task && state.fullTextDone < state.task.chunks
+    const count = $("filter-count");
+    const searching = state.search && state.fullTextTask === state.task;
+    count.textContent = total + " of " + rows.length + " documents" +
+      (searching && state.fullTextDone < state.task.chunks
         ? " (searching all text: " + state.fullTextDone + " of " + state.task.chunks + " chunks read)" : "");
+    if (searching) count.setAttribute("data-searched", state.fullTextDone + "/" + state.task.chunks);
+    else count.removeAttribute("data-searched");
     const runs = state.nRuns > 1 ? [0, 1] : [0];
     const head = el("tr", {}, el("th", {}, "#"), el("th", {}, "document"), el("th", {}, "breakdown"), el("th", {}, "target"),
       runs.map(r => [el("th", {}, (state.nRuns > 1 ? state.index.runs[r].label + " " : "") + "answer"),
