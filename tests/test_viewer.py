@@ -128,6 +128,21 @@ def test_site_files_thumbnails_and_rebuild(runs: dict[str, Path], tmp_path: Path
     assert again["images_written"] == 0 and {p: p.stat().st_mtime_ns for p in thumbs} == before
 
 
+def test_links_planted_in_a_view_are_replaced_never_followed(runs: dict[str, Path], tmp_path: Path) -> None:
+    site = tmp_path / "view"
+    build_view([load_view_run(runs["a"])], site, tasks=["muirbench"])
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    thumb = sorted((site / "img").glob("*.jpg"))[0]
+    for planted in (site / "app.js", site / INDEX_JS, thumb):
+        planted.unlink()
+        planted.symlink_to(victim)
+    build_view([load_view_run(runs["a"])], site, tasks=["muirbench"])
+    assert victim.read_text() == "untouched"
+    assert not (site / "app.js").is_symlink() and not (site / INDEX_JS).is_symlink()
+    assert not thumb.is_symlink() and thumb.read_bytes()[:2] == b"\xff\xd8"  # written again, as a JPEG
+
+
 def test_thumbnails_are_bounded_and_exif_free(tmp_path: Path, runs: dict[str, Path]) -> None:
     run = tmp_path / "run"
     shutil.copytree(runs["a"], run)

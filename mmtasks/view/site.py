@@ -13,9 +13,11 @@ Every data file is a script (``MMV.load(key, data);``) rather than JSON, because
 so the first view loads the index and one task's rows, and a document loads its chunk. Data is JSON
 with ``<``, ``>`` and ``&`` escaped: no string can end the script.
 
-A rebuild writes a new ``d-<token>/`` folder, then replaces ``index.js`` (which names it) in one
-rename, then removes the old data folder: a reader sees the old view or the new one. Thumbnails
-are named by content and written once; a rebuild reuses them.
+A rebuild writes a new ``d-<token>/`` folder, then switches the page and ``index.js`` (which names
+the folder) as one set (:func:`mmtasks.results.writer.write_file_set`), then removes the old data
+folder: a reader sees the old view or the new one. Every file goes through the one writer (no
+link followed, nothing half-written under its final name). Thumbnails are named by content and
+written once; a rebuild reuses them.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.package_data import data_dir
-from mmtasks.results.files import atomic_write_text, create_exclusive
+from mmtasks.results.writer import atomic_write_bytes, create_exclusive, write_failed, write_file_set
 from mmtasks.view.images import IMG_DIR, ImageStore
 from mmtasks.view.records import (
     FAILURE_KINDS, ViewRun, failure_kinds, for_page, metrics_of, read_at, read_samples, same_answer, short,
@@ -61,10 +63,14 @@ def script(key: str, data: Any) -> str:
 
 
 def _write_new(path: Path, data: bytes) -> None:
-    """A new file (never through a link, never over an existing file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with create_exclusive(path) as fh:
-        fh.write(data)
+    """A file of the new data folder: created exclusively, never through a link (the folder is
+    new: nothing is there yet). A failure is one line; the previous view stays in place."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with create_exclusive(path) as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise write_failed(path, exc, "the previous view, unchanged") from None
 
 
 @dataclass
@@ -112,7 +118,7 @@ def build_view(runs: Sequence[ViewRun], out: Path, *, tasks: Sequence[str] | Non
     source = asset_dir()
     token = "d-" + time.strftime("%Y%m%d%H%M%S") + "-" + secrets.token_hex(3)
     data = out / token
-    images = ImageStore(out, _write_new)
+    images = ImageStore(out, atomic_write_bytes)  # temp + rename: a killed build leaves no half thumbnail
     index: dict[str, Any] = {
         "version": FORMAT_VERSION,
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -127,9 +133,10 @@ def build_view(runs: Sequence[ViewRun], out: Path, *, tasks: Sequence[str] | Non
             if progress is not None:
                 progress(task)
             index["tasks"].append(_write_task(runs, task, i, data, images))
-        for name in ASSETS:
-            atomic_write_text(out / name, (source / name).read_text(encoding="utf-8"))
-        atomic_write_text(out / INDEX_JS, script("index", index))  # the switch: the page now reads `token`
+        # the page and the index that names the new data folder, switched as one set
+        page: dict[str, bytes] = {name: (source / name).read_bytes() for name in ASSETS}
+        page[INDEX_JS] = script("index", index).encode("ascii")
+        write_file_set(out, page, what="view")
     except BaseException:
         shutil.rmtree(data, ignore_errors=True)
         raise
