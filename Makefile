@@ -1,8 +1,8 @@
 # Two commands set everything up on a fresh machine (no GPU needed):
 #   make demo   - create .venv if missing, install the core package only (no torch, no transformers: the demo
 #                 runs the `random` baseline), run every benchmark (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench,
-#                 BLINK, Mantis-Eval, MMIU) on the bundled sample data with the `random` baseline (and random
-#                 chance-level judge), build the leaderboard
+#                 BLINK, Mantis-Eval, MMIU, MM-MT-Bench) on the bundled sample data with the `random` baseline
+#                 (and random chance-level judge), build the leaderboard
 #   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate,
 #                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
 PYTHON ?= python3
@@ -34,7 +34,7 @@ install-demo: $(DEMO_STAMP)
 install: $(STAMP)
 
 demo: $(DEMO_STAMP)
-	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable,mmdu,mmrc,muirbench,llava_bench_wild,blink,mantis_eval,mmiu \
+	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable,mmdu,mmrc,muirbench,llava_bench_wild,blink,mantis_eval,mmiu,mm_mt_bench \
 		--model random --judge random --data-dir data/sample --output-path runs/demo-random --no-cache
 	$(PY) -m mmtasks --tasks realbench --model random --image-mode combined \
 		--data-dir data/sample --output-path runs/demo-random-combined --no-cache
