@@ -32,10 +32,19 @@ variables ``question``, ``reference``, ``answer``, and ``turn``, the turn's
 1-based position, with which a prompt can show the earlier turns from ``doc``);
 all of a document's judge calls go out in one wave. A reply
 that cannot be parsed is re-asked ``judge.retries`` times, then recorded as a
-judge failure. The dialogue's metrics are the means over its judged turns of
-the verdict fields named in ``judge.metrics`` (every numeric field when it names
-none), times ``judge.report_factor`` (the YAML says the scale: MMDU's 0-10
-scores are reported x10).
+judge failure.
+
+Metric functions (``metrics[].function``), with no judge or beside one: each
+answered turn is parsed with ``answer.parser`` (not re-asked; an unparsed turn
+scores 0 and is counted) and scored against its own reference; the turn record
+keeps ``parsed`` and ``metrics``, and the pair is kept for corpus metrics.
+The turn records are what ``per_turn_mean`` (the protocol's default aggregator,
+mmtasks/scoring/turn_aggregation.py) reads. The dialogue's own metrics
+(``Sample.metrics``, for ``per_sample_mean``) are the means over its turns of
+the metric functions' scores and of the verdict fields named in
+``judge.metrics`` (every numeric field when it names none), times
+``judge.report_factor`` (the YAML says the scale: MMDU's 0-10 scores are
+reported x10).
 """
 
 from __future__ import annotations
