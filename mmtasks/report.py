@@ -131,6 +131,11 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
         footer.append(f"{sent} requests sent, {cached} replies from the cache")
     if footer:
         lines.append(_fit("; ".join(footer), WIDTH))
+    if cached:
+        # a cached reply answers for the model as it was when cached: say how much of the run that is
+        share = 100.0 * cached / (sent + cached)
+        lines.append(_fit(f"{cached} of {sent + cached} replies ({share:.0f}%) came from the response cache "
+                          "(--no-cache asks again)", WIDTH))
     return lines
 
 

@@ -10,6 +10,7 @@ tested end to end instead of against mocks. Configurable per server:
 - ``api_key``: when set, a request without ``Authorization: Bearer <api_key>`` gets 401;
 - ``models``: ids listed by ``/v1/models``; with ``strict_models`` other ids get 404;
 - ``max_model_len``: listed with each model by ``/v1/models``, as ``vllm serve`` does;
+- ``model_card``: more fields of each ``/v1/models`` entry (``root``, ``created``, ``owned_by``);
 - faults: :meth:`ChatServer.inject` schedules 429/5xx statuses (with Retry-After),
   hangs past the client's timeout, garbage bodies or dropped connections for the
   next N calls (optionally only calls whose prompt contains a substring).
@@ -128,6 +129,8 @@ class ChatServer:
         self.models_endpoint = models_endpoint
         #: listed with every model by ``/v1/models``, as vLLM does (None: not listed)
         self.max_model_len = max_model_len
+        #: more fields of every ``/v1/models`` entry (override the defaults: created 0, owned_by mmtasks-tests)
+        self.model_card: dict[str, Any] = {}
         self._address = (host, port)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -296,7 +299,8 @@ class ChatServer:
             return send(401, error_body(f"Incorrect API key provided: {got}", "invalid_request_error", "invalid_api_key"))
         if method == "GET" and path == "/v1/models" and self.models_endpoint:
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "mmtasks-tests",
-                     **({"max_model_len": self.max_model_len} if self.max_model_len is not None else {})} for m in self.models]
+                     **({"max_model_len": self.max_model_len} if self.max_model_len is not None else {}),
+                     **self.model_card} for m in self.models]
             return send(200, {"object": "list", "data": data})
         if not is_chat:
             return send(404, error_body(f"no route {method} {path}", "invalid_request_error", "not_found"))

@@ -72,7 +72,8 @@ def test_partial_group_is_not_the_benchmarks_score():
 def test_footer_gives_the_total_time_and_the_cache_share():
     lines = results_table_lines(_results())
     assert lines[0] == "mmtasks results: hf:Qwen/Qwen2-VL-72B-Instruct (judge openai:gpt-4o-2024-05-13)"
-    assert lines[-1] == "total evaluation time 2 min 05 s; 64 requests sent, 8 replies from the cache"
+    assert lines[-2] == "total evaluation time 2 min 05 s; 64 requests sent, 8 replies from the cache"
+    assert lines[-1] == "8 of 72 replies (11%) came from the response cache (--no-cache asks again)"  # issue 23
 
 
 def test_durations():

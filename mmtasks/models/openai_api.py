@@ -156,16 +156,23 @@ class OpenAIModel(ChatModel):
         self._ssl: ssl.SSLContext | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # generate's own loop
         self._thread: threading.Thread | None = None
+        #: what /models says the endpoint serves under the name (see served_identity); set by check_ready
+        self.served: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.spec.name!r} at {self.url})"
 
     @property
     def identity(self) -> str:
-        """The spec's identity plus the endpoint (without credentials or query): one model name
-        served at two endpoints (two vLLM deployments, a proxy) may be two different models, and a
+        """The spec's identity (``model_revision=`` included) plus the endpoint (without credentials
+        or query) and what the server says it serves under the name (:func:`served_identity`, read
+        by :meth:`check_ready`): one model name served at two endpoints (two vLLM deployments, a
+        proxy), or by one server restarted on other weights, may be two different models, and a
         cached reply from one must not answer for the other."""
-        return json.dumps({"spec": json.loads(self.spec.identity()), "endpoint": self.url}, sort_keys=True)
+        identity: dict[str, Any] = {"spec": json.loads(self.spec.identity()), "endpoint": self.url}
+        if self.served:
+            identity["served"] = self.served
+        return json.dumps(identity, sort_keys=True)
 
     # -- clients, one per event loop -----------------------------------------
     def _state(self) -> _LoopState:
@@ -440,7 +447,9 @@ class OpenAIModel(ChatModel):
             except (ValueError, KeyError, TypeError, RecursionError):
                 entries, models = [], []
             if self.spec.name in models:
-                self.max_model_len = _max_model_len(entries[models.index(self.spec.name)])
+                entry = entries[models.index(self.spec.name)]
+                self.max_model_len = _max_model_len(entry)
+                self.served = served_identity(entry, time.time())
                 return
         # /models is missing, unparseable or does not list the name (aliases exist): ask for one token
         ping = {"model": self.spec.name, "messages": [{"role": "user", "content": "ping"}], self.args.max_tokens_param: 1}
@@ -463,6 +472,31 @@ class OpenAIModel(ChatModel):
                 raise
             problem = f"HTTP {exc.status_code}: {error_detail(exc.response.content)}"
         raise ModelError(redact(f"{self.spec.display} at {self.url} is not usable: {problem}"), field="--model")
+
+
+#: fields of a /models entry that tell what is served under a name: the id, who owns it, the
+#: weights it was loaded from (vLLM's ``root``, ``parent``), when it was made (``created``)
+SERVED_FIELDS = ("id", "owned_by", "root", "parent", "created")
+#: a ``created`` this close to the clock is the time of the answer (vLLM stamps every listing so),
+#: not of the checkpoint: it would make every run a cache miss, so it is left out
+RESPONSE_TIME_WINDOW_S = 300
+
+
+def served_identity(entry: Any, now: float) -> dict[str, Any]:
+    """What a ``/models`` entry says about the weights served under its name, for the cache
+    identity: :data:`SERVED_FIELDS` that are present and plain (strings, integers), except a
+    ``created`` within :data:`RESPONSE_TIME_WINDOW_S` of ``now``."""
+    if not isinstance(entry, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for name in SERVED_FIELDS:
+        value = entry.get(name)
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or value in ("", None):
+            continue
+        if name == "created" and (not isinstance(value, int) or abs(value - now) <= RESPONSE_TIME_WINDOW_S):
+            continue
+        out[name] = value if isinstance(value, int) else value[:512]
+    return out
 
 
 def _max_model_len(entry: Any) -> int | None:

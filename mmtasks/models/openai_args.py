@@ -43,6 +43,10 @@ class OpenAIArgs(BaseModel):
 
     base_url: str | None = None
     """Endpoint root ending in /v1 (else $OPENAI_BASE_URL, else OpenAI's)."""
+    model_revision: str | None = None
+    """What the endpoint serves under the model's name (a checkpoint hash, a date): part of the
+    response cache's identity, never sent. Give it when the server's ``/models`` does not tell
+    checkpoints apart (the same served name and path with other weights)."""
     api_key_env: str = DEFAULT_KEY_ENV
     """Name of the environment variable that holds the key. Unnamed, $OPENAI_API_KEY is sent only
     to api.openai.com, to the $OPENAI_BASE_URL it is paired with, and to the hosts listed in
