@@ -34,7 +34,7 @@ install-demo: $(DEMO_STAMP)
 install: $(STAMP)
 
 demo: $(DEMO_STAMP)
-	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable,mmdu,mmrc,muirbench,llava_bench_wild,blink,mantis_eval,mmiu,mm_mt_bench \
+	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable,mmdu,mmrc,muirbench,llava_bench_wild,mmmu_val,blink,mantis_eval,mmiu,mm_mt_bench \
 		--model random --judge random --data-dir data/sample --output-path runs/demo-random --no-cache
 	$(PY) -m mmtasks --tasks realbench --model random --image-mode combined \
 		--data-dir data/sample --output-path runs/demo-random-combined --no-cache

@@ -11,6 +11,7 @@ or open another: ``{{ response | escape_delimiters("<answer>", "</answer>") }}``
 
 from __future__ import annotations
 
+import ast
 import contextvars
 import math
 import re
@@ -137,6 +138,24 @@ def escape_delimiters(value: Any, *delimiters: str) -> str:
     return _delimiter_pattern(tuple(delimiters)).sub(lambda m: m.group(0).translate(_DEFUSED), text)
 
 
+#: the longest string the ``literal`` filter reads
+MAX_LITERAL_CHARS = 100_000
+
+
+def _literal(value: Any) -> Any:
+    """The ``literal`` filter: a string holding a Python literal (a list, a number, a string ...)
+    as that value (``ast.literal_eval``); MMMU's options are a string holding a list:
+    ``{% for option in doc.options | literal %}``. Anything else is returned as it is."""
+    if not isinstance(value, str):
+        return value
+    if len(value) > MAX_LITERAL_CHARS:
+        raise ValueError(f"literal: the string is longer than {MAX_LITERAL_CHARS} characters")
+    try:
+        return ast.literal_eval(value.strip())
+    except (SyntaxError, MemoryError, RecursionError):
+        raise ValueError(f"literal: not a Python literal: {value[:80]!r}") from None
+
+
 @lru_cache(maxsize=1)
 def environment() -> ImmutableSandboxedEnvironment:
     env = _Environment(
@@ -149,6 +168,7 @@ def environment() -> ImmutableSandboxedEnvironment:
     )
     env.globals["image"] = _image
     env.filters["escape_delimiters"] = escape_delimiters
+    env.filters["literal"] = _literal
     env.globals["__mmtasks_bounded"] = _bounded
     return env
 

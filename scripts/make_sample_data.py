@@ -1,11 +1,11 @@
 #!/usr/bin/env python
-"""Generate the synthetic sample data of mmtasks (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench, BLINK, Mantis-Eval, MMIU, MM-MT-Bench formats).
+"""Generate the synthetic sample data of mmtasks (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench, BLINK, Mantis-Eval, MMIU, MM-MT-Bench, MMMU formats).
 
     python scripts/make_sample_data.py [OUT_DIR]     # default: data/sample
 
 Writes OUT_DIR/realbench/, OUT_DIR/mmdu/ and OUT_DIR/mmrc/ in the local data
 formats of the benchmark specs, and OUT_DIR/muirbench/, OUT_DIR/llava_bench_wild/,
-OUT_DIR/blink/, OUT_DIR/mantis_eval/, OUT_DIR/mmiu/ and OUT_DIR/mm_mt_bench/ in their Hugging Face
+OUT_DIR/blink/, OUT_DIR/mantis_eval/, OUT_DIR/mmiu/, OUT_DIR/mm_mt_bench/ and OUT_DIR/mmmu/ in their Hugging Face
 schemas (a local JSONL copy and a Hub-style parquet folder under hf/; writing
 the parquet needs the `datasets` package). Everything is drawn with Pillow from fixed seeds: rerunning it writes
 byte-identical files (with the same Pillow build). Existing files in those
@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sample_data import blink, llava_bench_wild, mantis_eval, mm_mt_bench, mmdu, mmiu, mmrc, muirbench, realbench  # noqa: E402
+from sample_data import blink, llava_bench_wild, mantis_eval, mm_mt_bench, mmdu, mmiu, mmmu, mmrc, muirbench, realbench  # noqa: E402
 
 GENERATORS = {"realbench": realbench.generate, "mmdu": mmdu.generate, "mmrc": mmrc.generate,
               "muirbench": muirbench.generate, "llava_bench_wild": llava_bench_wild.generate,
               "blink": blink.generate, "mantis_eval": mantis_eval.generate, "mmiu": mmiu.generate,
-              "mm_mt_bench": mm_mt_bench.generate}
+              "mm_mt_bench": mm_mt_bench.generate, "mmmu": mmmu.generate}
 
 
 def main(argv: list[str] | None = None) -> int:

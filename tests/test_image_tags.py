@@ -173,3 +173,14 @@ def test_muirbench_prompt_is_the_authors_create_prompt_with_images_at_their_plac
         assert text == expected, doc.doc_id
         seen.add(doc.doc_id)
     assert seen == set(AUTHORS_PROMPTS)
+
+
+def test_the_literal_filter_reads_a_string_holding_a_list() -> None:
+    from mmtasks.errors import TemplateError
+    from mmtasks.templates import render
+
+    template = "{% for o in doc.options | literal %}({{ 'ABC'[loop.index0] }}) {{ o }}\n{% endfor %}"
+    assert render(template, {"doc": {"options": "['x, y', \"it's\"]"}}) == "(A) x, y\n(B) it's\n"
+    assert render("{{ doc.n | literal }}", {"doc": {"n": [1, 2]}}) == "[1, 2]"  # not a string: as it is
+    with pytest.raises(TemplateError, match="template failed"):
+        render("{{ doc.options | literal }}", {"doc": {"options": "__import__('os')"}})

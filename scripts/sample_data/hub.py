@@ -51,13 +51,13 @@ def write_hub_folder(folder: Path, *, split: str, features: dict[str, str], rows
 
 
 def write_hub_configs(folder: Path, *, split: str, features: dict[str, str], configs: dict[str, list[dict[str, Any]]],
-                      title: str, body: str) -> None:
+                      title: str, body: str, statistics: bool = True) -> None:
     """Write one Hub-style dataset folder with several configs (BLINK's subtasks): each config's
     rows in ``<config>/<split>-00000-of-00001.parquet``, read with
     ``datasets.load_dataset(FOLDER, CONFIG, split=...)`` as the real dataset is by name."""
     entries = []
     for name, rows in configs.items():
-        _write_parquet(folder / name / f"{split}-00000-of-00001.parquet", features, rows)
+        _write_parquet(folder / name / f"{split}-00000-of-00001.parquet", features, rows, statistics=statistics)
         entries.append(f"- config_name: {name}\n  data_files:\n  - split: {split}\n    path: {name}/{split}-*\n")
     card = (
         "---\n"
@@ -72,7 +72,9 @@ def write_hub_configs(folder: Path, *, split: str, features: dict[str, str], con
     (folder / "README.md").write_text(card, encoding="utf-8", newline="\n")
 
 
-def _write_parquet(path: Path, features: dict[str, str], rows: list[dict[str, Any]]) -> None:
+def _write_parquet(path: Path, features: dict[str, str], rows: list[dict[str, Any]], *, statistics: bool = True) -> None:
+    """``statistics=False``: no column statistics (their min/max of an image column are copies of
+    image bytes, which would triple a small sample's size; readers do not need them)."""
     import datasets  # the [datasets] extra; only these writers need it
 
     datasets.disable_progress_bars()
@@ -86,7 +88,8 @@ def _write_parquet(path: Path, features: dict[str, str], rows: list[dict[str, An
     spec = datasets.Features({name: feature(kind) for name, kind in features.items()})
     columns = {name: [row[name] for row in rows] for name in features}
     path.parent.mkdir(parents=True, exist_ok=True)
-    datasets.Dataset.from_dict(columns, features=spec).to_parquet(str(path))
+    extra = {} if statistics else {"write_statistics": False}
+    datasets.Dataset.from_dict(columns, features=spec).to_parquet(str(path), **extra)
 
 
 def embedded(root: Path, rel: str) -> dict[str, Any]:
