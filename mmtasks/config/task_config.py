@@ -45,7 +45,7 @@ def space_problem(space: dict[str, Any]) -> tuple[str, str] | None:
         close = difflib.get_close_matches(kind, SPACE_KINDS, n=1)
         hint = f"did you mean {close[0]!r}?" if close else "one of: " + ", ".join(SPACE_KINDS)
         return "kind", f"unknown answer space kind {kind!r} ({hint})"
-    if "choices" in space:
+    if "choices" in space and (kind == "choice" or is_template(kind)):  # only a choice space reads them
         choices = space["choices"]
         if is_template(choices):
             return None
