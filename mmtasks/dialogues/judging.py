@@ -39,22 +39,56 @@ class Verdict:
 
 JudgeParser = Callable[[str], "dict[str, Any] | None"]
 
+#: the most characters of model text (the answer, the earlier turns the judge is shown) one judge
+#: prompt may quote (ours: past any judge's context window, under the template bound of 4,000,000
+#: characters). A call over it is not made: it is a judge failure of that document, never an error
+#: of the run (a 5M-character reply used to stop every run, and every resume, with exit 2).
+MAX_JUDGED_CHARS = 1_000_000
+#: the prompt variables that hold the model's text (the verdict parsers' list, plus the rendered conversation)
+_MODEL_TEXT_VARIABLES = ("answer", "response", "model_turns", "conversation")
 
-def ask_judge(requests: list[Request], parse: JudgeParser | Sequence[JudgeParser], retries: int) -> Generator[list[Request], list[Reply], list[Verdict]]:
+
+@dataclass(frozen=True)
+class Unaskable:
+    """A judge call that is not made (the model's text is too large for a judge prompt): its
+    verdict is a judge failure with ``reason``, without a request."""
+
+    reason: str
+
+
+def model_text_size(variables: dict[str, Any]) -> int:
+    """Characters of model text in judge-prompt variables (see :data:`MAX_JUDGED_CHARS`)."""
+    total = 0
+    for name in _MODEL_TEXT_VARIABLES:
+        value = variables.get(name)
+        for text in value if isinstance(value, (list, tuple)) else [value]:
+            total += len(text) if isinstance(text, str) else 0
+    return total
+
+
+def too_large_for_the_judge(size: int) -> Unaskable:
+    return Unaskable(f"the model's text ({size:,} characters) is too large for a judge prompt "
+                     f"(at most {MAX_JUDGED_CHARS:,}): not judged")
+
+
+def ask_judge(requests: "Sequence[Request | Unaskable]", parse: JudgeParser | Sequence[JudgeParser],
+              retries: int) -> Generator[list[Request], list[Reply], list[Verdict]]:
     """Sub-dialogue (use with ``yield from``): returns one :class:`Verdict` per request.
 
     ``parse`` is one parser for every request, or one per request (when the
-    required fields differ, e.g. MMRC's per-ability verdicts).
+    required fields differ, e.g. MMRC's per-ability verdicts). An :class:`Unaskable` is not
+    sent: its verdict is a judge failure with its reason.
     """
     parsers = [parse] * len(requests) if callable(parse) else list(parse)
     if len(parsers) != len(requests):
         raise ValueError(f"ask_judge: {len(parsers)} parsers for {len(requests)} requests")
-    verdicts = [Verdict(fields=None, prompt=[m.to_json() for m in r.messages]) for r in requests]
-    pending = list(range(len(requests)))
+    verdicts = [Verdict(fields=None, error=r.reason) if isinstance(r, Unaskable)
+                else Verdict(fields=None, prompt=[m.to_json() for m in r.messages]) for r in requests]
+    pending = [i for i, r in enumerate(requests) if not isinstance(r, Unaskable)]
     for attempt in range(retries + 1):
         if not pending:
             break
-        replies = yield [replace(requests[i], attempt=attempt, target="judge") for i in pending]
+        replies = yield [replace(_asked(requests[i]), attempt=attempt, target="judge") for i in pending]
         still: list[int] = []
         for i, reply in zip(pending, replies):
             v = verdicts[i]
@@ -96,11 +130,20 @@ def judge_request(task: "Task", doc: "Document", *, position: int, **variables: 
                    task=task.name, doc_id=doc.doc_id, position=position, meta={"answer_space": space})
 
 
-def judge_call(task: "Task", doc: "Document", *, position: int, **variables: Any) -> tuple[Request, JudgeParser]:
+def _asked(request: "Request | Unaskable") -> Request:
+    assert isinstance(request, Request)
+    return request
+
+
+def judge_call(task: "Task", doc: "Document", *, position: int, **variables: Any) -> tuple["Request | Unaskable", JudgeParser]:
     """A judge request (see :func:`judge_request`) and the parser of its reply: the task's
-    verdict parser (``judge.parser``), given the variables the prompt was rendered with."""
+    verdict parser (``judge.parser``), given the variables the prompt was rendered with. When
+    the model's text is over :data:`MAX_JUDGED_CHARS`, an :class:`Unaskable` instead."""
     if task.judge_parser is None:
         raise ValueError(f"task {task.name!r} has no judge")
+    size = model_text_size(variables)
+    if size > MAX_JUDGED_CHARS:
+        return too_large_for_the_judge(size), lambda text: None
     request = judge_request(task, doc, position=position, **variables)
     context = task.variables(doc, **variables)
     bound = task.judge_parser

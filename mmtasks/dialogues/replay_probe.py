@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mmtasks.core.conversation import Message
 from mmtasks.core.request import Reply, Request
 from mmtasks.core.sample import Dialogue, Sample
-from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
+from mmtasks.dialogues.judging import MAX_JUDGED_CHARS, ask_judge, judge_call, too_large_for_the_judge, verdict_metrics
 from mmtasks.dialogues.notetaking import NoteBook, NoteSettings, note_text
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.errors import ConfigError, DataError
@@ -288,6 +288,9 @@ class _Run:
         """All of the conversation's judge calls in one wave."""
         cfg = self.task.config.judge
         assert cfg is not None
+        shown = sum(len(r) for r in self.replies) if self.args.judge_conversation else 0
+        if shown > MAX_JUDGED_CHARS:  # the conversation alone is too large: no call is made
+            return (yield from ask_judge([too_large_for_the_judge(shown)] * len(answered), lambda text: None, cfg.retries))
         conversation = self.conversation_text()
         # model_turns: the model's earlier turns the conversation shows, which the judge may quote
         # (never read as its verdict: see mmtasks.scoring.verdicts.judge_own_text)
