@@ -140,3 +140,14 @@ def test_a_task_runs_through_the_harness_scheduler(run: dict[str, Any]) -> None:
         assert sent["sampling"]["temperature"] == 0.0 and sent["sampling"]["max_tokens"] == 6
         assert sent["output_tokens"] <= 6
     assert sched["results"]["rouge_l"] is not None
+
+
+def test_text_only_prompts_are_sent_as_the_token_ids_llm_chat_would_make(run: dict[str, Any]) -> None:
+    """The backend renders and tokenizes a text-only model's prompts once and sends token ids:
+    the same ids LLM.chat makes of the conversation (system prompt, multi-turn history and the
+    generation prompt included), so the same replies."""
+    for name, r in run["token_path"].items():
+        assert r["same_prompt"], name
+        assert r["chat"] == r["tokens"], name
+    sent = {name: r["sent"]["prompt_tokens"] for name, r in replies(run).items() if r["sent"]}
+    assert sent["greedy"] == sent["greedy_again"] and sent["multi_turn"] > sent["greedy"]

@@ -227,7 +227,7 @@ LLAVA_ONEVISION_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
     "{% if m['content'] is string %}{{ m['content'] }}"
     "{% else %}{% set images = m['content'] | selectattr('type', 'equalto', 'image') | list %}"
-    "{% if images %}{% for p in images %}<image>{% if not loop.last %} {% endif %}{% endfor %}\n{% endif %}"
+    "{% if images %}{% for p in images %}<image>{% if not loop.last %} {% endif %}{% endfor %}{{ '\\n' }}{% endif %}"
     "{% for p in m['content'] | selectattr('type', 'equalto', 'text') %}{{ p['text'] }}{% endfor %}{% endif %}"
     "<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"

@@ -132,6 +132,25 @@ def through_the_scheduler(model: Any, data_root: Path, n_docs: int) -> dict[str,
     }
 
 
+def token_path_against_chat(model: Any, named: dict[str, Request]) -> dict[str, Any]:
+    """The token ids the backend sends for each text-only request, against the prompt tokens
+    ``LLM.chat`` makes of the same conversation (the path the backend skips), and the greedy
+    replies both ways."""
+    from vllm import SamplingParams
+
+    from mmtasks.models.vllm_inputs import chat_messages
+
+    out = {}
+    for name, request in named.items():
+        ids = model._prompt_ids(request)
+        params = SamplingParams(max_tokens=6, temperature=0.0)
+        (chat,) = model._llm.chat([chat_messages(request.messages, model.images.load)], [params], use_tqdm=False)
+        (tokens,) = model._llm.generate([{"prompt_token_ids": ids}], [params], use_tqdm=False)
+        out[name] = {"same_prompt": list(chat.prompt_token_ids) == ids, "chat": chat.outputs[0].text,
+                     "tokens": tokens.outputs[0].text}
+    return out
+
+
 def expect_model_error(spec: ModelSpec) -> str:
     try:
         load_model(spec, ModelContext())
@@ -171,6 +190,7 @@ def main() -> None:
         wave2 = ask(model, second_wave(stop))
         result["generate_seconds"] = round(time.monotonic() - start, 1)
         result.update(waves=[wave1, wave2], stop=stop)
+        result["token_path"] = token_path_against_chat(model, first_wave())
         result["scheduler"] = through_the_scheduler(model, Path(__file__).resolve().parents[1] / "data" / "sample", 4)
     finally:
         model.close()

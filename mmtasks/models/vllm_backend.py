@@ -5,9 +5,13 @@ cache) once. Each :meth:`VLLMModel.generate` call turns the wave's requests
 into OpenAI-style conversations (images as ``image_pil`` parts, decoded only
 for this wave) and sends them in one ``LLM.chat`` call with one
 ``SamplingParams`` per request, so vLLM's own scheduler batches the whole wave
-whatever the mix of generation settings. If vLLM rejects the batch (a prompt
-longer than ``max_model_len``, too many images), the requests are retried one
-by one so that only the offending ones fail.
+whatever the mix of generation settings. A text-only model's requests are
+rendered with the engine tokenizer's chat template and tokenized once, here
+(the length is checked against ``max_model_len``), and sent as token ids with
+``LLM.generate``: ``LLM.chat`` would render and tokenize every prompt again.
+If vLLM rejects the batch (a prompt longer than ``max_model_len``, too many
+images), the requests are retried one by one so that only the offending ones
+fail.
 
 Model args are vLLM's own (``EngineArgs`` fields and ``LLM`` parameters:
 ``tensor_parallel_size``, ``max_model_len``, ``gpu_memory_utilization``,
@@ -112,26 +116,35 @@ class VLLMModel(ChatModel):
         self.last_wave = []
         if self.multimodal:
             self.images.prefetch(img for request in requests for img in request.images)
+        # A text-only model's prompts go to the engine as token ids: the chat template is applied
+        # and the prompt tokenized once, here, where its length is checked against max_model_len
+        # (LLM.chat would render and tokenize it a second time). A multimodal model's chat
+        # template may be its processor's, which LLM.chat resolves: its requests go as chats.
+        as_tokens = not self.multimodal
         indices: list[int] = []
-        conversations: list[list[dict[str, Any]]] = []
+        prompts: list[Any] = []
         params: list[SamplingParams] = []
         for i, request in enumerate(requests):
-            overflow = self._overflow(request)
+            ids = self._prompt_ids(request) if as_tokens else None
+            overflow = self._overflow(request, ids)
             if overflow is not None:
                 yield i, Reply.failure(overflow)
                 continue
-            try:
-                conversations.append(self._conversation(request))
-            except MmtasksError as exc:  # an unreadable image, or images this model cannot take
-                yield i, Reply.failure(str(exc))
-                continue
+            if ids is not None:
+                prompts.append({"prompt_token_ids": ids})
+            else:
+                try:
+                    prompts.append(self._conversation(request))
+                except MmtasksError as exc:  # an unreadable image, or images this model cannot take
+                    yield i, Reply.failure(str(exc))
+                    continue
             indices.append(i)
             params.append(SamplingParams(**sampling_kwargs(request.generation, self._model_defaults)))
         if not indices:
             return
         start = time.monotonic()
-        outputs = self._chat_isolating_failures(conversations, params)
-        del conversations  # the wave's pixels
+        outputs = self._run_isolating_failures(prompts, params)
+        del prompts  # the wave's pixels
         latency = time.monotonic() - start
         for i, p, out in zip(indices, params, outputs):
             if isinstance(out, str):
@@ -159,46 +172,74 @@ class VLLMModel(ChatModel):
             )
         return chat_messages(request.messages, self.images.load)
 
-    def _overflow(self, request: Request) -> str | None:
-        """``context_overflow: ...`` when a text-only request's prompt (the chat template applied
-        by the engine's tokenizer) plus max_new_tokens exceeds max_model_len, else None. A request
-        with images is checked by vLLM itself (it rejects a prompt longer than max_model_len, image
-        tokens included, before generating; that rejection is marked context_overflow too)."""
-        if self.max_model_len is None or request.images:
+    def _prompt_ids(self, request: Request) -> list[int] | None:
+        """A text-only request's prompt as token ids: the engine tokenizer's chat template, with
+        the generation prompt and ``chat_template_kwargs``, as ``LLM.chat`` renders it; None when
+        the template refuses the conversation (``LLM.chat`` is then left to report it)."""
+        if request.images:
             return None
         messages = [{"role": m.role, "content": m.plain_text} for m in request.messages]
         try:
             ids = self._llm.get_tokenizer().apply_chat_template(
                 messages, tokenize=True, add_generation_prompt=True, **self._chat_args.get("chat_template_kwargs", {}) or {})
         except _REQUEST_ERRORS:
-            return None  # vLLM's own check applies
+            return None
         if not isinstance(ids, list):  # a BatchEncoding (newer transformers)
             ids = ids["input_ids"]
+        return list(ids)
+
+    def _overflow(self, request: Request, ids: list[int] | None = None) -> str | None:
+        """``context_overflow: ...`` when a text-only request's prompt (the chat template applied
+        by the engine's tokenizer) plus max_new_tokens exceeds max_model_len, else None. A request
+        with images is checked by vLLM itself (it rejects a prompt longer than max_model_len, image
+        tokens included, before generating; that rejection is marked context_overflow too)."""
+        if self.max_model_len is None or request.images:
+            return None
+        if ids is None:
+            ids = self._prompt_ids(request)
+        if ids is None:
+            return None  # vLLM's own check applies
         n, limit = len(ids), self.max_model_len
         if n + request.generation.max_new_tokens <= limit:
             return None
         return (f"context_overflow: the prompt has {n} tokens and max_new_tokens is {request.generation.max_new_tokens}, "
                 f"more than the model's maximum context length of {limit} tokens (max_model_len)")
 
-    def _chat_isolating_failures(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams]) -> list[Any]:
-        """``LLM.chat`` on the whole batch; if vLLM rejects it, one request at a time.
+    def _run_isolating_failures(self, prompts: list[Any], params: list[SamplingParams]) -> list[Any]:
+        """The whole batch in one engine call; if vLLM rejects it, one request at a time.
 
-        Returns one ``RequestOutput`` per conversation, or an error message for
-        a request vLLM would not run.
+        ``prompts`` holds conversations (sent with ``LLM.chat``) and token prompts
+        (``{"prompt_token_ids": ...}``, sent with ``LLM.generate``). Returns one
+        ``RequestOutput`` per prompt, or an error message for a request vLLM would not run.
         """
         try:
-            return list(self._chat(conversations, params))
+            return list(self._send(prompts, params))
         except _REQUEST_ERRORS as exc:
-            if len(conversations) == 1:
+            if len(prompts) == 1:
                 return [_rejected(exc)]
-            log.warning("vLLM rejected a batch of %d requests (%s); retrying one by one", len(conversations), _first_line(exc))
+            log.warning("vLLM rejected a batch of %d requests (%s); retrying one by one", len(prompts), _first_line(exc))
         results: list[Any] = []
-        for conversation, p in zip(conversations, params):
+        for prompt, p in zip(prompts, params):
             try:
-                results.extend(self._chat([conversation], [p]))
+                results.extend(self._send([prompt], [p]))
             except _REQUEST_ERRORS as exc:
                 results.append(_rejected(exc))
         return results
+
+    def _send(self, prompts: list[Any], params: list[SamplingParams]) -> list[Any]:
+        """Token prompts through ``LLM.generate``, conversations through ``LLM.chat``; in order."""
+        tokens = [k for k, prompt in enumerate(prompts) if isinstance(prompt, dict)]
+        if not tokens:
+            return list(self._chat(prompts, params))
+        if len(tokens) == len(prompts):
+            return list(self._llm.generate(prompts, params, use_tqdm=False))
+        out: list[Any] = [None] * len(prompts)
+        chats = [k for k in range(len(prompts)) if k not in set(tokens)]
+        for k, result in zip(tokens, self._llm.generate([prompts[k] for k in tokens], [params[k] for k in tokens], use_tqdm=False)):
+            out[k] = result
+        for k, result in zip(chats, self._chat([prompts[k] for k in chats], [params[k] for k in chats])):
+            out[k] = result
+        return out
 
     def _chat(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams]) -> Iterable[Any]:
         return self._llm.chat(conversations, params, use_tqdm=False, **self._chat_args)
