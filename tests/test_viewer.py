@@ -305,6 +305,30 @@ def test_mmrc_replay_then_probes_and_reasks(browser, one_site, runs: dict[str, P
     assert not problems, problems
 
 
+def test_note_taking_shows_the_notes(browser, tmp_path: Path) -> None:  # noqa: F811
+    run = tmp_path / "notes"
+    mmtasks.evaluate(tasks="mmrc", model="random", judge="random", data_dir=SAMPLE, output_path=run, use_cache=False,
+                     allow_failures=True, strategy="notetaking", limit=1)
+    sample = _samples(run, "mmrc")[0]
+    site = tmp_path / "view"
+    build_view([load_view_run(run)], site)
+    for url in _serve(site):
+        page, problems = _page(browser, f"{url}#t=0&d=0")
+        page.wait_for_selector("section.notes")
+        notes = page.locator("section.notes .note:not(.final)")
+        assert notes.count() == len(sample["extra"]["notes"]) > 0
+        first = sample["extra"]["notes"][0]
+        assert notes.first.locator(".role").text_content() == f"note after turn {first['turn']}"
+        assert notes.first.locator("details pre").text_content() == first["reply"]
+        if first.get("error"):
+            assert notes.first.locator(".error").text_content() == f"error: {first['error']}"
+        assert page.locator("section.notes .note.final").count() == 1
+        # the notes come after the replayed conversation and before the probes
+        order = page.locator(".doc-run > section").evaluate_all("s => s.map(x => x.className)")
+        assert order.index("part notes") > order.index("part prompt") and order.index("part notes") < order.index("part probe")
+        assert not problems, problems
+
+
 def test_hostile_sample_renders_as_inert_text(browser, one_site) -> None:  # noqa: F811
     url, site = one_site
     page, problems = _page(browser, f"{url}#t={_task_index(site, 'muirbench')}&d=0")
