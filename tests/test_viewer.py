@@ -271,9 +271,9 @@ def test_mmdu_images_in_place_and_judge_verdicts(browser, one_site, runs: dict[s
     assert page.locator('section.turn[data-turn="2"] > .msg.role-assistant .text').text_content() == sample["responses"][1]
     # click to enlarge; Escape closes
     thumb.click()
-    assert page.locator("#overlay img.large").is_visible()
+    expect(page.locator("#overlay img.large")).to_be_visible()
     page.keyboard.press("Escape")
-    assert page.locator("#overlay").is_hidden()
+    expect(page.locator("#overlay")).to_be_hidden()
     # the judge of turn 1: its verdict, its full reply, and its prompt (with the images it was sent)
     judge = page.locator('section.turn[data-turn="1"] section.judge')
     verdict = dict(zip(judge.locator("table.verdict th").all_text_contents(), judge.locator("table.verdict td").all_text_contents()))
