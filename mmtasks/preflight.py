@@ -22,6 +22,10 @@ field 'f': message``), grouped and capped with a count.
 from __future__ import annotations
 
 import copy
+import multiprocessing
+import os
+import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from mmtasks.config.task_registry import TaskRegistry
-from mmtasks.core.request import GenerationConfig, Reply
+from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.core.sample import Dialogue
 from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.documents.dataset import Scan, scan_documents
 from mmtasks.documents.paths import data_root
-from mmtasks.errors import ConfigError, MmtasksError, Problems
+from mmtasks.errors import ConfigError, DataError, MmtasksError, Problems, TemplateError
 from mmtasks.models.base import ModelContext, ModelSpec
 from mmtasks.models.random_model import RandomModel
 from mmtasks.task import ImageMode, Task, n_source_images
@@ -103,51 +107,171 @@ def override_generation(base: GenerationConfig, overrides: dict[str, Any]) -> Ge
 
 def check_task(task: Task, root: Path | None, report: Report, *, limit: int | None = None,
                ctx: DialogueContext | None = None, stand_in: RandomModel | None = None) -> tuple[Scan, int]:
-    """Check every document of ``task`` (the first ``limit``); problems go to ``report``.
-    Returns the count of its data (as :func:`~mmtasks.documents.dataset.scan_documents` gives it)
-    and the number of documents read."""
+    """Check every document of ``task`` (the first ``limit``) in this process; problems go to
+    ``report``. Returns the count of its data (as :func:`~mmtasks.documents.dataset.scan_documents`
+    gives it) and the number of documents read."""
     ctx = ctx or DialogueContext(has_judge=task.config.judge is not None)
-    stand_in = stand_in or _stand_in()
+    found: list[MmtasksError] = []
+
+    def counted(problem: MmtasksError) -> None:
+        found.append(problem)
+        report(problem)
+
+    try:
+        count, max_images = _check_documents(task, root, limit, ctx, stand_in or _stand_in(), counted)
+    except MmtasksError as exc:  # the source itself: no data file, no data directory, a dataset that does not load
+        counted(exc)
+        return Scan(count=0, total=0, max_images=0), 0
+    return _scan(task, root, limit, count, max_images, bool(found)), count
+
+
+def _scan(task: Task, root: Path | None, limit: int | None, count: int, max_images: int, problems: bool) -> Scan:
+    if limit is not None and not problems:  # the records past the limit still count in the data's size
+        return scan_documents(task.config, root, limit=limit, task_file=task.file, adapter=task.adapter)
+    return Scan(count=count, total=count, max_images=max_images)
+
+
+def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: DialogueContext, stand_in: RandomModel,
+                     report: Report, only: Callable[[int], bool] | None = None) -> tuple[int, int]:
+    """The check of each document (of the share ``only`` accepts): (documents read, most images in one)."""
     # The dialogues run on a copy of the task without its metric functions: they score replies,
     # and the stand-in's replies are not worth scoring (nor worth loading a tokenizer for).
     unscored = copy.copy(task)
     unscored.metric_fns = {}
-    count = records = max_images = 0
-    found = 0
+    count = max_images = 0
+    for doc in task.documents(root, limit, report=report, only=only):
+        count += 1
+        max_images = max(max_images, n_source_images(doc))
+        try:
+            _drive(task.protocol.run(unscored, doc, ctx), stand_in)
+        except MmtasksError as exc:
+            report(exc)
+            # The dialogue stopped at its first problem: the templates every protocol renders
+            # (breakdowns, the answer space) are rendered on their own for the others.
+            seen = {exc.render()}
+            for step in (task.breakdown_values, task.answer_space):
+                try:
+                    step(doc)
+                except MmtasksError as more:
+                    if more.render() not in seen:
+                        seen.add(more.render())
+                        report(more)
+    return count, max_images
 
-    def counted(problem: MmtasksError) -> None:
-        nonlocal found
-        found += 1
-        report(problem)
 
+# -- several processes --------------------------------------------------------------------
+
+#: the fewest records (all tasks together) for which the check runs in several processes
+PARALLEL_FROM = 2000
+_MAX_WORKERS = 8
+
+#: what the forked processes check (set in the parent just before forking: nothing is pickled to them)
+_JOB: dict[str, Any] = {}
+
+
+def _records(task: Task, root: Path | None, limit: int | None) -> int | None:
+    """How many records a local JSONL task reads (lines, without parsing them); None for other sources."""
+    ds = task.config.dataset
+    if root is None or ds.local is None or not ds.local.file.endswith(".jsonl"):
+        return None
     try:
-        for doc in task.documents(root, limit, report=counted):
-            count += 1
-            max_images = max(max_images, n_source_images(doc))
-            try:
-                _drive(task.protocol.run(unscored, doc, ctx), stand_in)
-            except MmtasksError as exc:
-                counted(exc)
-                # The dialogue stopped at its first problem: the templates every protocol renders
-                # (breakdowns, the answer space) are rendered on their own for the others.
-                seen = {exc.render()}
-                for step in (task.breakdown_values, task.answer_space):
-                    try:
-                        step(doc)
-                    except MmtasksError as more:
-                        if more.render() not in seen:
-                            seen.add(more.render())
-                            counted(more)
-        records = count
-        if limit is not None and not found:
-            return scan_documents(task.config, root, limit=limit, task_file=task.file, adapter=task.adapter), records
-    except MmtasksError as exc:  # the source itself: no data file, no data directory, a dataset that does not load
-        counted(exc)
-    return Scan(count=count, total=count, max_images=max_images), records
+        with (root / ds.local.dir / ds.local.file).open("rb") as fh:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return None  # reported, with its hint, by the loader
+    return min(lines, limit) if limit is not None else lines
+
+
+def _workers(tasks: Sequence[Task], root: Path | None, limit: int | None, workers: int | None) -> tuple[int, list[Task]]:
+    """(processes, the tasks they check): several when the local JSONL tasks hold at least
+    :data:`PARALLEL_FROM` records, the platform forks, and this process runs no other thread
+    (a fork copies only the calling thread)."""
+    n = workers if workers is not None else min(os.cpu_count() or 1, _MAX_WORKERS)
+    if n <= 1 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        return 1, []
+    sizes = {task.name: _records(task, root, limit) for task in tasks}
+    shared = [task for task in tasks if sizes[task.name] is not None]
+    if sum(sizes[t.name] or 0 for t in shared) < PARALLEL_FROM:
+        return 1, []
+    return n, shared
+
+
+def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | None, notetaking: bool,
+                        shares: int) -> dict[str, tuple[int, int, list[MmtasksError]]]:
+    """Each task's documents checked in ``shares`` forked processes, each reading every record
+    and checking those whose index modulo ``shares`` is its own: task -> (documents, most
+    images in one, problems in record order)."""
+    jobs = [(t, k) for t in tasks for k in range(shares)]
+    _JOB.update(jobs=jobs, root=root, limit=limit, notetaking=notetaking, shares=shares)
+    try:
+        with multiprocessing.get_context("fork").Pool(shares) as pool:
+            results = pool.map(_check_share, range(len(jobs)), chunksize=1)
+    finally:
+        _JOB.clear()
+    out: dict[str, tuple[int, int, list[MmtasksError]]] = {}
+    for task in tasks:
+        mine = [r for (t, _), r in zip(jobs, results) if t is task]
+        seen: set[str] = set()  # every share reads every line: a malformed line is reported by each
+        problems = []
+        for _, data in sorted((p for r in mine for p in r[2]), key=lambda p: p[0]):
+            error = _restored(data)
+            if error.render() not in seen:
+                seen.add(error.render())
+                problems.append(error)
+        out[task.name] = (sum(r[0] for r in mine), max(r[1] for r in mine), problems)
+    return out
+
+
+def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]]]:
+    """In a forked process: one share of one task; problems come back as plain tuples, with
+    their place in the data (line, else record) to put them in order."""
+    task, k = _JOB["jobs"][job]
+    shares = _JOB["shares"]
+    problems: list[tuple[int, tuple[Any, ...]]] = []
+    position = 0
+
+    def report(problem: MmtasksError) -> None:
+        problems.append((problem.line if problem.line is not None else position, _portable(problem)))
+
+    def only(index: int) -> bool:
+        nonlocal position
+        position = index + 1
+        return index % shares == k
+
+    ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=_JOB["notetaking"])
+    try:
+        count, max_images = _check_documents(task, _JOB["root"], _JOB["limit"], ctx, _stand_in(), report, only)
+    except MmtasksError as exc:  # the source itself (every share finds it; reported once)
+        report(exc)
+        count = max_images = 0
+    return count, max_images, problems
+
+
+def _portable(problem: MmtasksError) -> tuple[Any, ...]:
+    return (type(problem).__name__, problem.message, problem.file, problem.doc_id, problem.field, problem.line, problem.hint)
+
+
+def _restored(data: tuple[Any, ...]) -> MmtasksError:
+    kind, message, file, doc_id, field_name, line, hint = data
+    cls = {c.__name__: c for c in (ConfigError, DataError, TemplateError)}.get(kind, MmtasksError)
+    return cls(message, file=file, doc_id=doc_id, field=field_name, line=line, hint=hint)
+
+
+class _StandIn(RandomModel):
+    """The ``random`` baseline answering every request with a valid answer of its space, from one
+    generator for the whole preflight (seeding a generator per request, as a run does for
+    reproducible draws, would cost more than the rest of a document's check)."""
+
+    def __init__(self) -> None:
+        super().__init__(ModelSpec(backend="random"), ModelContext(seed=0))
+        self._shared = random.Random(0)
+
+    def _rng(self, req: Request) -> random.Random:
+        return self._shared
 
 
 def _stand_in() -> RandomModel:
-    return RandomModel(ModelSpec(backend="random"), ModelContext(seed=0))
+    return _StandIn()
 
 
 def _drive(dialogue: Dialogue, stand_in: RandomModel) -> None:
@@ -162,8 +286,12 @@ def _drive(dialogue: Dialogue, stand_in: RandomModel) -> None:
 
 def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_dir: str | Path | None = None,
               limit: int | None = None, image_mode: ImageMode = "separate", protocol_overrides: dict[str, Any] | None = None,
-              generation: dict[str, Any] | None = None, notetaking: bool = False) -> CheckedTasks:
-    """Load the tasks and check all their documents; raise :class:`Problems` naming every problem found."""
+              generation: dict[str, Any] | None = None, notetaking: bool = False,
+              workers: int | None = None) -> CheckedTasks:
+    """Load the tasks and check all their documents; raise :class:`Problems` naming every problem found.
+
+    Large local data (:data:`PARALLEL_FROM` records or more) is checked by ``workers`` forked
+    processes (default: one per CPU, at most 8), with the same code; 1: in this process."""
     started = time.perf_counter()
     problems: list[tuple[str | None, MmtasksError]] = []
 
@@ -179,10 +307,18 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
     scans: dict[str, Scan] = {}
     documents = 0
     stand_in = _stand_in()
+    processes, shared = _workers(tasks, root, limit, workers)
+    checked = _check_in_processes(shared, root, limit, notetaking, processes) if processes > 1 else {}
     for task in tasks:
-        ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=notetaking)
-        scans[task.name], n = check_task(task, root, lambda exc, name=task.name: add(name, exc),
-                                         limit=limit, ctx=ctx, stand_in=stand_in)
+        if task.name in checked:
+            n, max_images, found = checked[task.name]
+            for exc in found:
+                add(task.name, exc)
+            scans[task.name] = _scan(task, root, limit, n, max_images, bool(found))
+        else:
+            ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=notetaking)
+            scans[task.name], n = check_task(task, root, lambda exc, name=task.name: add(name, exc),
+                                             limit=limit, ctx=ctx, stand_in=stand_in)
         documents += n
     if problems:
         raise Problems(problems)

@@ -192,10 +192,12 @@ class Task:
     def name(self) -> str:
         return self.config.task
 
-    def documents(self, data_root: Path | None, limit: int | None = None, report: Report | None = None) -> Iterator[Document]:
+    def documents(self, data_root: Path | None, limit: int | None = None, report: Report | None = None,
+                  only: Callable[[int], bool] | None = None) -> Iterator[Document]:
         """The first ``limit`` documents, transformed. With ``report``, a record's problems go
-        there and the record is left out (see :func:`load_documents`)."""
-        for doc in load_documents(self.config, data_root, task_file=self.file, adapter=self.adapter, limit=limit, report=report):
+        there and the record is left out; ``only`` reads a share of them (see :func:`load_documents`)."""
+        for doc in load_documents(self.config, data_root, task_file=self.file, adapter=self.adapter, limit=limit,
+                                  report=report, only=only):
             yield apply_transforms(doc, self.transforms, self.image_mode)
 
     # -- prompts ---------------------------------------------------------

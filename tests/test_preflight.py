@@ -383,3 +383,48 @@ def test_check_passes_on_every_builtin_benchmarks_sample_data(task, capsys):
 def test_builtin_tasks_are_discovered():
     assert BUILTIN_TASKS_DIR.is_dir() and {"mmdu", "mmrc", "realbench_ranking_easy", "muirbench"} <= set(BUILTIN)
     assert REPO.is_dir()
+
+
+# -- several processes give what one gives ---------------------------------------------------
+
+_CHECK_IN_A_FRESH_PROCESS = """
+import sys
+import mmtasks.preflight as pf
+from mmtasks.errors import Problems
+pf.PARALLEL_FROM = 4
+workers = int(sys.argv[1])
+assert pf._workers(pf.load_tasks(["my_choice"], [sys.argv[2]])[0], pf.data_root(sys.argv[3]), None, workers)[0] == workers
+try:
+    checked = pf.preflight(["my_choice"], include_paths=[sys.argv[2]], data_dir=sys.argv[3], workers=workers)
+    print("ok", checked.documents, checked.scans["my_choice"])
+except Problems as exc:
+    print(exc.render())
+"""
+
+
+def test_several_processes_find_what_one_finds(bench, tmp_path):
+    import subprocess
+
+    tasks, data = bench
+    records = [ranking_record(f"r-{i}", n_images=2) for i in range(1, 31)]
+    records[7]["id"] = "r-3"                       # a duplicate id, in another share than its first
+    records[12]["answer"] = "F"                    # a target outside the options
+    write_realbench(data, "ranking_easy.jsonl", records)
+    (data / "realbench" / "images" / "r-20" / "2.jpg").unlink()
+    path = data / "realbench" / "ranking_easy.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[24] = '{"id": "r-25", "images": ['      # a malformed line (read by every share)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def check(workers: int) -> str:
+        out = subprocess.run([sys.executable, "-c", _CHECK_IN_A_FRESH_PROCESS, str(workers), str(tasks), str(data)],
+                             capture_output=True, text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    one, several = check(1), check(3)
+    assert one == several
+    assert one.startswith("4 problems found") and "duplicate document id 'r-3'" in one and "target 'F'" in one
+    assert "malformed JSON line" in one and "r-20/2.jpg" in one
+    write_realbench(data, "ranking_easy.jsonl", [ranking_record(f"r-{i}", n_images=2) for i in range(1, 31)])
+    assert check(1) == check(3) and check(1).startswith("ok 30 ")

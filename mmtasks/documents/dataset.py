@@ -45,14 +45,18 @@ class Document:
 
 def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path | None = None,
                    adapter: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-                   limit: int | None = None, report: Report | None = None) -> Iterator[Document]:
+                   limit: int | None = None, report: Report | None = None,
+                   only: Callable[[int], bool] | None = None) -> Iterator[Document]:
     """The task's documents (the records before index ``limit``); ``adapter`` is its resolved
     ``dataset.adapter`` (built-ins are looked up when omitted).
 
     A problem with one record (a malformed line, a schema error, a missing or unreadable image)
     is raised; with ``report`` it is given to ``report`` instead, every problem of the record is
     checked, and the record is left out (the preflight reads on, to report every problem).
-    Problems with the source itself (no data file, no data directory) are always raised."""
+    Problems with the source itself (no data file, no data directory) are always raised.
+
+    ``only``: read just the records whose index it accepts (a share of the data, for a check in
+    several processes); the others are still read far enough to find duplicate ids."""
     ds = task.dataset
     if adapter is None and ds.adapter:
         from mmtasks.registry import adapters
@@ -75,9 +79,9 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
                 hint=ds.get_data or f"put the benchmark's data at {path}",
             )
         records = _read_local(path, report)
-        yield from _documents(records, ds, folder, str(path), adapter, report, limit)
+        yield from _documents(records, ds, folder, str(path), adapter, report, limit, only)
     elif ds.hf is not None:
-        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter, report, limit)
+        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter, report, limit, only)
     else:
         raise DataError(f"task {task.task!r} names no dataset (dataset.local or dataset.hf)", file=task_file, field="dataset")
 
@@ -146,12 +150,18 @@ def _undecoded_images(dset: Any, datasets: Any) -> Any:
 
 def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str,
                adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, report: Report | None = None,
-               limit: int | None = None) -> Iterator[Document]:
+               limit: int | None = None, only: Callable[[int], bool] | None = None) -> Iterator[Document]:
     seen: set[str] = set()
     paths = ConfinedPaths(folder)
     for index, rec, lineno in records:
         if limit is not None and index >= limit:
             return
+        if only is not None and not only(index):
+            try:  # another share's record: its id only (a later duplicate is in this share or another)
+                seen.add(str((adapter(rec) if adapter is not None else rec).get(ds.id_field, index)))
+            except DataError:
+                pass  # reported by the share that reads the record
+            continue
         problems: list[DataError] = []
         doc = _document(index, rec, lineno, ds, paths, source, adapter, seen, problems, collect=report is not None)
         if problems:

@@ -22,6 +22,7 @@ from PIL import UnidentifiedImageError
 
 from mmtasks.core.pixels import MAX_IMAGE_PIXELS
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 #: bytes read first: enough for the size of PNG, GIF, BMP and WebP and most JPEG headers
 HEAD_BYTES = 512
 #: JPEG segments walked before giving up on finding the frame header (then PIL parses it)
@@ -40,7 +41,7 @@ def image_file_problem(path: Path) -> str | None:
     WxH pixels, more than ..."), or None. A header check: no pixel is decoded; a file damaged
     after a valid header is reported, with its document, when a backend decodes it."""
     try:
-        st = os.stat(path)
+        st = os.stat(path)  # before any open: a FIFO or a device is never opened
     except (FileNotFoundError, NotADirectoryError):
         return "image not found"
     except OSError:
@@ -50,7 +51,7 @@ def image_file_problem(path: Path) -> str | None:
     if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block the run or never end
         return "not a regular file"
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
     except (FileNotFoundError, NotADirectoryError):
         return "image not found"
     except OSError:
