@@ -130,3 +130,8 @@ def _with_count(same: "list[MmtasksError]") -> str:
     if len(same) > 1:
         text += f" (the same in {len(same) - 1} more document{'s' if len(same) > 2 else ''})"
     return text
+
+
+class ConfigProblems(Problems, ConfigError):
+    """Several problems of one configuration file (every validation error of a task YAML): a
+    :class:`ConfigError` for callers that catch one, rendered as :class:`Problems`."""

@@ -143,7 +143,7 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
         count += 1
         max_images = max(max_images, n_source_images(doc))
         try:
-            _drive(task.protocol.run(unscored, doc, ctx), stand_in)
+            _drive(task.protocol.run(unscored, doc, ctx), stand_in, task)
         except MmtasksError as exc:
             report(exc)
             # The dialogue stopped at its first problem: the templates every protocol renders
@@ -274,14 +274,23 @@ def _stand_in() -> RandomModel:
     return _StandIn()
 
 
-def _drive(dialogue: Dialogue, stand_in: RandomModel) -> None:
+def _drive(dialogue: Dialogue, stand_in: RandomModel, task: Task | None = None) -> None:
     """Run a dialogue to its end, every request (model, judge, note taker) answered by ``stand_in``."""
     try:
         requests = next(dialogue)
         while True:
-            requests = dialogue.send([Reply(text=stand_in.answer(r)) for r in requests])
+            requests = dialogue.send([_answer(stand_in, r, task) for r in requests])
     except StopIteration:
         return
+
+
+def _answer(stand_in: RandomModel, request: Request, task: Task | None) -> Reply:
+    try:
+        return Reply(text=stand_in.answer(request))
+    except (ValueError, TypeError, KeyError) as exc:  # a space no valid answer can be drawn from
+        where = "judge.space" if request.target == "judge" else "answer.space"
+        raise ConfigError(f"no valid answer can be drawn from this answer space: {exc}", file=task.file if task else None,
+                          doc_id=request.doc_id or None, field=where) from None
 
 
 def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_dir: str | Path | None = None,

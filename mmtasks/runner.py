@@ -26,6 +26,7 @@ from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim
 from mmtasks.results.results_json import build_results, write_results
 from mmtasks.core.request import Reply, Request, Target
 from mmtasks.scheduling.first_failures import FirstFailures
+from mmtasks.secrets import REDACTED, SECRET_QUERY_NAME, public_args, redact, safe_url
 from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scoring import rouge
 from mmtasks.scoring.aggregation import TaskResult, aggregate
@@ -169,7 +170,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
             stack.enter_context(claim_output_folder(
                 run.output_path, run_fingerprint(identity),
                 {"model": model_spec.display, "tasks": ",".join(t.name for t in tasks)}, overwrite=run.overwrite,
-                settings=identity))
+                settings=recorded_settings(identity)))
         if run.use_cache:
             ResponseCache(run.cache_dir or default_cache_dir()).close()  # a corrupt or unwritable cache: one line, before any model
         stack.callback(_close_models, models)
@@ -233,6 +234,23 @@ def _identity(run: RunConfig, tasks: list[Task], model_spec: ModelSpec, judge_sp
     """What makes two commands the same run (a resume may reuse the folder): tasks, model, judge, settings."""
     return {"tasks": [t.name for t in tasks], "config": run.public(), "model_spec": model_spec.model_dump(),
             "judge_spec": judge_spec.model_dump() if judge_spec is not None else None}
+
+
+def recorded_settings(value: Any, key: str = "") -> Any:
+    """The run's identity as the output folder records it (to say which settings differ when
+    the folder is reused), with nothing that may hold a secret: values under a key named like
+    a credential (``api_key``, ``token`` ...) or holding header values are ``***``, URLs lose
+    their user info and query, registered secrets are redacted. It is written before any
+    backend has registered its own secrets, so it cannot rely on redaction alone."""
+    if isinstance(value, dict):
+        return {k: recorded_settings(v, str(k)) for k, v in public_args(value).items()}
+    if isinstance(value, list):
+        return [recorded_settings(v, key) for v in value]
+    if key and SECRET_QUERY_NAME.search(key) and not key.endswith("_env") and isinstance(value, str):
+        return REDACTED  # numbers are never keys (max_new_tokens stays readable)
+    if isinstance(value, str):
+        return safe_url(value) if "://" in value else redact(value)
+    return value
 
 
 def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks, started: float) -> RunOutcome:

@@ -428,3 +428,18 @@ def test_several_processes_find_what_one_finds(bench, tmp_path):
     assert "malformed JSON line" in one and "r-20/2.jpg" in one
     write_realbench(data, "ranking_easy.jsonl", [ranking_record(f"r-{i}", n_images=2) for i in range(1, 31)])
     assert check(1) == check(3) and check(1).startswith("ok 30 ")
+
+
+def test_recorded_settings_hold_no_secret_and_keep_plain_values():
+    from mmtasks.runner import recorded_settings
+
+    identity = {"config": {"limit": 2, "gen_kwargs": {"max_new_tokens": 512},
+                           "model_args": {"base_url": "http://user:pw-123456789@host:8000/v1?api-key=k-123456789",
+                                          "api_key": "sk-not-registered-123", "api_key_env": "MY_KEY",
+                                          "default_headers": {"api-key": "h-123456789"}, "dtype": "bfloat16"}}}
+    recorded = recorded_settings(identity)
+    text = json.dumps(recorded)
+    assert not any(s in text for s in ("pw-123456789", "k-123456789", "sk-not-registered-123", "h-123456789"))
+    args = recorded["config"]["model_args"]
+    assert args["base_url"] == "http://host:8000/v1" and args["api_key_env"] == "MY_KEY" and args["dtype"] == "bfloat16"
+    assert recorded["config"]["limit"] == 2 and recorded["config"]["gen_kwargs"] == {"max_new_tokens": 512}

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from mmtasks.errors import ConfigError, Problems
+from mmtasks.errors import ConfigError, ConfigProblems
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -172,7 +172,7 @@ def validate(model: type[M], data: dict[str, Any], *, file: Path | str) -> M:
         problems = [_problem(model, err, file) for err in exc.errors()]
         if len(problems) == 1:
             raise problems[0] from None
-        raise Problems([(None, p) for p in problems]) from None
+        raise ConfigProblems([(None, p) for p in problems], stage="in this file") from None
 
 
 def _problem(model: type[BaseModel], err: Any, file: Path | str) -> ConfigError:
