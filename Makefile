@@ -2,7 +2,7 @@
 #   make demo   - create .venv if missing, install the core package only (no torch, no transformers: the demo
 #                 runs the `random` baseline), run every benchmark (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench,
 #                 BLINK, Mantis-Eval, MMIU, MM-MT-Bench) on the bundled sample data with the `random` baseline
-#                 (and random chance-level judge), build the leaderboard
+#                 (and random chance-level judge), build the run's view and the leaderboard that links to it
 #   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate,
 #                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
 PYTHON ?= python3
@@ -38,8 +38,9 @@ demo: $(DEMO_STAMP)
 		--model random --judge random --data-dir data/sample --output-path runs/demo-random --no-cache
 	$(PY) -m mmtasks --tasks realbench --model random --image-mode combined \
 		--data-dir data/sample --output-path runs/demo-random-combined --no-cache
+	$(PY) -m mmtasks view runs/demo-random --out runs/leaderboard/views/demo-random
 	$(PY) -m mmtasks leaderboard build runs/demo-random runs/demo-random-combined --out runs/leaderboard
-	@echo "leaderboard: runs/leaderboard/index.html"
+	@echo "leaderboard: runs/leaderboard/index.html (each answer of the demo run: runs/leaderboard/views/demo-random/index.html)"
 
 vllm-venv:
 	bash scripts/setup_vllm_venv.sh
