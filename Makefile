@@ -1,7 +1,7 @@
 # Two commands set everything up on a fresh machine (no GPU needed):
 #   make demo   - create .venv if missing, install the core package only (no torch, no transformers: the demo
 #                 runs the `random` baseline), run every benchmark (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench,
-#                 BLINK, Mantis-Eval, MMIU, MM-MT-Bench) on the bundled sample data with the `random` baseline
+#                 MMMU, BLINK, Mantis-Eval, MMIU, MM-MT-Bench) on the bundled sample data with the `random` baseline
 #                 (and random chance-level judge), build the run's view and the leaderboard that links to it
 #   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate,
 #                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
