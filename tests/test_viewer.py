@@ -417,3 +417,19 @@ def test_replayed_run_with_a_name_on_the_leaderboard_and_its_view(browser, runs:
         assert "replay:run-a/samples" in page.locator(".runs .run-details").text_content()
         assert str(tmp_path) not in page.content()
         page.close()
+
+
+def test_a_run_name_is_recorded_but_a_rename_is_the_same_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = mmtasks.evaluate("realbench_ranking_hard", "random", data_dir=SAMPLE, output_path=out, use_cache=False,
+                             run_name="first name")
+    assert first["config"]["run_name"] == "first name"
+    # the same command under another name resumes into its folder (not refused as another run's)
+    again = mmtasks.evaluate("realbench_ranking_hard", "random", data_dir=SAMPLE, output_path=out, use_cache=False,
+                             run_name="LLaVA-1.5-13B")
+    assert json.loads((out / "results.json").read_text())["config"]["run_name"] == "LLaVA-1.5-13B"
+    assert again["results"] == first["results"]
+    unnamed = mmtasks.evaluate("realbench_ranking_hard", "random", data_dir=SAMPLE, use_cache=False, limit=1)
+    assert "run_name" not in unnamed["config"]
+    with pytest.raises(ConfigError, match="run.name|run_name"):
+        mmtasks.evaluate("realbench_ranking_hard", "random", data_dir=SAMPLE, use_cache=False, run_name="")

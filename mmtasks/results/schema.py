@@ -212,8 +212,8 @@ class RunConfig(_Open):
     model: str = Field(min_length=1)
     """The ``--model`` spec as given (``hf:Qwen/Qwen2-VL-7B-Instruct``, ``random``, a preset)."""
     model_args: dict[str, Any] | str = Field(default_factory=dict)
-    run_name: str | None = None
-    """The run's display name (``--run-name``, ``run_name=``), when given."""
+    run_name: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The run's display name (``--run-name``, ``run_name=``), when given (absent otherwise)."""
     judge: str | None = None
     """The judge's spec (``openai:gpt-4o-2024-05-13``; ``random`` for the chance-level judge)."""
     judge_args: dict[str, Any] | str = Field(default_factory=dict)
