@@ -101,14 +101,25 @@
     }
     renderMeta(data);
     const benchmarks = Array.isArray(data.benchmarks) ? data.benchmarks : [];
-    const fromHash = decodeURIComponent(location.hash.replace(/^#/, ""));
+    const fromHash = hashId();
     const first = benchmarks.find(b => b.id === fromHash) || benchmarks[0];
     renderTabs(benchmarks);
     if (first) selectBenchmark(first.id, false);
     window.addEventListener("hashchange", function () {
-      const id = decodeURIComponent(location.hash.replace(/^#/, ""));
+      const id = hashId();
       if (benchmarks.some(b => b.id === id) && id !== state.benchId) selectBenchmark(id, false);
     });
+  }
+
+  // The tab named by the link's #fragment; a fragment that is not valid percent-encoding
+  // ("#%", "#%E0%A4%A") names no tab (the first one shows) instead of failing the page.
+  function hashId() {
+    const raw = location.hash.replace(/^#/, "");
+    try {
+      return decodeURIComponent(raw);
+    } catch (err) {
+      return raw;
+    }
   }
 
   function renderMeta(data) {

@@ -7,7 +7,21 @@ with a traceback only under ``--verbose``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+#: characters that act on a terminal instead of showing (C0/C1 controls, DEL; bidirectional
+#: overrides and isolates, which reorder what follows them)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: object) -> str:
+    """``text`` safe to print on a terminal: every control character (ESC sequences setting the
+    window title or writing the clipboard, bidi overrides, newlines in one-line output) shown
+    escaped, as ``\\x1b`` or ``\\u202e``. Everything mmtasks prints that came from files, data,
+    models or judges goes through it."""
+    value = text if isinstance(text, str) else str(text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", value)
 
 
 class MmtasksError(Exception):
@@ -34,6 +48,8 @@ class MmtasksError(Exception):
         super().__init__(self.render())
 
     def render(self) -> str:
+        """One line: where (file:line, document, field), the message, the hint; control
+        characters (from file names, data, replies) escaped (:func:`printable`)."""
         where: list[str] = []
         if self.file:
             where.append(f"{self.file}:{self.line}" if self.line else self.file)
@@ -44,7 +60,7 @@ class MmtasksError(Exception):
         text = f"{', '.join(where)}: {self.message}" if where else self.message
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        return printable(text)
 
 
 class ConfigError(MmtasksError):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import sys
 
+from mmtasks.errors import printable
+
 class _OwnHandler(logging.StreamHandler):
     """The handler :func:`configure` installs (told apart from anyone else's). It writes to
     whatever ``sys.stderr`` is when a record arrives (a test's capture, a redirected stream),
@@ -27,12 +29,14 @@ class _OwnHandler(logging.StreamHandler):
 
 
 class _Formatter(logging.Formatter):
-    """``mmtasks: message`` for mmtasks' own notices; ``LEVEL logger: message`` otherwise."""
+    """``mmtasks: message`` for mmtasks' own notices; ``LEVEL logger: message`` otherwise. The
+    message's control characters are escaped (a server's error text reaches the terminal here)."""
 
     def format(self, record: logging.LogRecord) -> str:
+        message = printable(record.getMessage())
         if record.levelno == logging.INFO and record.name.split(".")[0] == "mmtasks":
-            return f"mmtasks: {record.getMessage()}"
-        return super().format(record)
+            return f"mmtasks: {message}"
+        return super().format(logging.makeLogRecord({**record.__dict__, "msg": message, "args": None}))
 
 
 def _quiet_libraries(record: logging.LogRecord) -> bool:

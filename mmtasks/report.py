@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from mmtasks.errors import printable
+
 #: the table never needs more columns than this
 WIDTH = 80
 _NUM_COLS = (("Value", 8), ("Stderr", 8), ("N", 9))
@@ -30,6 +32,8 @@ def _fmt(v: Any) -> str:
 
 
 def _fit(text: str, width: int) -> str:
+    """``text`` in ``width`` characters, its control characters escaped (names come from files)."""
+    text = printable(text)
     return text if len(text) <= width else text[: max(0, width - 1)] + "\u2026"
 
 

@@ -15,7 +15,7 @@ undefined (constant scores) is skipped; fewer than half defined gives no interva
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
 import numpy as np
@@ -78,19 +78,29 @@ def kendall(a: np.ndarray, b: np.ndarray) -> float | None:
     return _finite(stats.kendalltau(a, b, variant="b").statistic)
 
 
+#: the most categories weighted kappa is computed over (a rating scale; ours): integer scores
+#: spread wider (1e6) are not a scale, and their k x k table would take terabytes
+MAX_KAPPA_CATEGORIES = 1001
+#: the most bootstrap resamples (``--resamples``; ours: the intervals settle long before)
+MAX_RESAMPLES = 100_000
+#: the most resample indices held at once (n_resamples x n_pairs); past it they are drawn row by row
+_MAX_INDEX_MATRIX = 10_000_000
+
+
 def weighted_kappa(a: np.ndarray, b: np.ndarray, weights: Weights = "quadratic") -> float | None:
     """Cohen's weighted kappa of two integer ratings: 1 - observed / expected weighted disagreement.
 
     Categories are the integers from the smallest to the largest value either rater
     gave; the weight of a disagreement (i, j) is ``((i - j) / (k - 1)) ** p`` with p = 2
-    (quadratic) or 1 (linear). None when the expected disagreement is 0 (one category).
+    (quadratic) or 1 (linear). None when the expected disagreement is 0 (one category), and
+    when the scores span more than :data:`MAX_KAPPA_CATEGORIES` integers (not a rating scale).
     """
     if len(a) == 0:
         return None
     lo = int(min(a.min(), b.min()))
     hi = int(max(a.max(), b.max()))
     k = hi - lo + 1
-    if k < 2:
+    if k < 2 or k > MAX_KAPPA_CATEGORIES:
         return None
     ia = (a - lo).astype(int)
     ib = (b - lo).astype(int)
@@ -108,12 +118,19 @@ def weighted_kappa(a: np.ndarray, b: np.ndarray, weights: Weights = "quadratic")
 
 
 def _bootstrap(fn: Callable[[np.ndarray, np.ndarray], float | None], a: np.ndarray, b: np.ndarray,
-               indices: np.ndarray, level: float) -> Estimate:
+               indices: "np.ndarray | Callable[[], Iterator[np.ndarray]]", level: float) -> Estimate:
     value = fn(a, b)
     if value is None:
         return Estimate(value=None)
-    draws = [v for v in (fn(a[idx], b[idx]) for idx in indices) if v is not None]
-    if len(draws) < max(1, len(indices) // 2):
+    rows = indices() if callable(indices) else iter(indices)
+    total = 0
+    draws = []
+    for idx in rows:
+        total += 1
+        v = fn(a[idx], b[idx])
+        if v is not None:
+            draws.append(v)
+    if len(draws) < max(1, total // 2):
         return Estimate(value=value)
     tail = (1.0 - level) / 2 * 100
     low, high = np.percentile(draws, [tail, 100 - tail])
@@ -125,11 +142,22 @@ def agreement(a: Sequence[float], b: Sequence[float], *, n_resamples: int = 1000
     """Every statistic for paired scores ``a[i]``, ``b[i]`` (same length), with bootstrap intervals."""
     if len(a) != len(b):
         raise ValueError(f"agreement: {len(a)} scores against {len(b)}")
+    if not 0 <= n_resamples <= MAX_RESAMPLES:
+        raise ValueError(f"agreement: n_resamples must be from 0 to {MAX_RESAMPLES}, got {n_resamples}")
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     n = len(x)
-    rng = np.random.default_rng(seed)
-    indices = rng.integers(0, n, size=(n_resamples, n)) if n > 1 and n_resamples > 0 else np.empty((0, n), dtype=int)
+    indices: np.ndarray | Callable[[], Iterator[np.ndarray]]
+    if n <= 1 or n_resamples == 0:
+        indices = np.empty((0, n), dtype=int)
+    elif n_resamples * n <= _MAX_INDEX_MATRIX:
+        indices = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+    else:  # too many to hold: the same rows for every statistic, drawn one at a time
+
+        def indices() -> Iterator[np.ndarray]:
+            rng = np.random.default_rng(seed)
+            for _ in range(n_resamples):
+                yield rng.integers(0, n, size=n)
     integral = n > 0 and bool(np.all(x == np.round(x)) and np.all(y == np.round(y)))
     return Agreement(
         n_pairs=n,

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from mmtasks.errors import ConfigError
+from mmtasks.errors import ConfigError, printable
 
 
 def add_judge_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
@@ -41,26 +41,28 @@ def _estimate(name: str, est: object) -> str:
 def judge_command(args: argparse.Namespace) -> int:
     if getattr(args, "judge_command", None) != "agreement":
         raise ConfigError("say what to check: `mmtasks judge agreement RUN_A RUN_B`", field="judge")
-    if args.resamples < 0:
-        raise ConfigError("must be 0 or more", field="--resamples")
+    from mmtasks.agreement.stats import MAX_RESAMPLES
+
+    if not 0 <= args.resamples <= MAX_RESAMPLES:
+        raise ConfigError(f"must be from 0 to {MAX_RESAMPLES}", field="--resamples")
     if not 0 < args.level < 1:
         raise ConfigError("must be between 0 and 1", field="--level")
     from mmtasks.agreement import compare_runs
 
     report = compare_runs(args.run_a, args.run_b, n_resamples=args.resamples, level=args.level, weights=args.weights)
-    print(f"judge agreement: {report.run_a} vs {report.run_b}")
+    print(printable(f"judge agreement: {report.run_a} vs {report.run_b}"))
     print(f"  {report.n_items} items judged by both; {report.only_a} only in the first, {report.only_b} only in the second")
     if not report.quantities:
         print("  no verdicts in common: are these runs of the same tasks and samples?")
     for row in report.quantities:
         a = row.agreement
         means = f", mean {a.mean_a:.2f} vs {a.mean_b:.2f}" if a.mean_a is not None and a.mean_b is not None else ""
-        print(f"{row.task} {row.quantity} (n={a.n_pairs}{means})")
+        print(printable(f"{row.task} {row.quantity} (n={a.n_pairs}{means})"))  # judge JSON keys: escaped
         print(("  " + _estimate("pearson", a.pearson) + "  " + _estimate("spearman", a.spearman)).rstrip())
         print(("  " + _estimate("kendall", a.kendall) + "  " + _estimate("kappa", a.kappa)).rstrip())
     if args.json_out is not None:
         from mmtasks.results.writer import atomic_write_text
 
         atomic_write_text(args.json_out, json.dumps(report.model_dump(mode="json"), indent=1, allow_nan=False) + "\n")
-        print(f"report: {args.json_out}")
+        print(printable(f"report: {args.json_out}"))
     return 0 if report.quantities else 1

@@ -7,12 +7,13 @@ import shutil
 import textwrap
 
 from mmtasks.config.task_registry import TaskRegistry
-from mmtasks.errors import MmtasksError
+from mmtasks.errors import MmtasksError, printable
 from mmtasks.models.base import backend_names
 from mmtasks.models.presets import load_presets
 
 
 def _fit(text: str, width: int) -> str:
+    text = printable(text)
     return text if len(text) <= width else text[: max(0, width - 1)] + "\u2026"
 
 
@@ -39,17 +40,17 @@ def list_tasks(args: argparse.Namespace) -> int:
     for name, metric, judge, description in rows:
         print(_fit(f"{name:<{name_w}}  {metric:<{metric_w}}  {judge}", width))
         if description in described:  # subtasks sharing their benchmark's description
-            print(f"    (as {described[description]})")
+            print(printable(f"    (as {described[description]})"))
             continue
         described.setdefault(description, name)
         for line in textwrap.wrap(" ".join(description.split()), width - 4):
-            print("    " + line)
+            print("    " + printable(line))  # descriptions come from task YAML
     print()
     print("groups:")
     for group, members in reg.groups.items():
         print(textwrap.fill(", ".join(members), width, initial_indent=f"  {group}: ", subsequent_indent="    "))
     for path, message in reg.broken_files.items():
-        print(f"warning: skipped {message}")
+        print(printable(f"warning: skipped {message}"))
     return 0
 
 
@@ -57,5 +58,5 @@ def list_models(args: argparse.Namespace) -> int:
     print("Backends: " + ", ".join(backend_names()))
     print("Presets:")
     for name, preset in load_presets().items():
-        print(f"  {name:24s} {preset.backend}:{preset.weights}  {preset.description}")
+        print(printable(f"  {name:24s} {preset.backend}:{preset.weights}  {preset.description}"))
     return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
 from mmtasks.errors import ConfigError
 from mmtasks.secrets import public_args, register_arg_secrets
@@ -43,10 +43,10 @@ class RunConfig(BaseModel):
     overwrite: bool = False
     """Replace another run's results in ``output_path`` (else such a folder is refused; the same run resumes)."""
     include_paths: list[Path] = Field(default_factory=list)
-    limit: int | None = Field(default=None, ge=1)
-    """Only the first N documents of each task (at least 1)."""
-    seed: int = 0
-    batch_size: int | None = Field(default=None, ge=1)
+    limit: StrictInt | None = Field(default=None, ge=1)
+    """Only the first N documents of each task (an integer, at least 1: ``True`` is not 1)."""
+    seed: StrictInt = 0
+    batch_size: StrictInt | None = Field(default=None, ge=1)
     image_mode: Literal["separate", "combined"] = "separate"
     history: Literal["self", "reference"] | None = None
     probe: Literal["independent", "cumulative", "algorithm1"] | None = None
@@ -60,7 +60,7 @@ class RunConfig(BaseModel):
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
-    max_live: int = Field(default=1024, ge=1)
+    max_live: StrictInt = Field(default=1024, ge=1)
     """Most dialogues in flight at once (bounds memory; a wave holds at most this many requests per turn)."""
     progress: bool = True
     """Show progress on stderr: a bar on a terminal, a plain line every few seconds otherwise."""

@@ -7,7 +7,6 @@ parts: only their existence and header are checked here, pixels are decoded by a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 from mmtasks.config.task_config import DatasetConfig, TaskConfig
 from mmtasks.core.conversation import Image
 from mmtasks.documents.image_header import image_bytes_problem, image_file_problem
-from mmtasks.documents.jsonl import iter_jsonl
+from mmtasks.documents.jsonl import iter_jsonl, loads_checked
 from mmtasks.documents.paths import ConfinedPaths, inside
 from mmtasks.errors import DataError
 
@@ -93,13 +92,11 @@ def _read_local(path: Path, report: Report | None = None) -> Iterator[tuple[int,
             yield index, rec, lineno
         return
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"malformed JSON: {exc.msg}", file=path, line=exc.lineno) from None
+        data = loads_checked(path.read_text(encoding="utf-8"), file=path)  # numbers finite, no lone surrogate, bounded depth
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
-    except (OSError, RecursionError) as exc:
-        raise DataError(f"cannot read: {getattr(exc, 'strerror', None) or type(exc).__name__}", file=path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror or type(exc).__name__}", file=path) from None
     if isinstance(data, dict):
         items = []
         for key, rec in data.items():
@@ -122,8 +119,16 @@ def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None
         import datasets
     except ImportError:
         raise DataError("reading a Hugging Face dataset needs the `datasets` package", hint="pip install 'mmtasks[datasets]'") from None
+    generation_error = getattr(getattr(datasets, "exceptions", None), "DatasetGenerationError", ValueError)
     try:
         dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision, data_files=hf.data_files)
+    except generation_error as exc:  # a corrupt parquet or arrow file: its reader's own words name it
+        cause = exc.__cause__ or exc.__context__ or exc
+        raise DataError(
+            f"cannot read Hugging Face dataset {hf.path!r}: a data file is corrupt or not in its format "
+            f"({type(cause).__name__}: {str(cause).splitlines()[0][:200] if str(cause) else ''})",
+            field="dataset.hf", hint="download its files again (delete them from the Hugging Face cache)",
+        ) from None
     except (FileNotFoundError, ValueError, ConnectionError, OSError) as exc:
         raise DataError(
             f"cannot load Hugging Face dataset {hf.path!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",

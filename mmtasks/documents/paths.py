@@ -21,6 +21,8 @@ def confined(root: Path, relative: str, *, doc_id: str | None = None, field: str
     (``..``, symlinks pointing outside)."""
     if not isinstance(relative, str) or not relative:
         raise DataError(f"expected a relative path, got {relative!r}", file=file, line=line, doc_id=doc_id, field=field)
+    if "\x00" in relative:  # the OS would refuse it with a ValueError, not a message
+        raise DataError(f"path {relative!r} holds a NUL byte", file=file, line=line, doc_id=doc_id, field=field)
     candidate = Path(relative)
     if candidate.is_absolute():
         raise DataError(f"path {relative!r} is absolute; data paths must stay inside the data root {root}",
@@ -102,7 +104,7 @@ class ConfinedPaths:
 
     def __call__(self, relative: str, *, doc_id: str | None = None, field: str = "images", file: Path | str | None = None,
                  line: int | None = None) -> Path:
-        if not isinstance(relative, str) or not relative or os.path.isabs(relative):
+        if not isinstance(relative, str) or not relative or os.path.isabs(relative) or "\x00" in relative:
             return confined(self.root, relative, doc_id=doc_id, field=field, file=file, line=line)  # raises the right error
         parent, name = os.path.split(relative)
         path = self._real(self._directory(parent), name)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mmtasks.errors import MmtasksError
+from mmtasks.errors import MmtasksError, printable
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.leaderboard_handler(args)
     except MmtasksError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {err.render()}", file=sys.stderr)
         return err.exit_code
 
 
@@ -94,7 +94,7 @@ def _build(args: argparse.Namespace) -> int:
     sections = discover_sections(args.include_path)
     runs = load_runs(args.runs)
     for name, tasks in unused_tasks(runs, sections).items():
-        print(f"note: run {name}: tasks not on the leaderboard: {', '.join(tasks)}", file=sys.stderr)
+        print(printable(f"note: run {name}: tasks not on the leaderboard: {', '.join(tasks)}"), file=sys.stderr)
     board = build_leaderboard(runs, include_paper=not args.no_paper, sections=sections,
                               views=published_views(args.out, runs))
     if not board.benchmarks:
@@ -108,8 +108,8 @@ def _build(args: argparse.Namespace) -> int:
         f"{sum(e.source == 'paper' for e in bench.entries)} paper"
         for bench in board.benchmarks
     )
-    print(f"wrote {args.out / DATA_JSON} from {len(runs)} run(s): {summary}")
-    print(f"open {args.out / 'index.html'} in a browser, or serve {args.out} with any static web server")
+    print(printable(f"wrote {args.out / DATA_JSON} from {len(runs)} run(s): {summary}"))
+    print(printable(f"open {args.out / 'index.html'} in a browser, or serve {args.out} with any static web server"))
     return 0
 
 
@@ -124,7 +124,7 @@ def _plot(args: argparse.Namespace) -> int:
         print("no figures: the runs hold no results for any benchmark on the leaderboard", file=sys.stderr)
         return 1
     for path in written:
-        print(path)
+        print(printable(path))
     return 0
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 2
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+    # numbers are finite: NaN or an infinity would break the page, and JSON cannot spell them
+    model_config = ConfigDict(extra="forbid", protected_namespaces=(), allow_inf_nan=False)
 
 
 class Column(_Model):
@@ -37,10 +38,17 @@ class Column(_Model):
     scale_max: float = 100.0
     unit: str = ""
     """Printed after the value, e.g. ``"%"``."""
-    decimals: int = 2
+    decimals: int = Field(2, ge=0, le=6)
+    """Digits after the point (0-6: the page's number format takes no more)."""
     higher_is_better: bool = True
     radar: bool = False
     """Whether this column is an axis of the benchmark's radar chart."""
+
+    @model_validator(mode="after")
+    def _scale(self) -> "Column":
+        if not self.scale_min < self.scale_max:
+            raise ValueError(f"scale_min ({self.scale_min:g}) must be below scale_max ({self.scale_max:g})")
+        return self
 
 
 class ChartOption(_Model):

@@ -38,7 +38,8 @@ from mmtasks.leaderboard.schema import Chart, ChartOption, Citation, Column
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+    # numbers are finite (``.inf``/``.nan`` in leaderboard.yaml broke the tab)
+    model_config = ConfigDict(extra="forbid", protected_namespaces=(), allow_inf_nan=False)
 
 
 class ChartSpec(_Strict):

@@ -39,12 +39,14 @@ def asset_dir() -> Path:
 
 
 def leaderboard_json(board: Leaderboard) -> str:
-    return json.dumps(board.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+    """The data as JSON; a non-finite number (never read in: results.json's numbers are checked)
+    is an error here, never ``Infinity`` in a file that would then not be JSON."""
+    return json.dumps(board.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def leaderboard_js(board: Leaderboard) -> str:
     """The data as a script; ``<``, ``>``, ``&`` escaped so no string can close a tag around it."""
-    data = json.dumps(board.model_dump(mode="json"), ensure_ascii=True, separators=(",", ":"))
+    data = json.dumps(board.model_dump(mode="json"), ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f"window.LEADERBOARD = {data};\n"
 

@@ -27,7 +27,6 @@ when a file does not fit.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
@@ -42,6 +41,7 @@ from pydantic import (
     model_validator,
 )
 
+from mmtasks.documents.jsonl import loads_checked
 from mmtasks.errors import DataError
 from mmtasks.secrets import public_args
 
@@ -64,14 +64,22 @@ LEGACY_COUNTERS = frozenset({
 })
 
 
+#: the largest metric magnitude a results file may hold (ours: scores, counts and rates are far
+#: below it; a mean of values past it could overflow to infinity, which JSON cannot spell)
+MAX_METRIC = 1e15
+
+
 def _metric_value(value: Any) -> Any:
-    """A metric: a number or null; NaN and infinities become null."""
+    """A metric: a number or null; NaN and infinities become null (on writing: the aggregators'
+    undefined values); a number past :data:`MAX_METRIC` is refused."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"expected a number or null, got {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if abs(value) > MAX_METRIC:
+        raise ValueError(f"{value:.3g} is out of range (at most {MAX_METRIC:.0e} in magnitude)")
     return value
 
 
@@ -327,7 +335,8 @@ class ResultsFile(_Open):
     config: RunConfig
     run_stats: RunStats | None = None
     git_hash: str | None = None
-    date: float = Field(description="Seconds since the epoch (UTC), as lm-evaluation-harness writes it")
+    date: float = Field(ge=0, le=1e11, allow_inf_nan=False,
+                        description="Seconds since the epoch (UTC), as lm-evaluation-harness writes it")
 
     @model_validator(mode="after")
     def _tasks_have_results(self) -> ResultsFile:
@@ -362,12 +371,11 @@ class ResultsFile(_Open):
 def read_results(path: Path) -> ResultsFile:
     """Read and validate ``results.json``; :class:`DataError` names the file and the field."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise DataError(f"not valid JSON: {err.msg}", file=path, line=err.lineno) from err
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise DataError(f"cannot read: {err}", file=path) from err
-    return parse_results(raw, file=path)
+        raise DataError(f"cannot read: {err}", file=path) from None
+    # NaN/Infinity, 1e400, 400-digit integers, 100,000-deep nesting: one line naming the field
+    return parse_results(loads_checked(text, file=path), file=path)
 
 
 def parse_results(raw: Any, *, file: Path | None = None) -> ResultsFile:
