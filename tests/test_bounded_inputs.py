@@ -16,7 +16,7 @@ import pytest
 
 import mmtasks
 from mmtasks.cli import main
-from mmtasks.errors import ConfigError, DataError, printable
+from mmtasks.errors import ConfigError, printable
 from mmtasks.leaderboard.sections import load_section
 from tests.test_leaderboard_sections import SMALL, write
 
@@ -213,6 +213,3 @@ def test_limit_takes_integers_only(limit: object) -> None:
     with pytest.raises(ConfigError, match="field '--limit'"):  # before: limit=True ran one document
         mmtasks.evaluate(tasks="realbench_ranking_easy", model="random", data_dir=SAMPLE, limit=limit, use_cache=False)
 
-
-def test_data_error_is_the_type_readers_raise() -> None:
-    assert issubclass(DataError, mmtasks.errors.MmtasksError)
