@@ -15,7 +15,8 @@ Every request is recorded (method, path, headers, body) so a test can check wher
 Auth: ``Authorization: Bearer <token>``; an unknown token is 401 "Invalid credentials in
 Authorization header", a namespace the token may not write is 403, a repo that does not exist 404
 ``RepoNotFound``; the namespace ``ghost`` does not exist (its repos cannot be created: 404).
-LFS/Xet uploads (binary files, 10 MB and over) are not implemented: such a file is answered 501.
+LFS/Xet uploads are not implemented: a file of 10 MB or more is answered 501, and every smaller file is
+``regular`` (the Hub also sends binary files, images, to LFS/Xet; the tests upload text files only).
 """
 
 from __future__ import annotations
