@@ -433,3 +433,20 @@ def test_a_run_name_is_recorded_but_a_rename_is_the_same_run(tmp_path: Path) -> 
     assert "run_name" not in unnamed["config"]
     with pytest.raises(ConfigError, match="run.name|run_name"):
         mmtasks.evaluate("realbench_ranking_hard", "random", data_dir=SAMPLE, use_cache=False, run_name="")
+
+
+def test_a_bad_samples_line_or_a_folder_without_samples_is_one_line(runs: dict[str, Path], tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(runs["a"], run)
+    path = run / "samples" / "muirbench.jsonl"
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2][:40]
+    path.write_text("\n".join(lines) + "\n")
+    assert cli_main(["view", str(run), "--out", str(tmp_path / "v1")]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("  ")]  # progress: "  task"
+    assert len(err) == 1 and "muirbench.jsonl:3" in err[0] and err[0].startswith("mmtasks: error:"), err
+    shutil.rmtree(run / "samples")
+    assert cli_main(["view", str(run), "--out", str(tmp_path / "v2")]) == 2
+    assert "no samples/ folder" in capsys.readouterr().err
+    assert cli_main(["view", str(tmp_path / "nowhere"), "--out", str(tmp_path / "v3")]) == 2
+    assert "results.json" in capsys.readouterr().err
