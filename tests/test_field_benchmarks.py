@@ -91,14 +91,14 @@ def parts_of(sample: dict) -> list[str]:
 # --- BLINK ------------------------------------------------------------------------------
 
 #: subtask -> [(doc id, reply, parsed letter or None, right)]; gold letters are the sample's answers;
-#: the letters by MMMU's choice rule (rule: mmmu): "(X)", then " X ", then option text, the last wins
+#: the letters by the choice parser's first_letter rule (an explicit answer first, else the first letter)
 BLINK_REPLIES = {
     "Art_Style": [("val_Art_Style_1", "(A)", "A", True),                       # gold (A)
                   ("val_Art_Style_2", "A", "A", False)],                       # gold (B)
     "Counting": [("val_Counting_1", "The answer is (C).", "C", True),           # gold (C)
-                 ("val_Counting_2", "I count exactly one square, so 1", "B", True)],  # over 5 words: option text "1"
+                 ("val_Counting_2", "B) 1", "B", True)],                       # LLaVA's "X) choice" replies
     "Forensic_Detection": [("val_Forensic_Detection_1", "I cannot tell.", None, False)],  # no letter: unparsed
-    "Functional_Correspondence": [("val_Functional_Correspondence_1", "Point A looks close but B is it", "B", False)],  # the last spaced letter; gold (A)
+    "Functional_Correspondence": [("val_Functional_Correspondence_1", "Point B, not A", "B", False)],  # the first letter; gold (A)
     "IQ_Test": [("val_IQ_Test_1", "B", "B", True)],
     "Jigsaw": [("val_Jigsaw_1", "(B) the third image", "B", True)],
     "Multi-view_Reasoning": [("val_Multi-view_Reasoning_1", "left", None, False)],  # option text, no letter
@@ -108,7 +108,7 @@ BLINK_REPLIES = {
     "Semantic_Correspondence": [("val_Semantic_Correspondence_1", "(A)", "A", False)],  # gold (C)
     "Spatial_Relation": [("val_Spatial_Relation_1", "(A) yes", "A", True)],
     "Visual_Correspondence": [("val_Visual_Correspondence_1", "D", "D", True)],
-    "Visual_Similarity": [("val_Visual_Similarity_1", "Not (A) but (B)", "B", False)],  # the last bracketed letter; gold (A)
+    "Visual_Similarity": [("val_Visual_Similarity_1", "(B), not (A)", "B", False)],  # the first letter; gold (A)
 }
 #: per subtask accuracy, by hand from the table above
 BLINK_ACC = {"Art_Style": 50.0, "Counting": 100.0, "Forensic_Detection": 0.0, "Functional_Correspondence": 0.0,
