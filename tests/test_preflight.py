@@ -102,6 +102,8 @@ MISTAKES: dict[str, tuple[Callable[[Path, Path], None], tuple[str, ...]]] = {
                               ("my_choice.yaml", "field 'promt'", "unknown key", "did you mean 'prompt'")),
     "unknown nested key": (edit("  parser: choice", "  parsr: choice"),
                            ("my_choice.yaml", "field 'answer.parsr'", "unknown key", "did you mean 'parser'")),
+    "unknown parser argument": (edit("parser_args: {options_field: options}", "parser_args: {options_feild: options}"),
+                                ("my_choice.yaml", "field 'answer.parser_args.options_feild'", "did you mean 'options_field'")),
     "images folder symlinked out of the data root": (symlinked_images,
                                                      ("ranking_easy.jsonl:1", "document 'r-1'", "field 'images'",
                                                       "through the symlink", "elsewhere", "symlinks out of the data root")),

@@ -141,8 +141,12 @@ def bind(name: str, parser_args: Mapping[str, Any] | None, *, registry: Registry
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in (f"{field}.parser_args", *err["loc"]))
-        msg = f"unknown key for parser {name!r}" if err["type"] == "extra_forbidden" else err["msg"]
-        raise ConfigError(msg, file=file, field=loc) from None
+        if err["type"] == "extra_forbidden":
+            from mmtasks.config.yaml_loader import did_you_mean, keys_at
+
+            hint = did_you_mean(str(err["loc"][-1]), keys_at(spec.args, err["loc"][:-1]))
+            raise ConfigError(f"unknown key for parser {name!r}", file=file, field=loc, hint=hint) from None
+        raise ConfigError(err["msg"], file=file, field=loc) from None
 
 
 def _positional(fn: Callable[..., Any]) -> int:
