@@ -25,6 +25,7 @@ import copy
 import multiprocessing
 import os
 import random
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -182,35 +183,41 @@ def _records(task: Task, root: Path | None, limit: int | None) -> int | None:
     return min(lines, limit) if limit is not None else lines
 
 
-def _workers(tasks: Sequence[Task], root: Path | None, limit: int | None, workers: int | None) -> tuple[int, list[Task]]:
-    """(processes, the tasks they check): several when the local JSONL tasks hold at least
-    :data:`PARALLEL_FROM` records, the platform forks, and this process runs no other thread
-    (a fork copies only the calling thread)."""
+def _workers(tasks: Sequence[Task], root: Path | None, limit: int | None, workers: int | None) -> tuple[int, dict[str, int]]:
+    """(processes, task -> shares) for the local JSONL tasks, when they hold at least
+    :data:`PARALLEL_FROM` records, the platform forks, and this process runs no other thread (a
+    fork copies only the calling thread). A task is cut into shares in proportion to its size
+    (at least one): many tasks are checked one per process, one large task by all of them."""
     n = workers if workers is not None else min(os.cpu_count() or 1, _MAX_WORKERS)
     if n <= 1 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
-        return 1, []
-    sizes = {task.name: _records(task, root, limit) for task in tasks}
-    shared = [task for task in tasks if sizes[task.name] is not None]
-    if sum(sizes[t.name] or 0 for t in shared) < PARALLEL_FROM:
-        return 1, []
-    return n, shared
+        return 1, {}
+    sizes = {task.name: size for task in tasks if (size := _records(task, root, limit)) is not None}
+    total = sum(sizes.values())
+    if total < PARALLEL_FROM:
+        return 1, {}
+    return n, {name: min(n, max(1, round(n * size / total))) for name, size in sizes.items()}
 
 
 def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | None, notetaking: bool,
-                        shares: int) -> dict[str, tuple[int, int, list[MmtasksError]]]:
-    """Each task's documents checked in ``shares`` forked processes, each reading every record
-    and checking those whose index modulo ``shares`` is its own: task -> (documents, most
-    images in one, problems in record order)."""
-    jobs = [(t, k) for t in tasks for k in range(shares)]
-    _JOB.update(jobs=jobs, root=root, limit=limit, notetaking=notetaking, shares=shares)
+                        processes: int, shares: dict[str, int]) -> dict[str, tuple[int, int, list[MmtasksError]]]:
+    """The tasks' documents checked in ``processes`` forked processes: a task cut into several
+    shares is read whole by each, which checks the records whose index modulo the shares is its
+    own. Returns task -> (documents, most images in one, problems in record order)."""
+    jobs = [(t, k, shares[t.name]) for t in tasks if t.name in shares for k in range(shares[t.name])]
+    _JOB.update(jobs=jobs, root=root, limit=limit, notetaking=notetaking)
+    pool = multiprocessing.get_context("fork").Pool(processes, initializer=_quiet_worker)
     try:
-        with multiprocessing.get_context("fork").Pool(shares) as pool:
-            results = pool.map(_check_share, range(len(jobs)), chunksize=1)
+        results = pool.map(_check_share, range(len(jobs)), chunksize=1)
+        pool.close()  # the workers end on their own (terminate() would signal them)
+        pool.join()
     finally:
+        pool.terminate()
         _JOB.clear()
     out: dict[str, tuple[int, int, list[MmtasksError]]] = {}
     for task in tasks:
-        mine = [r for (t, _), r in zip(jobs, results) if t is task]
+        mine = [r for (t, _, _), r in zip(jobs, results) if t is task]
+        if not mine:
+            continue
         seen: set[str] = set()  # every share reads every line: a malformed line is reported by each
         problems = []
         for _, data in sorted((p for r in mine for p in r[2]), key=lambda p: p[0]):
@@ -222,11 +229,17 @@ def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | N
     return out
 
 
+def _quiet_worker() -> None:
+    """A forked checker leaves signals to the parent: Ctrl-C reaches the whole process group and
+    the parent stops the pool; SIGTERM ends a worker (the parent's handler would raise in it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]]]:
     """In a forked process: one share of one task; problems come back as plain tuples, with
     their place in the data (line, else record) to put them in order."""
-    task, k = _JOB["jobs"][job]
-    shares = _JOB["shares"]
+    task, k, shares = _JOB["jobs"][job]
     problems: list[tuple[int, tuple[Any, ...]]] = []
     position = 0
 
@@ -236,7 +249,7 @@ def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]]]
     def only(index: int) -> bool:
         nonlocal position
         position = index + 1
-        return index % shares == k
+        return shares == 1 or index % shares == k
 
     ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=_JOB["notetaking"])
     try:
@@ -316,8 +329,8 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
     scans: dict[str, Scan] = {}
     documents = 0
     stand_in = _stand_in()
-    processes, shared = _workers(tasks, root, limit, workers)
-    checked = _check_in_processes(shared, root, limit, notetaking, processes) if processes > 1 else {}
+    processes, shares = _workers(tasks, root, limit, workers)
+    checked = _check_in_processes(tasks, root, limit, notetaking, processes, shares) if processes > 1 else {}
     for task in tasks:
         if task.name in checked:
             n, max_images, found = checked[task.name]
