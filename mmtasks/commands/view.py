@@ -14,7 +14,7 @@ def add_view_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                     "place, each turn's prompt and reply, the parsed answer against the target, every judge prompt "
                     "with its reply and verdict, re-asks and failures, the metrics; a table per task with filters. "
                     "With RUN_B, the two runs side by side with a filter for where they disagree. Open "
-                    "DIR/index.html from disk or serve DIR. Written to LEADERBOARD_DIR/views/<run folder name>, "
+                    "DIR/index.html from disk or serve DIR. Write it to LEADERBOARD_DIR/views/<run folder name> and "
                     "the leaderboard built into LEADERBOARD_DIR links the run's rows to it.")
     view.add_argument("run", type=Path, metavar="RUN", help="run folder (results.json and samples/)")
     view.add_argument("run_b", type=Path, nargs="?", default=None, metavar="RUN_B",
