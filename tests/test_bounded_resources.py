@@ -10,7 +10,6 @@ import struct
 import subprocess
 import sys
 import threading
-import time
 import zlib
 from pathlib import Path
 
@@ -47,10 +46,10 @@ def error_line(err: str) -> str:
     ("{{ 9 ** 999999999 }}", "power too large"),
 ])
 def test_hostile_templates_are_one_line_template_errors(source: str, message: str) -> None:
-    start = time.perf_counter()
+    # the bound that stops it is named (iterations, size, power), not the 5 s clock bound: no
+    # wall-clock assertion, the message shows which bound acted
     with pytest.raises(TemplateError, match=message) as info:
         render(source, {"doc": {"big": "y" * 100}}, origin="task.yaml", doc_id="d1", field="prompt.user")
-    assert time.perf_counter() - start < 3
     assert str(info.value).startswith("task.yaml, document 'd1', field 'prompt.user': template is too costly")
 
 

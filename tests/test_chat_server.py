@@ -25,7 +25,10 @@ def post(server: ChatServer, body: object, **kw: object) -> httpx.Response:
 
 
 def test_concurrent_calls_are_not_serialised(chat_server: ChatServer) -> None:
-    chat_server.latency = 0.5
+    # every call is held until all 64 are in flight at once (a server that serialised calls
+    # would never get there: the barrier breaks after its 60 s hang guard and the calls fail)
+    barrier = threading.Barrier(64, timeout=60)
+    chat_server.latency = lambda body: barrier.wait() * 0.0
     payload = json.dumps(chat("hi"))
     statuses: list[int] = []
 
@@ -36,19 +39,16 @@ def test_concurrent_calls_are_not_serialised(chat_server: ChatServer) -> None:
         conn.close()
 
     threads = [threading.Thread(target=one) for _ in range(64)]
-    start = time.monotonic()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert statuses == [200] * 64
-    assert time.monotonic() - start < 6.0  # serialised: 32 s
     # the server counts a call out after its response is sent, so the client may see the reply first
-    settle = time.monotonic() + 5
+    settle = time.monotonic() + 120  # a hang guard
     while chat_server.in_flight and time.monotonic() < settle:
         time.sleep(0.01)
-    # nearly all 64 overlap (a loaded 2-core machine may start the last threads late)
-    assert chat_server.calls == 64 and chat_server.max_in_flight >= 32 and chat_server.in_flight == 0
+    assert chat_server.calls == 64 and chat_server.max_in_flight == 64 and chat_server.in_flight == 0
 
 
 def test_echo_reply_log_and_reset(chat_server: ChatServer) -> None:
@@ -87,24 +87,24 @@ def test_faults_apply_in_order_to_matching_prompts(chat_server: ChatServer) -> N
 
 
 def test_hang_ends_when_the_client_gives_up(chat_server: ChatServer) -> None:
-    chat_server.inject("hang", hang_seconds=30)
+    chat_server.inject("hang", hang_seconds=3600)
     with pytest.raises(httpx.ReadTimeout):
         post(chat_server, chat("x"), timeout=0.2)
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 120  # a hang guard: the hang itself would last an hour
     while chat_server.in_flight and time.monotonic() < deadline:
         time.sleep(0.01)
     [call] = chat_server.log
-    assert chat_server.in_flight == 0 and call.status is None and call.finished - call.started < 1.0
+    assert chat_server.in_flight == 0 and call.status is None and call.finished is not None  # ended with the client
 
 
 def test_close_ends_hangs_quickly() -> None:
     server = ChatServer().start()
-    server.inject("hang", hang_seconds=30)
+    server.inject("hang", hang_seconds=3600)
     errors: list[Exception] = []
 
     def call() -> None:
         try:
-            post(server, chat("x"), timeout=10)
+            post(server, chat("x"), timeout=3600)  # only the server's close can end it in time
         except httpx.HTTPError as exc:
             errors.append(exc)
 
@@ -112,10 +112,9 @@ def test_close_ends_hangs_quickly() -> None:
     thread.start()
     while not server.in_flight:
         time.sleep(0.01)
-    start = time.monotonic()
     server.close()
-    thread.join(timeout=5)
-    assert time.monotonic() - start < 2 and len(errors) == 1
+    thread.join(timeout=120)  # a hang guard: the hang itself would last an hour
+    assert not thread.is_alive() and len(errors) == 1
 
 
 def test_api_key_and_models(chat_server: ChatServer) -> None:

@@ -5,7 +5,6 @@ field, exit 2, before anything is written."""
 from __future__ import annotations
 
 import resource
-import time
 from pathlib import Path
 
 import pytest
@@ -131,10 +130,8 @@ def test_alias_bomb_fails_fast_at_load(tmp_path) -> None:
     path = tmp_path / "bomb.yaml"
     path.write_text(ALIAS_BOMB)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    start = time.perf_counter()
-    with pytest.raises(ConfigError, match="aliases expand to more than"):
+    with pytest.raises(ConfigError, match="aliases expand to more than"):  # the node bound acted, not a clock
         read_yaml(path)
-    assert time.perf_counter() - start < 2
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KiB
 
 

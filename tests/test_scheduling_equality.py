@@ -178,17 +178,43 @@ class Timed(ChatModel):
         return Reply(text="echo: " + text)
 
 
+class HeldUntilFast(Timed):
+    """The "slow" dialogue's reply is held until the "fast" dialogue's fifth turn has been
+    answered: a scheduler that waited for the slowest reply of a wave before the next turn would
+    never get there (the 60 s hang guard then lets it go, and ``released`` records that)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fast_replies = 0
+        self.released: bool | None = None
+        self._fast_done: asyncio.Event | None = None
+
+    async def agenerate(self, request: Request) -> Reply:
+        if self._fast_done is None:
+            self._fast_done = asyncio.Event()
+        if request.messages[-1].plain_text.startswith("slow"):
+            try:
+                await asyncio.wait_for(self._fast_done.wait(), 60)
+                self.released = True
+            except asyncio.TimeoutError:
+                self.released = False
+        reply = await super().agenerate(request)
+        if request.messages[-1].plain_text.startswith("fast"):
+            self.fast_replies += 1
+            if self.fast_replies == 5:
+                self._fast_done.set()
+        return reply
+
+
 def test_a_slow_reply_holds_back_only_its_own_dialogue() -> None:
-    model = Timed()
-    start = time.monotonic()
-    samples = list(Scheduler(models={"model": model}).run([ask("slow", [0.4]), ask("fast", [0.01] * 5)]))
-    elapsed = time.monotonic() - start
+    model = HeldUntilFast()
+    samples = list(Scheduler(models={"model": model}).run([ask("slow", [0.0]), ask("fast", [0.0] * 5)]))
     assert [s.doc_id for s in samples] == ["fast", "slow"]
     assert samples[0].responses == [f"echo: fast turn {k}" for k in range(5)]
-    sent_fast = [t for e, text, t in model.log if e == "sent" and text.startswith("fast")]
-    slow_reply = next(t for e, text, t in model.log if e == "replied" and text.startswith("slow"))
-    assert len(sent_fast) == 5 and max(sent_fast) < slow_reply  # all 5 turns went out before the slow reply
-    assert elapsed < 0.4 + 0.2  # not 5 waves of 0.4 s
+    assert model.released is True  # all 5 fast turns went out and came back while the slow reply was pending
+    order = [(e, text) for e, text, _ in model.log]
+    slow_reply = order.index(next(x for x in order if x[0] == "replied" and x[1].startswith("slow")))
+    assert all(i < slow_reply for i, (e, text) in enumerate(order) if text.startswith("fast"))
 
 
 def test_waves_wait_for_the_slowest() -> None:
