@@ -29,7 +29,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,6 @@ class CheckedTasks:
     #: how many documents were checked, and in how many seconds
     documents: int = 0
     seconds: float = 0.0
-    problems: list[tuple[str | None, MmtasksError]] = field(default_factory=list)
 
 
 def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, image_mode: ImageMode = "separate",

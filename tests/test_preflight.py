@@ -17,7 +17,7 @@ import pytest
 
 from mmtasks.cli import main
 from mmtasks.config.task_registry import BUILTIN_TASKS_DIR, TaskRegistry
-from tests.builders import ranking_record, write_image, write_realbench
+from tests.builders import ranking_record, write_realbench
 from tests.chat_server import ChatServer
 from tests.cli_process import REPO, SAMPLE
 
@@ -445,3 +445,13 @@ def test_recorded_settings_hold_no_secret_and_keep_plain_values():
     args = recorded["config"]["model_args"]
     assert args["base_url"] == "http://host:8000/v1" and args["api_key_env"] == "MY_KEY" and args["dtype"] == "bfloat16"
     assert recorded["config"]["limit"] == 2 and recorded["config"]["gen_kwargs"] == {"max_new_tokens": 512}
+
+
+def test_a_target_outside_the_options_is_found_when_the_parser_guesses_at_random(bench, capsys):
+    """With ``fallback: random`` the choice parser answers every text; a guess is not the target's answer."""
+    tasks, data = bench
+    edit("parser_args: {options_field: options}", "parser_args: {options_field: options, fallback: random}")(
+        tasks / "my_choice.yaml", data)
+    letter_outside_options(tasks / "my_choice.yaml", data)
+    code, _, err = run_check(capsys, "--tasks", "my_choice", "--include-path", str(tasks), "--data-dir", str(data))
+    assert code == 2 and "ranking_easy.jsonl:2, document 'r-2', field 'answer': target 'F' is outside the answer space" in err
