@@ -213,3 +213,16 @@ def test_limit_takes_integers_only(limit: object) -> None:
     with pytest.raises(ConfigError, match="field '--limit'"):  # before: limit=True ran one document
         mmtasks.evaluate(tasks="realbench_ranking_easy", model="random", data_dir=SAMPLE, limit=limit, use_cache=False)
 
+
+
+def test_a_reply_holding_a_lone_surrogate_is_written_escaped(tmp_path: Path, chat_server, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    chat_server.reply = lambda body: "(1) \ud800 half a pair"
+    out = tmp_path / "out"
+    code = main(["--tasks", "realbench_ranking_easy", "--limit", "2", "--model", "openai:test-model", "--model-args",
+                 f"base_url={chat_server.base_url}", "--data-dir", str(SAMPLE), "--output-path", str(out),
+                 "--no-cache", "--no-progress"])
+    assert code in (0, 1) and (out / "results.json").exists()  # before: UnicodeEncodeError, a .partial left
+    lines = (out / "samples" / "realbench_ranking_easy.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and "\\ud800" in lines[0] and json.loads(lines[0])["responses"][0].startswith("(1) \ud800")
+    assert not list(out.rglob("*.partial"))

@@ -167,8 +167,15 @@ def _plain(obj: Any) -> Any:
 
 def dumps(obj: Any) -> str:
     """JSON text of ``obj`` with registered secrets redacted from its strings (not from the JSON
-    text: a secret made of digits must not turn numbers into ``***``)."""
-    return redacted_json(obj, _plain)
+    text: a secret made of digits must not turn numbers into ``***``). Text that cannot be UTF-8
+    (a reply holding a lone surrogate, ``\\ud800``) is written as JSON escapes, never a crash
+    that would leave the run's samples half written."""
+    text = redacted_json(obj, _plain)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(json.loads(text), ensure_ascii=True)
+    return text
 
 
 class SamplesWriter:
