@@ -220,3 +220,18 @@ def test_a_folder_in_the_way_is_one_line_and_nothing_changes(tmp_path: Path) -> 
     with pytest.raises(OutputError, match="a folder is in the way; kept: every file of the previous files, unchanged"):
         write_file_set(out, {"a.txt": b"new a", "b.txt": b"new b"})
     assert (out / "a.txt").read_bytes() == b"old a"
+
+
+def test_the_response_cache_is_never_written_through_a_link(tmp_path: Path) -> None:
+    from mmtasks.cache.response_cache import CacheError, ResponseCache
+
+    victim = tmp_path / "victim.db"
+    victim.write_bytes(b"precious")
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    for name in ("responses.sqlite", "responses.sqlite-wal"):
+        (cache_dir / name).symlink_to(victim)
+        with pytest.raises(CacheError, match="symlink; refusing to write through it"):  # before: SQLite wrote through it
+            ResponseCache(cache_dir)
+        (cache_dir / name).unlink()
+    assert victim.read_bytes() == b"precious"

@@ -75,6 +75,11 @@ class ResponseCache:
         self.path = directory / "responses.sqlite"
         with _guarded(self.path, "be opened"):
             directory.mkdir(parents=True, exist_ok=True)
+            # SQLite follows links: a file planted as a link would be written through
+            for name in ("responses.sqlite", "responses.sqlite-wal", "responses.sqlite-shm"):
+                if (directory / name).is_symlink():
+                    raise CacheError("the cache file is a symlink; refusing to write through it", file=directory / name,
+                                     hint="remove the link, or pass --cache-dir elsewhere or --no-cache")
             self._conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
