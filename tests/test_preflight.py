@@ -287,6 +287,18 @@ def test_reused_folder_refusal_lists_the_settings_that_differ(bench, capsys, tmp
     assert "holds the results of another run (model random, tasks my_choice); settings that differ: config.limit 2 (now 3)" in err
 
 
+def test_reused_folder_refusal_comes_before_any_request(bench, capsys, tmp_path, chat_server, api_key):
+    tasks, data = bench
+    out = ["--output-path", str(tmp_path / "out"), "--tasks", "my_choice", "--include-path", str(tasks),
+           "--data-dir", str(data), "--no-cache", "--no-progress"]
+    assert run_cli(capsys, *out, "--model", "random", "--limit", "2")[0] == 0
+    code, err = run_cli(capsys, *out, *openai_args(chat_server), "--limit", "2")
+    assert code == 2 and chat_server.log == []
+    line = next(line for line in err.splitlines() if line.startswith("mmtasks: error:"))
+    assert "settings that differ:" in line and 'config.model "random" (now "openai:test-model")' in line, line
+    assert "base_url" in line and chat_server.base_url in line  # a plain URL is named (one with credentials would not be)
+
+
 # -- the model's limits, before the first request ------------------------------------------
 
 LONG = TASK.replace("generation: {max_new_tokens: 16}", "generation: {max_new_tokens: 2048}")
