@@ -132,13 +132,23 @@ def settings_differ(before: Any, now: dict[str, Any] | None) -> str:
     if not isinstance(before, dict) or now is None:
         return "its settings were not recorded (an older run)"
     old, new = _flat(before), _flat(json.loads(dumps(now)))
+    differ = {key for key in old.keys() | new.keys() if old.get(key) != new.get(key)}
+
+    def shown_elsewhere(key: str) -> bool:
+        """``model_spec.args.x`` repeats ``config.model_args.x`` (and the judge's likewise)."""
+        for spec, args in (("model_spec.args.", "config.model_args."), ("judge_spec.args.", "config.judge_args.")):
+            if key.startswith(spec) and args + key[len(spec):] in differ:
+                return True
+        return False
+
     changed = [f"{key} {_shown(old.get(key))} (now {_shown(new.get(key))})"
-               for key in sorted(old.keys() | new.keys()) if old.get(key) != new.get(key)]
+               for key in sorted(differ) if not shown_elsewhere(key)]
     return "settings that differ: " + ", ".join(changed) if changed else "the same settings under another fingerprint"
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict) and value:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``; an empty mapping adds nothing (it is "unset")."""
+    if isinstance(value, dict):
         out: dict[str, Any] = {}
         for k, v in value.items():
             out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
