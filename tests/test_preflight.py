@@ -467,3 +467,43 @@ def test_a_target_outside_the_options_is_found_when_the_parser_guesses_at_random
     letter_outside_options(tasks / "my_choice.yaml", data)
     code, _, err = run_check(capsys, "--tasks", "my_choice", "--include-path", str(tasks), "--data-dir", str(data))
     assert code == 2 and "ranking_easy.jsonl:2, document 'r-2', field 'answer': target 'F' is outside the answer space" in err
+
+
+# -- image headers: the size without decoding ---------------------------------------------
+
+@pytest.mark.parametrize(("fmt", "options"), [
+    ("PNG", {}), ("GIF", {}), ("BMP", {}), ("TIFF", {}), ("WEBP", {"lossless": False}), ("WEBP", {"lossless": True}),
+    ("JPEG", {}), ("JPEG", {"progressive": True}), ("JPEG", {"exif": "big"}),
+])
+def test_header_sizes_agree_with_pil(tmp_path, fmt, options):
+    from PIL import Image as PILImage
+
+    from mmtasks.documents.image_header import HEAD_BYTES, header_size, image_bytes_problem, image_file_problem
+
+    for size in [(5, 4), (641, 479), (3000, 1)]:
+        img = PILImage.new("RGB", size, (10, 20, 30))
+        kw = dict(options)
+        if kw.get("exif") == "big":  # an EXIF block larger than the first read: the frame header lies past it
+            exif = PILImage.Exif()
+            exif[0x010E] = "x" * 20_000
+            kw["exif"] = exif.tobytes()
+        path = tmp_path / f"x.{fmt.lower()}"
+        img.save(path, format=fmt, **kw)
+        data = path.read_bytes()
+        with PILImage.open(path) as opened:
+            assert opened.size == size
+        if fmt != "TIFF":  # TIFF's size comes from PIL's header parse
+            assert header_size(data[:HEAD_BYTES], None, data) == size
+        assert image_file_problem(path) is None and image_bytes_problem(data) is None
+
+
+def test_header_over_the_pixel_budget_and_broken_headers(tmp_path):
+    from mmtasks.core.pixels import MAX_IMAGE_PIXELS
+    from mmtasks.documents.image_header import image_file_problem
+
+    png = tmp_path / "wide.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (200_000).to_bytes(4, "big") + (600).to_bytes(4, "big") + b"\x08\x02\x00\x00\x00")
+    assert image_file_problem(png) == f"image is 200000x600 pixels, more than the limit of {MAX_IMAGE_PIXELS} (a decompression bomb?)"
+    cut = tmp_path / "cut.jpg"
+    cut.write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00")  # a JPEG that ends before its frame header
+    assert image_file_problem(cut) == "not a readable image"

@@ -126,38 +126,40 @@ def _webp_size(head: bytes) -> tuple[int, int] | None:
 
 
 def _jpeg_size(head: bytes, fd: int | None, data: bytes | None) -> tuple[int, int] | None:
-    """Walk the JPEG's segments (markers and lengths) to its frame header."""
-
-    def read(offset: int, n: int) -> bytes:
-        if offset + n <= len(head):
-            return head[offset:offset + n]
-        if data is not None:
-            return data[offset:offset + n]
-        return os.pread(fd, n, offset) if fd is not None else b""
-
+    """Walk the JPEG's segments (markers and lengths) to its frame header: in ``head`` while it
+    lasts (the usual case), then by small reads past large EXIF or ICC segments."""
+    buf, base = head, 0  # buf holds the file's bytes from offset base
     pos = 2
     for _ in range(_MAX_JPEG_SEGMENTS):
-        marker = read(pos, 4)
-        if len(marker) < 4 or marker[0] != 0xFF:
+        if pos + 9 > base + len(buf):  # the next marker, length and frame size lie past what is read
+            buf, base = _more(fd, data, pos, 4096), pos
+            if len(buf) < 4:
+                return None
+        i = pos - base
+        if buf[i] != 0xFF:
             return None
-        kind = marker[1]
+        kind = buf[i + 1]
         if kind == 0xFF:  # fill byte
             pos += 1
             continue
-        if kind in (0x01, *range(0xD0, 0xD8)):  # markers without a length
+        if kind == 0x01 or 0xD0 <= kind <= 0xD7:  # markers without a length
             pos += 2
             continue
-        (length,) = struct.unpack(">H", marker[2:4])
+        length = (buf[i + 2] << 8) | buf[i + 3]
         if kind in _SOF:
-            frame = read(pos + 5, 4)
-            if len(frame) < 4:
+            if i + 9 > len(buf):
                 return None
-            height, width = struct.unpack(">HH", frame)
-            return width, height
+            return (buf[i + 7] << 8) | buf[i + 8], (buf[i + 5] << 8) | buf[i + 6]
         if kind == 0xDA or length < 2:  # scan data before any frame header: not a JPEG we can read
             return None
         pos += 2 + length
     return None
+
+
+def _more(fd: int | None, data: bytes | None, offset: int, n: int) -> bytes:
+    if data is not None:
+        return data[offset:offset + n]
+    return os.pread(fd, n, offset) if fd is not None else b""
 
 
 def _pil_size(source: "Path | object", head: bytes) -> tuple[int, int] | str | None:
