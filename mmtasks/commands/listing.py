@@ -12,6 +12,10 @@ from mmtasks.models.base import backend_names
 from mmtasks.models.presets import load_presets
 
 
+#: the widest the task-name column gets; longer names push the rest of their own row right
+NAME_COLUMN = 32
+
+
 def _fit(text: str, width: int) -> str:
     text = printable(text)
     return text if len(text) <= width else text[: max(0, width - 1)] + "\u2026"
@@ -33,7 +37,8 @@ def list_tasks(args: argparse.Namespace) -> int:
         if config.judge is not None:
             judge = config.judge.default_model or "needs --judge"
         rows.append((name, config.primary_metric or "-", judge, config.description))
-    name_w = max([len("task")] + [len(r[0]) for r in rows])
+    # a few long subtask names (MMMU's 44 characters) widen only their own rows, not every row's
+    name_w = min(NAME_COLUMN, max([len("task")] + [len(r[0]) for r in rows]))
     metric_w = max([len("metric")] + [len(r[1]) for r in rows])
     print(_fit(f"{'task':<{name_w}}  {'metric':<{metric_w}}  judge", width))
     described: dict[str, str] = {}
