@@ -25,7 +25,7 @@ from mmtasks.documents.dataset import Document, Report, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
-from mmtasks.scoring.parsers import BoundParser, bind, is_guess
+from mmtasks.scoring.parsers import BoundParser, bind, is_guess, option_letters
 from mmtasks.templates import TagError, render, split_on_images, split_on_tags
 
 ImageMode = Literal["separate", "combined"]
@@ -269,10 +269,23 @@ class Task:
         except DataError as exc:  # the record's answer vocabulary itself is malformed (e.g. its options)
             raise DataError(exc.message, file=doc.source, line=doc.line, doc_id=doc.doc_id, field=exc.field, hint=exc.hint) from None
         if parsed is None or is_guess(parsed):  # a parser's random fallback (a guess) is not an answer in the target
-            what = (self.parser.spec.fn.__doc__ or "").strip().split("\n")[0].rstrip(".")
             raise DataError(f"target {value!r} is outside the answer space: parser {self.parser.name!r} reads no answer in it",
                             file=doc.source, line=doc.line, doc_id=doc.doc_id, field=field_name,
-                            hint=f"{self.parser.name}: {what}" if what else None)
+                            hint=self._answer_vocabulary(doc))
+
+    def _answer_vocabulary(self, doc: Document) -> str | None:
+        """What the parser accepts for this record, where its arguments say (a field of options)."""
+        args = self.parser.args
+        letters = getattr(args, "letters", None)
+        if letters:
+            return "the task's letters are " + ", ".join(letters)
+        options = getattr(args, "options_field", None)
+        if isinstance(options, str) and options in doc.record:
+            try:
+                return f"the record's options ({options}) are " + ", ".join(option_letters(doc.record, options))
+            except DataError:
+                return None
+        return None
 
     def answer_space(self, doc: Document) -> dict[str, Any]:
         """The answer space for the random baseline, with templated values rendered."""
