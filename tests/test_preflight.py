@@ -508,3 +508,28 @@ def test_header_over_the_pixel_budget_and_broken_headers(tmp_path):
     cut = tmp_path / "cut.jpg"
     cut.write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00")  # a JPEG that ends before its frame header
     assert image_file_problem(cut) == "not a readable image"
+
+
+def test_problems_of_several_tasks_are_reported_together(bench, capsys):
+    tasks, data = bench
+    base = (tasks / "my_choice.yaml").read_text(encoding="utf-8")
+    (tasks / "bad_keys.yaml").write_text(base.replace("task: my_choice", "task: bad_keys").replace("prompt:", "promt:")
+                                         .replace("  parser: choice", "  parsr: choice"), encoding="utf-8")
+    (tasks / "bad_metric.yaml").write_text(base.replace("task: my_choice", "task: bad_metric")
+                                           .replace("function: choice_acc", "function: choice_ac"), encoding="utf-8")
+    remove_fourth_image(tasks / "my_choice.yaml", data)
+    code, _, err = run_check(capsys, "--tasks", "bad_keys,bad_metric,my_choice", "--include-path", str(tasks),
+                             "--data-dir", str(data))
+    assert code == 2
+    lines = err.splitlines()
+    assert lines[0] == "mmtasks: error: 4 problems found before any model or judge was built:"
+    assert lines[1:] == [
+        "  task bad_keys:",
+        f"    {tasks / 'bad_keys.yaml'}, field 'answer.parsr': unknown key (did you mean 'parser'?)",
+        f"    {tasks / 'bad_keys.yaml'}, field 'promt': unknown key (did you mean 'prompt'?)",
+        "  task bad_metric:",
+        next(line for line in lines if "field 'metrics[0].function'" in line),
+        "  task my_choice:",
+        next(line for line in lines if "image not found" in line),
+    ]
+    assert "bad_metric.yaml" in lines[5] and "did you mean 'choice_acc'" in lines[5]
