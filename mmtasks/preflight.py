@@ -22,6 +22,7 @@ field 'f': message``), grouped and capped with a count.
 from __future__ import annotations
 
 import copy
+import gc
 import multiprocessing
 import os
 import random
@@ -204,7 +205,9 @@ def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | N
     own. Returns task -> (documents, most images in one, problems in record order)."""
     jobs = [(t, k, shares[t.name]) for t in tasks if t.name in shares for k in range(shares[t.name])]
     _JOB.update(jobs=jobs, root=root, limit=limit, notetaking=notetaking)
+    gc.freeze()  # the forked processes' collections then leave the parent's objects (and their pages) alone
     pool = multiprocessing.get_context("fork").Pool(processes, initializer=_quiet_worker)
+    gc.unfreeze()
     try:
         results = pool.map(_check_share, range(len(jobs)), chunksize=1)
         pool.close()  # the workers end on their own (terminate() would signal them)
