@@ -241,13 +241,14 @@ def vllm_part(args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, Any
     out = HERE / "vllm.json"
     argv = [str(VLLM_PY), str(REPO / "benchmarks" / "vllm_peer_driver.py"), str(paths["text"]), str(out),
             "--docs", str(args.vllm_docs), "--dialogues", str(args.dialogues), "--turns", str(args.turns),
-            "--repeat", str(max(args.repeat, 3))]
+            "--repeat", str(max(args.repeat, 5))]
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "VLLM_LOGGING_LEVEL": "ERROR",
            "TOKENIZERS_PARALLELISM": "false"}
     run_process(argv, env=env)
     result = json.loads(out.read_text())
     for row in result["rounds"]:
         print("  vllm round: " + ", ".join(f"{k} {v:.2f} s" for k, v in row.items()), flush=True)
+    result["bench_text/aggregation_median"] = statistics.median(r["bench_text/aggregation"] for r in result["rounds"])
     for name in ("bench_text", "bench_dialogues"):
         mm = statistics.median(r[f"{name}/mmtasks"] for r in result["rounds"])
         raw = statistics.median(r[f"{name}/raw"] for r in result["rounds"])
@@ -299,6 +300,8 @@ def main() -> int:
             m = vllm[f"{name}/median"]
             print(f"{label:44s} {m['mmtasks']:10.2f} s {m['raw']:10.2f} s {vllm[name + '/ratio']:6.2f}x  "
                   f"outputs identical: {vllm[name + '/identical']}; mmtasks at {m['mmtasks'] / m['raw']:.2f}x raw's time")
+        print(f"{'':44s} text-only task's aggregation (bootstrap stderr, not in the ratio): "
+              f"{vllm['bench_text/aggregation_median']:.2f} s")
     summary = {"machine": machine(), "hf": hf, "vllm": vllm}
     (HERE / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     print(f"figures: {(HERE / 'summary.json').relative_to(REPO)}")

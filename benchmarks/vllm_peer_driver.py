@@ -11,7 +11,8 @@ see the same engine, the same machine load and the same warm state:
 
 - **single turn**: a text-only synthetic task (``--docs`` questions, 16 new tokens, greedy).
   mmtasks: the task loaded from YAML, its documents read from JSONL and rendered, the
-  ``single_turn`` protocol, the scheduler (one wave: one ``LLM.chat``), parsing and scoring.
+  ``single_turn`` protocol, the scheduler (one wave: one engine call), parsing and each
+  sample's metric; the task's aggregation (its bootstrap standard error) is timed apart.
   Raw: one ``LLM.chat`` over the same conversations with the same ``SamplingParams``, built
   before the clock starts.
 - **multi-turn**: ``--dialogues`` dialogues x ``--turns`` turns, each turn's history the model's
@@ -91,8 +92,10 @@ def load_task(tasks_dir: Path, name: str) -> Any:
     return Task(config, path)
 
 
-def mmtasks_run(model: Any, tasks_dir: Path, data: Path, name: str, score: bool) -> tuple[float, list[list[str | None]]]:
-    """The task through mmtasks (documents, protocol, scheduler, scoring): seconds and replies."""
+def mmtasks_run(model: Any, tasks_dir: Path, data: Path, name: str, score: bool) -> tuple[float, float, list[list[str | None]]]:
+    """The task through mmtasks: loading it, reading and rendering its documents, the protocol,
+    the scheduler and each sample's metrics (seconds), then the task's aggregation (seconds:
+    the bootstrap of its standard error, which raw vLLM has no counterpart of), and the replies."""
     from mmtasks import registry
     from mmtasks.dialogues.protocols import DialogueContext
     from mmtasks.scheduling.scheduler import Scheduler
@@ -102,11 +105,13 @@ def mmtasks_run(model: Any, tasks_dir: Path, data: Path, name: str, score: bool)
     protocol = registry.protocols.get(task.config.protocol).run
     scheduler = Scheduler(models={"model": model})
     samples = list(scheduler.run(protocol(task, doc, DialogueContext()) for doc in task.documents(data, None)))
+    elapsed = time.perf_counter() - start
+    start = time.perf_counter()
     if score:
         registry.aggregators.get(task.config.aggregator).fn(task, samples, 0)
-    elapsed = time.perf_counter() - start
+    aggregation = time.perf_counter() - start
     samples.sort(key=lambda s: s.doc_index)
-    return elapsed, [list(s.responses) for s in samples]
+    return elapsed, aggregation, [list(s.responses) for s in samples]
 
 
 def conversations(task: Any, data: Path) -> tuple[list[list[dict[str, Any]]], list[list[str]]]:
@@ -183,7 +188,8 @@ def main() -> None:
                     params, openings, users = prepared[name]
                     for way in order:
                         if way == "mmtasks":
-                            seconds, replies = mmtasks_run(model, tasks_dir, data, name, score)
+                            seconds, aggregation, replies = mmtasks_run(model, tasks_dir, data, name, score)
+                            row[f"{name}/aggregation"] = round(aggregation, 3)
                         else:
                             seconds, replies = raw_run(llm, params, openings, users)
                         row[f"{name}/{way}"] = round(seconds, 3)
