@@ -8,7 +8,8 @@ WORK.json (written by local_peers.py) names the checkpoint, its kind (``qwen2_vl
 ``llava_onevision``), the batch size, the data folder and, for lmms-eval, each document's
 prompt text and image files: the text mmtasks renders for the same document, so both send the
 same prompt. OUT.json gets the greedy output per document, the model's load time, the run's
-time after the load, and the process's peak RSS.
+time after the load (wall clock and CPU seconds of all the process's threads), and the process's
+peak RSS.
 
 - **mmtasks**: ``mmtasks.evaluate(tasks="muirbench", model="hf:DIR", data_dir=...)``, the whole
   run (task loading, the image checks, the model, parsing, scoring, writing the output folder).
@@ -57,13 +58,13 @@ def run_mmtasks(work: dict[str, Any]) -> dict[str, Any]:
     import mmtasks
     from mmtasks.models import hf
 
-    loads: list[float] = []
+    loads: list[tuple[float, float]] = []
     init = hf.HFModel.__init__
 
     def timed_init(self: Any, *args: Any, **kwargs: Any) -> None:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         init(self, *args, **kwargs)
-        loads.append(time.perf_counter() - start)
+        loads.append((time.perf_counter() - start, time.process_time() - cpu))
 
     hf.HFModel.__init__ = timed_init  # type: ignore[method-assign]
     stats: list[dict[str, Any]] = []
@@ -76,19 +77,20 @@ def run_mmtasks(work: dict[str, Any]) -> dict[str, Any]:
     logging.getLogger("mmtasks.models.hf").addHandler(Stats())
     logging.getLogger("mmtasks.models.hf").setLevel(logging.INFO)
     with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         result = mmtasks.evaluate(tasks=work["task"], model=f"hf:{work['checkpoint']}", data_dir=work["data_dir"],
                                   output_path=out, batch_size=work["batch_size"], use_cache=False, allow_failures=True,
                                   limit=len(work["docs"]),
                                   model_args={"dtype": "float32"})
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         samples = result.samples[work["task"]]
         outputs = {}
         for line in (Path(out) / "samples" / f"{work['task']}.jsonl").read_text().splitlines():
             row = json.loads(line)
             outputs[row["doc_id"]] = row["responses"][0] if row["responses"] else None
     assert len(samples) == len(work["docs"]), (len(samples), len(work["docs"]))
-    return {"outputs": outputs, "load_s": loads[0], "run_s": wall - loads[0], "stats": stats[0] if stats else None}
+    return {"outputs": outputs, "load_s": loads[0][0], "run_s": wall - loads[0][0], "run_cpu_s": cpu - loads[0][1],
+            "stats": stats[0] if stats else None}
 
 
 class _OneSample:
@@ -144,10 +146,11 @@ def run_lmms(work: dict[str, Any], png: bool, left_padding: bool, multi_image: b
                  arguments=(doc["text"], dict(GEN_KWARGS), doc_to_visual, i, "bench", "test"))
         for i, doc in enumerate(docs)
     ]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     texts = model.generate_until(requests)
-    run = time.perf_counter() - start
-    return {"outputs": {doc["id"]: text for doc, text in zip(docs, texts)}, "load_s": load, "run_s": run, "stats": None}
+    run, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"outputs": {doc["id"]: text for doc, text in zip(docs, texts)}, "load_s": load, "run_s": run,
+            "run_cpu_s": cpu, "stats": None}
 
 
 def main() -> int:

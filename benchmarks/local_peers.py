@@ -156,7 +156,7 @@ def hf_round(kind: str, harness: str, work_file: Path, out: Path, fixes: tuple[s
     result["process_s"] = wall
     label = harness + (" " + " ".join(fixes) if fixes else "")
     print(f"  {kind:15s} {label:28s} run {result['run_s']:7.2f} s "
-          f"({result['docs'] / result['run_s']:.2f} docs/s), load {result['load_s']:.2f} s, peak RSS {result['peak_rss_mb']:.0f} MB"
+          f"({result['docs'] / result['run_s']:.2f} docs/s; CPU {result['run_cpu_s']:.2f} s), load {result['load_s']:.2f} s, peak RSS {result['peak_rss_mb']:.0f} MB"
           + (f", idle {result['stats']['idle_share']:.1%}, padding {result['stats']['padded_share']:.1%}" if result.get("stats") else ""),
           flush=True)
     return result
@@ -211,6 +211,8 @@ def hf_part(args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, Any]:
             "batch_size": batch, "docs": len(subset),
             "mmtasks_docs_per_s": statistics.median(x["docs"] / x["run_s"] for x in mine),
             "mmtasks_peak_rss_mb": statistics.median(x["peak_rss_mb"] for x in mine),
+            "mmtasks_docs_per_cpu_s": statistics.median(x["docs"] / x["run_cpu_s"] for x in mine),
+            "mmtasks_runs_s": [round(x["run_s"], 2) for x in mine],
             "mmtasks_idle_share": statistics.median(x["stats"]["idle_share"] for x in mine),
             "mmtasks_padded_share": mine[0]["stats"]["padded_share"],
             "mmtasks_waited_for_prepare_s": statistics.median(x["stats"]["waited_for_prepare_s"] for x in mine),
@@ -220,7 +222,10 @@ def hf_part(args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, Any]:
             entry.update(
                 lmms_docs_per_s=statistics.median(x["docs"] / x["run_s"] for x in theirs),
                 lmms_peak_rss_mb=statistics.median(x["peak_rss_mb"] for x in theirs),
+                lmms_docs_per_cpu_s=statistics.median(x["docs"] / x["run_cpu_s"] for x in theirs),
+                lmms_runs_s=[round(x["run_s"], 2) for x in theirs],
             )
+            entry["cpu_ratio"] = entry["mmtasks_docs_per_cpu_s"] / entry["lmms_docs_per_cpu_s"]
             entry["speedup"] = entry["mmtasks_docs_per_s"] / entry["lmms_docs_per_s"]
             entry["memory_ratio"] = entry["mmtasks_peak_rss_mb"] / entry["lmms_peak_rss_mb"]
             entry["outputs"] = {"as shipped": compare(mine[0]["outputs"], theirs[0]["outputs"])}
@@ -289,6 +294,8 @@ def main() -> int:
                                 for k, v in e["outputs"].items())
             print(f"{label:44s} {e['mmtasks_docs_per_s']:8.2f} d/s {e['lmms_docs_per_s']:8.2f} d/s {e['speedup']:6.2f}x  "
                   f"peak RSS {e['mmtasks_peak_rss_mb']:.0f} / {e['lmms_peak_rss_mb']:.0f} MB ({e['memory_ratio']:.2f}x)")
+            print(f"{'':44s} per CPU second (all threads): {e['mmtasks_docs_per_cpu_s']:.2f} / {e['lmms_docs_per_cpu_s']:.2f} "
+                  f"docs = {e['cpu_ratio']:.2f}x; runs (s): mmtasks {e['mmtasks_runs_s']}, lmms-eval {e['lmms_runs_s']}")
             print(f"{'':44s} outputs: {outputs}")
         else:
             print(f"{label:44s} {e['mmtasks_docs_per_s']:8.2f} d/s {'-':>12s}")
