@@ -11,7 +11,7 @@ its answer space and running every dialogue with the stand-in. Also the same as 
 
 Usage (from the repository root)::
 
-    python benchmarks/preflight.py [--docs 10000] [--images 4] [--repeat 3]
+    python benchmarks/preflight.py [--docs 10000] [--images 4] [--repeat 3] [--workers N]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.synthetic_realbench import write_realbench  # noqa: E402
-from mmtasks.preflight import preflight  # noqa: E402
+from mmtasks.preflight import default_workers, preflight  # noqa: E402
 
 WORK = REPO / "benchmarks" / "_work" / "preflight"
 
@@ -62,7 +62,9 @@ def main() -> int:
     print(f"data: {args.docs} documents x {args.images} images ({files} files) under {root}")
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"load average {os.getloadavg()[0]:.2f}")
-    for workers in ([args.workers] if args.workers else [None, 1]):
+    default = default_workers()
+    print(f"default: {default} process{'es' if default > 1 else ''} on {os.cpu_count()} CPUs")
+    for workers in ([args.workers] if args.workers else [1, 2]):
         times, cpu = [], []
         for _ in range(args.repeat):
             started, started_cpu = time.perf_counter(), _cpu()
@@ -72,7 +74,7 @@ def main() -> int:
             assert checked.documents == args.docs, checked.documents
         order = sorted(range(len(times)), key=times.__getitem__)
         mid = order[len(order) // 2]
-        label = "one process" if workers == 1 else f"{workers or min(os.cpu_count() or 1, 8)} processes"
+        label = "one process" if workers == 1 else f"{workers} processes"
         print(f"preflight, {label}: median {times[mid]:.2f} s wall, {cpu[mid]:.2f} s CPU (all processes) "
               f"(runs: {', '.join(f'{t:.2f}' for t in sorted(times))}) = {1e6 * times[mid] / args.docs:.0f} us per document; "
               f"load average now {os.getloadavg()[0]:.2f}")

@@ -170,6 +170,17 @@ _MAX_WORKERS = 8
 _JOB: dict[str, Any] = {}
 
 
+#: the fewest CPUs on which the check forks by default: on 2 the forked copies' cost (pages copied
+#: on write, each process's own caches) outweighed the second core (benchmarks/README.md, issue 20)
+FORK_FROM_CPUS = 4
+
+
+def default_workers() -> int:
+    """Processes the check uses by default: one per CPU (at most 8) from :data:`FORK_FROM_CPUS` CPUs, else one."""
+    cpus = os.cpu_count() or 1
+    return min(cpus, _MAX_WORKERS) if cpus >= FORK_FROM_CPUS else 1
+
+
 def _records(task: Task, root: Path | None, limit: int | None) -> int | None:
     """How many records a local JSONL task reads (lines, without parsing them); None for other sources."""
     ds = task.config.dataset
@@ -188,7 +199,7 @@ def _workers(tasks: Sequence[Task], root: Path | None, limit: int | None, worker
     :data:`PARALLEL_FROM` records, the platform forks, and this process runs no other thread (a
     fork copies only the calling thread). A task is cut into shares in proportion to its size
     (at least one): many tasks are checked one per process, one large task by all of them."""
-    n = workers if workers is not None else min(os.cpu_count() or 1, _MAX_WORKERS)
+    n = workers if workers is not None else default_workers()
     if n <= 1 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
         return 1, {}
     sizes = {task.name: size for task in tasks if (size := _records(task, root, limit)) is not None}
@@ -315,7 +326,7 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
     """Load the tasks and check all their documents; raise :class:`Problems` naming every problem found.
 
     Large local data (:data:`PARALLEL_FROM` records or more) is checked by ``workers`` forked
-    processes (default: one per CPU, at most 8), with the same code; 1: in this process."""
+    processes (default: :func:`default_workers`), with the same code; 1: in this process."""
     started = time.perf_counter()
     problems: list[tuple[str | None, MmtasksError]] = []
 
