@@ -108,7 +108,7 @@ def mmtasks_run(model: Any, tasks_dir: Path, data: Path, name: str, score: bool)
     elapsed = time.perf_counter() - start
     start = time.perf_counter()
     if score:
-        registry.aggregators.get(task.config.aggregator).fn(task, samples, 0)
+        task.aggregator.fn(task, samples, 0)
     aggregation = time.perf_counter() - start
     samples.sort(key=lambda s: s.doc_index)
     return elapsed, aggregation, [list(s.responses) for s in samples]
