@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-
+import importlib
 import json
 import socketserver
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from PIL import Image
@@ -63,3 +65,13 @@ def serving(server: socketserver.BaseServer) -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def sample_generators(*names: str) -> tuple[ModuleType, ...]:
+    """The sample-data generator modules ``scripts/sample_data/<name>.py`` (each has ``generate(dest)``)."""
+    scripts = str(Path(__file__).resolve().parents[1] / "scripts")
+    sys.path.insert(0, scripts)
+    try:
+        return tuple(importlib.import_module(f"sample_data.{name}") for name in names)
+    finally:
+        sys.path.remove(scripts)

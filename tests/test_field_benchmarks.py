@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import folder_digest
+from tests.builders import folder_digest, sample_generators
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -433,11 +433,7 @@ def test_hub_copies_hold_the_local_records() -> None:
 
 def test_sample_data_regenerates_identically(tmp_path: Path) -> None:
     pytest.importorskip("datasets")
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        from sample_data import blink, mantis_eval, mmiu
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
+    blink, mantis_eval, mmiu = sample_generators("blink", "mantis_eval", "mmiu")
     for bench, generate in (("blink", blink.generate), ("mantis_eval", mantis_eval.generate), ("mmiu", mmiu.generate)):
         generate(tmp_path / bench)
         fresh = sorted(p.relative_to(tmp_path / bench).as_posix() for p in (tmp_path / bench).rglob("*") if p.is_file())

@@ -175,20 +175,27 @@ def test_missing_image_fails_only_its_request(tiny_llava_dir: Path, images: dict
     assert not replies[2].ok and "gone.png" in (replies[2].error or "")
 
 
-def test_out_of_memory_halves_the_batch(tiny_llava_dir: Path, images: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    requests = _requests(images)
-    expected = _texts(_model(tiny_llava_dir, batch_size=1), requests)
-    model = _model(tiny_llava_dir, batch_size=4)
+
+def _tight_memory(model, monkeypatch: pytest.MonkeyPatch, fits: int = 2) -> list[int]:
+    """Make ``generate`` run out of memory on batches of more than ``fits``; returns the batch sizes it was called with."""
     original = model.model.generate
-    sizes = []
+    sizes: list[int] = []
 
     def tight_memory(**kwargs):
         sizes.append(kwargs["input_ids"].shape[0])
-        if kwargs["input_ids"].shape[0] > 2:
+        if kwargs["input_ids"].shape[0] > fits:
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return original(**kwargs)
 
     monkeypatch.setattr(model.model, "generate", tight_memory)
+    return sizes
+
+
+def test_out_of_memory_halves_the_batch(tiny_llava_dir: Path, images: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = _requests(images)
+    expected = _texts(_model(tiny_llava_dir, batch_size=1), requests)
+    model = _model(tiny_llava_dir, batch_size=4)
+    sizes = _tight_memory(model, monkeypatch)
     assert _texts(model, requests) == expected
     assert sizes == [4, 2, 2] and model.batch_size == 2
 
@@ -374,16 +381,7 @@ def test_out_of_memory_halves_batches_already_prepared(tiny_llava_dir: Path, ima
     """The batch prepared ahead at the old size is split to the halved size, not run whole."""
     requests = _requests(images) * 2
     model = _model(tiny_llava_dir, batch_size=4)
-    original = model.model.generate
-    sizes = []
-
-    def tight_memory(**kwargs):
-        sizes.append(kwargs["input_ids"].shape[0])
-        if kwargs["input_ids"].shape[0] > 2:
-            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
-        return original(**kwargs)
-
-    monkeypatch.setattr(model.model, "generate", tight_memory)
+    sizes = _tight_memory(model, monkeypatch)
     texts = _texts(model, requests)
     assert texts[:4] == texts[4:] and len(set(texts)) == 4
     assert sizes == [4, 2, 2, 2, 2] and model.batch_size == 2

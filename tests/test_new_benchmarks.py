@@ -23,7 +23,7 @@ from PIL import Image as PILImage
 
 from tests.chat_server import ChatServer
 from tests.chat_wire import last_user_text
-from tests.builders import folder_digest
+from tests.builders import folder_digest, sample_generators
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -409,11 +409,7 @@ def test_hub_copies_hold_the_local_records() -> None:
 
 def test_sample_data_regenerates_identically(tmp_path: Path) -> None:
     pytest.importorskip("datasets")
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        from sample_data import llava_bench_wild, muirbench
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
+    llava_bench_wild, muirbench = sample_generators("llava_bench_wild", "muirbench")
     for bench, generate in (("muirbench", muirbench.generate), ("llava_bench_wild", llava_bench_wild.generate)):
         generate(tmp_path / bench)
         fresh = sorted(p.relative_to(tmp_path / bench).as_posix() for p in (tmp_path / bench).rglob("*") if p.is_file())
