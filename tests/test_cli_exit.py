@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
 def test_exit_now_runs_atexit_handlers_and_flushes(tmp_path: Path) -> None:
@@ -49,6 +49,6 @@ def test_exit_now_waits_for_a_running_thread(tmp_path: Path) -> None:
 
 def test_the_command_exits_with_mains_code(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "mmtasks", "--tasks", "no_such_task", "--model", "random"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert "unknown task or group 'no_such_task'" in proc.stderr

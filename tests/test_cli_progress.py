@@ -27,7 +27,7 @@ def test_plain_lines_count_requests_before_any_document_finishes():
     progress = Progress(total=4, stream=out, tty=False, interval=0.05)
     for reply in (Reply(text="a"), Reply(text="b", cached=True), Reply.failure("boom")):
         progress.reply(REQUEST, reply)
-    wait_until(lambda: "progress:" in out.getvalue(), timeout=5, what="a progress line")
+    wait_until(lambda: "progress:" in out.getvalue(), timeout=60, what="a progress line")  # a hang guard
     first = out.getvalue().splitlines()[0]
     assert first.startswith("mmtasks: progress: 0/4 documents (0%), 3 requests (1 cached), 1 failed"), first
     assert "ETA ? (no document finished yet)" in first

@@ -357,7 +357,7 @@ def test_next_batch_is_prepared_while_the_model_generates(tiny_llava_dir: Path, 
         count["generate"] += 1
         events.append(f"generate {k} starts")
         if k + 1 < len(requests):
-            seen = started[k + 1].wait(timeout=30)
+            seen = started[k + 1].wait(timeout=120)  # a hang guard: preparation starts at once unless the overlap is gone
             events.append(f"generate {k} saw prepare {k + 1}: {seen}")
         out = generate(**kwargs)
         events.append(f"generate {k} ends")
