@@ -24,11 +24,11 @@ import json
 import sys
 from pathlib import Path
 
-from mmtasks.scoring.mmmu_rules import mmmu_choice
+from mmtasks.scoring.answer_rules import last_occurrence_choice
 from mmtasks.scoring.parsers import choose_letter
 
 RULES = {"first_letter": lambda text, letters: choose_letter(text, letters),
-         "mmmu": lambda text, letters: mmmu_choice(text, letters, {})}
+         "mmmu": lambda text, letters: last_occurrence_choice(text, letters, {})}
 
 
 def model_rows(folder: Path) -> dict[str, dict[str, dict[str, int]]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from mmtasks.errors import DataError
 from mmtasks.registry import metrics as _metrics
-from mmtasks.scoring.mmmu_rules import open_match
+from mmtasks.scoring.answer_rules import open_match
 from mmtasks.scoring.parsers import literal_options
 from mmtasks.scoring.rouge import rouge_l_f1
 from mmtasks.scoring.text_normalize import strip_answer_prefix

@@ -60,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.registry import Registry
 from mmtasks.registry import parsers as _parsers
-from mmtasks.scoring.mmmu_rules import Normalized, mmmu_choice, parse_open
+from mmtasks.scoring.answer_rules import Normalized, last_occurrence_choice, parse_open
 from mmtasks.scoring.text_normalize import nfkc, strip_answer_prefix
 
 
@@ -281,7 +281,7 @@ class ChoiceArgs(ParserArgs):
     """``first_letter``: the first standalone option letter (ours; see :func:`choose_letter`).
     ``mmmu``: MMMU's ``parse_multi_choice_response`` (MUIRBench's too): "(A)", then " A ", then
     the option text for replies over 5 words; the last occurrence wins (see
-    :mod:`mmtasks.scoring.mmmu_rules`)."""
+    :mod:`mmtasks.scoring.answer_rules`)."""
     fallback: Literal["none", "random"] = "none"
     """When the rule finds no letter: ``none``, the reply is unparsed (re-asked ``answer.retries``
     times, then counted and scored 0); ``random``, a seeded random letter of the document's own,
@@ -390,7 +390,7 @@ def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
     if args.rule == "mmmu":
         texts = {} if args.letters else option_texts(doc, args.options_field)
         letters = args.letters or list(texts)
-        found = mmmu_choice(text, letters, texts)
+        found = last_occurrence_choice(text, letters, texts)
     else:
         letters = args.letters or option_letters({**doc, args.options_field: _options(doc, args.options_field)},
                                                  args.options_field)
@@ -450,7 +450,7 @@ def text_answer(text: str, doc: Mapping[str, Any]) -> str:
 def open_answer(text: str, doc: Mapping[str, Any]) -> list[Normalized]:
     """MMMU's ``parse_open_response``: the normalised candidate answers of a free-form reply (key
     answers after "is", "so", "=" ..., and the numbers in them); never unparsed. Scored by the
-    metric ``open_answer_acc`` (see :mod:`mmtasks.scoring.mmmu_rules`)."""
+    metric ``open_answer_acc`` (see :mod:`mmtasks.scoring.answer_rules`)."""
     return parse_open(text)
 
 

@@ -7,7 +7,7 @@ Source: github.com/MMMU-Benchmark/MMMU ``mmmu/utils/eval_utils.py`` (``parse_mul
 rule. The random letter those scripts draw when nothing matches is not drawn here: the caller
 decides (see the ``choice`` parser's ``fallback``).
 
-**Choice** (:func:`mmmu_choice`). The reply loses the characters ``, . ! ? ; : '`` at its two
+**Choice** (:func:`last_occurrence_choice`). The reply loses the characters ``, . ! ? ; : '`` at its two
 ends (one character kind after the other, in that order; whitespace is not removed), and gets a
 space added at both ends. Then the first of these that finds anything gives the candidates:
 
@@ -50,7 +50,7 @@ def _last(candidates: Sequence[str], position: Callable[[str], int]) -> str:
     return best
 
 
-def mmmu_choice(reply: str, letters: Sequence[str], texts: Mapping[str, str]) -> str | None:
+def last_occurrence_choice(reply: str, letters: Sequence[str], texts: Mapping[str, str]) -> str | None:
     """The letter MMMU's ``parse_multi_choice_response`` picks, or None where it would guess.
 
     ``letters`` are the option letters in order; ``texts`` maps letters to their option text
