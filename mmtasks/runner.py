@@ -20,7 +20,7 @@ from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError, MmtasksError, Problems
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
-from mmtasks.preflight import CheckedTasks, load_tasks, preflight
+from mmtasks.preflight import CheckedTasks, preflight
 from mmtasks.progress import Progress
 from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
 from mmtasks.results.results_json import build_results, write_results
@@ -45,12 +45,6 @@ class RunOutcome:
     samples: dict[str, Sequence[Sample]] = field(default_factory=dict)
     #: False on the other ranks of a data parallel run: rank 0 holds the results
     is_main: bool = True
-
-
-def prepare_tasks(run: RunConfig) -> tuple[list[Task], dict[str, list[str]]]:
-    """The run's tasks, built (every name resolved, every setting checked), and their groups."""
-    return load_tasks(run.tasks, run.include_paths, image_mode=run.image_mode, protocol_overrides=_overrides(run),
-                      generation=run.gen_kwargs)
 
 
 def _overrides(run: RunConfig) -> dict[str, Any]:
