@@ -134,8 +134,6 @@ class Problems(MmtasksError):
 def _kind(message: str) -> str:
     """What problems of one kind share: the message before its first colon, without the names,
     paths and numbers that differ from one document to the next."""
-    import re
-
     head = message.split(": ", 1)[0]
     return re.sub(r"'[^']*'|\S*/\S*|\d+", "...", head)[:80]
 
