@@ -41,11 +41,22 @@ def _unreadable(image: "Image", exc: BaseException) -> DataError:
     return DataError(f"corrupt or unreadable image: {exc}", file=image.path or image.label, doc_id=image.doc_id, field="images")
 
 
+#: what PIL's own guard refuses (more than twice :data:`MAX_IMAGE_PIXELS`): no size is known then
+BEYOND_TWICE_THE_LIMIT = f"image is more than twice the limit of {MAX_IMAGE_PIXELS} pixels (a decompression bomb?)"
+
+
+def pixel_budget_problem(width: int, height: int) -> str | None:
+    """What is wrong with an image of ``width`` x ``height`` pixels under :data:`MAX_IMAGE_PIXELS`, or None."""
+    if width * height > MAX_IMAGE_PIXELS:
+        return f"image is {width}x{height} pixels, more than the limit of {MAX_IMAGE_PIXELS} (a decompression bomb?)"
+    return None
+
+
 def check_pixel_budget(width: int, height: int, image: "Image") -> None:
     """Refuse an image of more than :data:`MAX_IMAGE_PIXELS` pixels (one line naming the file and document)."""
-    if width * height > MAX_IMAGE_PIXELS:
-        raise DataError(f"image is {width}x{height} pixels, more than the limit of {MAX_IMAGE_PIXELS} "
-                        "(a decompression bomb?)", file=image.path or image.label, doc_id=image.doc_id, field="images")
+    problem = pixel_budget_problem(width, height)
+    if problem is not None:
+        raise DataError(problem, file=image.path or image.label, doc_id=image.doc_id, field="images")
 
 
 @contextlib.contextmanager
@@ -62,8 +73,7 @@ def open_image(image: "Image", data: bytes | None = None) -> Iterator["PILImage"
                 check_pixel_budget(img.width, img.height, image)
                 yield img
     except PILImageModule.DecompressionBombError:
-        raise DataError(f"image is more than twice the limit of {MAX_IMAGE_PIXELS} pixels (a decompression bomb?)",
-                        file=image.path or image.label, doc_id=image.doc_id, field="images") from None
+        raise DataError(BEYOND_TWICE_THE_LIMIT, file=image.path or image.label, doc_id=image.doc_id, field="images") from None
     except _DECODE_ERRORS as exc:
         raise _unreadable(image, exc) from None
 

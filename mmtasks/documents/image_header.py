@@ -20,7 +20,7 @@ from pathlib import Path
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
 
-from mmtasks.core.pixels import MAX_IMAGE_PIXELS
+from mmtasks.core.pixels import BEYOND_TWICE_THE_LIMIT, pixel_budget_problem
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 #: bytes read first: enough for the size of PNG, GIF, BMP and WebP and most JPEG headers
@@ -87,9 +87,7 @@ def image_bytes_problem(data: bytes) -> str | None:
 def budget_problem(width: int, height: int) -> str | None:
     if width <= 0 or height <= 0:
         return "not a readable image"
-    if width * height > MAX_IMAGE_PIXELS:
-        return f"image is {width}x{height} pixels, more than the limit of {MAX_IMAGE_PIXELS} (a decompression bomb?)"
-    return None
+    return pixel_budget_problem(width, height)
 
 
 def header_size(head: bytes, fd: int | None, data: bytes | None = None) -> tuple[int, int] | None:
@@ -173,6 +171,6 @@ def _pil_size(source: "Path | object", head: bytes) -> tuple[int, int] | str | N
             with PILImage.open(source) as img:  # type: ignore[arg-type]
                 return (img.width, img.height) if img.format else None
     except PILImage.DecompressionBombError:
-        return f"image is more than twice the limit of {MAX_IMAGE_PIXELS} pixels (a decompression bomb?)"
+        return BEYOND_TWICE_THE_LIMIT
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
         return None
