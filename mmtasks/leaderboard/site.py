@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.schema import Leaderboard
@@ -44,11 +45,17 @@ def leaderboard_json(board: Leaderboard) -> str:
     return json.dumps(board.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def script_json(data: Any) -> str:
+    """``data`` as compact ASCII JSON fit to stand in a script: ``<``, ``>``, ``&`` escaped so no
+    string can close a tag around it; a non-finite number is an error (the leaderboard's and the
+    run viewer's data files both go through here)."""
+    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def leaderboard_js(board: Leaderboard) -> str:
-    """The data as a script; ``<``, ``>``, ``&`` escaped so no string can close a tag around it."""
-    data = json.dumps(board.model_dump(mode="json"), ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return f"window.LEADERBOARD = {data};\n"
+    """The data as a script (:func:`script_json`)."""
+    return f"window.LEADERBOARD = {script_json(board.model_dump(mode='json'))};\n"
 
 
 def write_site(board: Leaderboard, out: Path) -> list[Path]:

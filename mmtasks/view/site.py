@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mmtasks.errors import ConfigError, DataError
+from mmtasks.leaderboard.site import script_json
 from mmtasks.package_data import data_dir
 from mmtasks.results.writer import atomic_write_bytes, create_exclusive, write_failed, write_file_set
 from mmtasks.view.images import IMG_DIR, ImageStore
@@ -56,10 +57,8 @@ def asset_dir() -> Path:
 
 
 def script(key: str, data: Any) -> str:
-    """``MMV.load(key, data);`` with the data as JSON that no string can break out of."""
-    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return f"MMV.load({json.dumps(key)},{text});\n"
+    """``MMV.load(key, data);`` with the data as JSON that no string can break out of (:func:`script_json`)."""
+    return f"MMV.load({json.dumps(key)},{script_json(data)});\n"
 
 
 def _write_new(path: Path, data: bytes) -> None:
