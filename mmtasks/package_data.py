@@ -10,7 +10,10 @@ one in the wheel, nothing duplicated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+
+from mmtasks.errors import ConfigError
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -35,3 +38,13 @@ def data_dir(name: str) -> Path:
     if (_PACKAGE.parent / "pyproject.toml").is_file() and source.is_dir():
         return source
     return installed
+
+
+def page_dir(name: str, files: Sequence[str], what: str) -> Path:
+    """:func:`data_dir` of a page's sources (``site``, ``viewer``), checked to hold every one of
+    ``files``; ``what`` names them in the one-line error of an incomplete installation."""
+    here = data_dir(name)
+    if not all((here / file).is_file() for file in files):
+        raise ConfigError(f"{what} ({', '.join(files)}) are not in {here}",
+                          hint="the mmtasks installation is incomplete: reinstall it")
+    return here

@@ -17,9 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.schema import Leaderboard
-from mmtasks.package_data import data_dir
+from mmtasks.package_data import page_dir
 from mmtasks.results.writer import Content, write_file_set
 
 #: the page's source files: ``leaderboard/`` in the tree, package data ``mmtasks/leaderboard/site/`` in the wheel
@@ -30,13 +29,7 @@ DATA_JS = "leaderboard.js"
 
 def asset_dir() -> Path:
     """Where the page's source lives: ``leaderboard/`` in the tree, ``mmtasks/leaderboard/site/`` installed."""
-    here = data_dir("site")
-    if not all((here / name).is_file() for name in ASSETS):
-        raise ConfigError(
-            f"the leaderboard page's files ({', '.join(ASSETS)}) are not in {here}",
-            hint="the mmtasks installation is incomplete: reinstall it",
-        )
-    return here
+    return page_dir("site", ASSETS, "the leaderboard page's files")
 
 
 def leaderboard_json(board: Leaderboard) -> str:

@@ -33,7 +33,7 @@ from typing import Any
 
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.leaderboard.site import script_json
-from mmtasks.package_data import data_dir
+from mmtasks.package_data import page_dir
 from mmtasks.results.writer import atomic_write_bytes, create_exclusive, write_failed, write_file_set
 from mmtasks.view.images import IMG_DIR, ImageStore
 from mmtasks.view.records import (
@@ -49,11 +49,7 @@ FORMAT_VERSION = 1
 
 
 def asset_dir() -> Path:
-    here = data_dir("viewer")
-    if not all((here / name).is_file() for name in ASSETS):
-        raise ConfigError(f"the run viewer's page files ({', '.join(ASSETS)}) are not in {here}",
-                          hint="the mmtasks installation is incomplete: reinstall it")
-    return here
+    return page_dir("viewer", ASSETS, "the run viewer's page files")
 
 
 def script(key: str, data: Any) -> str:
