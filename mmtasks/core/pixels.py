@@ -36,6 +36,13 @@ PILImageModule.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
 
 _DECODE_ERRORS = (UnidentifiedImageError, OSError, SyntaxError, ValueError)
 
+# What the header readers (the data check's :mod:`mmtasks.documents.image_header`, the API
+# encoder's :func:`mmtasks.models.image_encoding.read_header`) recognise a file by.
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+JPEG_SIGNATURE = b"\xff\xd8\xff"
+#: JPEG start-of-frame markers (SOF0-SOF15: baseline, extended, progressive, lossless; not DHT, JPG, DAC): they hold the size
+JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
 
 def _unreadable(image: "Image", exc: BaseException) -> DataError:
     return DataError(f"corrupt or unreadable image: {exc}", file=image.path or image.label, doc_id=image.doc_id, field="images")

@@ -20,7 +20,7 @@ from pathlib import Path
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
 
-from mmtasks.core.pixels import BEYOND_TWICE_THE_LIMIT, pixel_budget_problem
+from mmtasks.core.pixels import BEYOND_TWICE_THE_LIMIT, JPEG_SIGNATURE, JPEG_SOF, PNG_SIGNATURE, pixel_budget_problem
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 #: bytes read first: enough for the size of PNG, GIF, BMP and WebP and most JPEG headers
@@ -28,10 +28,6 @@ HEAD_BYTES = 512
 #: JPEG segments walked before giving up on finding the frame header (then PIL parses it)
 _MAX_JPEG_SEGMENTS = 64
 
-_JPEG = b"\xff\xd8\xff"
-_PNG = b"\x89PNG\r\n\x1a\n"
-#: JPEG start-of-frame markers (SOF0-SOF15 without DHT, JPG and DAC): they hold the size
-_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 #: leading bytes of other formats PIL reads (their size comes from PIL's header parse)
 _OTHER_SIGNATURES = (b"II*\x00", b"MM\x00*")
 
@@ -93,7 +89,7 @@ def budget_problem(width: int, height: int) -> str | None:
 def header_size(head: bytes, fd: int | None, data: bytes | None = None) -> tuple[int, int] | None:
     """(width, height) from the header of a PNG, GIF, BMP, WebP or JPEG; None for another format
     or a header that does not decode. ``fd`` (or ``data``) gives the rest of a JPEG."""
-    if head[:8] == _PNG and len(head) >= 24 and head[12:16] == b"IHDR":
+    if head[:8] == PNG_SIGNATURE and len(head) >= 24 and head[12:16] == b"IHDR":
         return struct.unpack(">II", head[16:24])
     if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
         return struct.unpack("<HH", head[6:10])
@@ -105,7 +101,7 @@ def header_size(head: bytes, fd: int | None, data: bytes | None = None) -> tuple
         return width, abs(height)
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP" and len(head) >= 30:
         return _webp_size(head)
-    if head[:3] == _JPEG:
+    if head[:3] == JPEG_SIGNATURE:
         return _jpeg_size(head, fd, data)
     return None
 
@@ -144,7 +140,7 @@ def _jpeg_size(head: bytes, fd: int | None, data: bytes | None) -> tuple[int, in
             pos += 2
             continue
         length = (buf[i + 2] << 8) | buf[i + 3]
-        if kind in _SOF:
+        if kind in JPEG_SOF:
             if i + 9 > len(buf):
                 return None
             return (buf[i + 7] << 8) | buf[i + 8], (buf[i + 5] << 8) | buf[i + 6]

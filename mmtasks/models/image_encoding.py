@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 from PIL import Image as PILImageModule
 from PIL import UnidentifiedImageError
 
-from mmtasks.core.pixels import check_pixel_budget, open_image
+from mmtasks.core.pixels import JPEG_SIGNATURE, JPEG_SOF, PNG_SIGNATURE, check_pixel_budget, open_image
 from mmtasks.errors import DataError
 
 if TYPE_CHECKING:
@@ -240,9 +240,6 @@ def _data_url(fmt: str | None, data: bytes) -> str:
 
 
 # -- header-only decision ---------------------------------------------------
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-#: JPEG start-of-frame markers (baseline, extended, progressive, lossless; not DHT/JPG/DAC)
-_JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 #: JPEG markers without a length field
 _JPEG_STANDALONE = frozenset(range(0xD0, 0xDA)) | {0x01}
 _XMP_PREFIX = b"http://ns.adobe.com/xap/1.0/\x00"
@@ -270,9 +267,9 @@ def read_header(data: bytes) -> ImageHeader | None:
     """The header of a JPEG or PNG file, or None when it is neither or not understood
     (the caller then opens the image with Pillow)."""
     try:
-        if data.startswith(_PNG_SIGNATURE):
+        if data.startswith(PNG_SIGNATURE):
             return _png_header(data)
-        if data.startswith(b"\xff\xd8\xff"):
+        if data.startswith(JPEG_SIGNATURE):
             return _jpeg_header(data)
     except (struct.error, IndexError, ValueError):
         return None
@@ -280,7 +277,7 @@ def read_header(data: bytes) -> ImageHeader | None:
 
 
 def _png_header(data: bytes) -> ImageHeader | None:
-    pos = len(_PNG_SIGNATURE)
+    pos = len(PNG_SIGNATURE)
     width = height = 0
     plain, orientation, seen_ihdr = True, 1, False
     while pos + 8 <= len(data):
@@ -330,7 +327,7 @@ def _jpeg_header(data: bytes) -> ImageHeader | None:
             xmp_orientation = int(match[2]) if match else 1
         elif marker == 0xE2 and body.startswith(b"MPF\x00"):
             multi_picture = True  # Pillow opens it as MPO (several frames)
-        elif marker in _JPEG_SOF:
+        elif marker in JPEG_SOF:
             _precision, height, width, components = struct.unpack_from(">BHHB", body)
             if width == 0 or height == 0:
                 return None
