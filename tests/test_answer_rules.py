@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from mmtasks.config.task_registry import TaskRegistry
+from mmtasks.documents.dataset import Document
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.scoring.metrics import open_answer_acc
 from mmtasks.scoring.parsers import ByFieldArgs, ChoiceArgs, bind, by_field, choice, is_guess, open_answer
@@ -88,6 +89,16 @@ def test_options_as_a_string_holding_a_python_list() -> None:
     assert choice("C", doc, ChoiceArgs()) == "C"
     with pytest.raises(DataError, match="options"):
         choice("A", {"id": "x", "options": "not a list"}, args)
+
+
+def test_a_target_outside_options_written_as_a_string_names_their_letters() -> None:
+    """The hint of a gold letter outside the options reads the options as the parser does."""
+    task = Task(*TaskRegistry.discover().load("muirbench"))
+    record = {"idx": "muir_x", "options": "['2', '3', '4']", "answer": "F"}
+    doc = Document(index=0, doc_id="muir_x", record=record, images=(), source="x.jsonl", line=1)
+    with pytest.raises(DataError, match="outside the answer space") as err:
+        task.target(doc)
+    assert err.value.hint == "the record's options (options) are A, B, C"
 
 
 def test_muirbench_default_is_the_authors_rule_and_muirbench_strict_the_first_letter() -> None:

@@ -335,14 +335,19 @@ def _options(doc: Mapping[str, Any], field: str) -> Any:
 def option_texts(doc: Mapping[str, Any], field: str) -> dict[str, str]:
     """The options of a document, letter -> option text (see :class:`ChoiceArgs.options_field`)."""
     options = _options(doc, field)
-    letters = option_letters({**doc, field: options}, field)
+    letters = _letters(doc, field, options)
     values = list(options.values()) if isinstance(options, Mapping) else list(options)
     return {k: "" if v is None else str(v) for k, v in zip(letters, values)}
 
 
 def option_letters(doc: Mapping[str, Any], field: str) -> list[str]:
-    """The option letters of a document: the keys of a mapping, or A, B, C ... for a list."""
-    options = doc.get(field)
+    """The option letters of a document: the keys of a mapping, or A, B, C ... for a list (or a
+    string holding one)."""
+    return _letters(doc, field, _options(doc, field))
+
+
+def _letters(doc: Mapping[str, Any], field: str, options: Any) -> list[str]:
+    """The option letters of ``options``, the document's options field already read."""
     if isinstance(options, Mapping) and options:
         letters = [str(k).strip() for k in options]
         if all(len(k) == 1 and k.isalpha() for k in letters):
@@ -392,8 +397,7 @@ def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
         letters = args.letters or list(texts)
         found = last_occurrence_choice(text, letters, texts)
     else:
-        letters = args.letters or option_letters({**doc, args.options_field: _options(doc, args.options_field)},
-                                                 args.options_field)
+        letters = args.letters or option_letters(doc, args.options_field)
         found = choose_letter(text, letters)
     if found is None and args.fallback == "random":
         return random_letter(doc, letters, args)
