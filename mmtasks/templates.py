@@ -142,10 +142,11 @@ def escape_delimiters(value: Any, *delimiters: str) -> str:
 MAX_LITERAL_CHARS = 100_000
 
 
-def _literal(value: Any) -> Any:
+def literal(value: Any) -> Any:
     """The ``literal`` filter: a string holding a Python literal (a list, a number, a string ...)
     as that value (``ast.literal_eval``); MMMU's options are a string holding a list:
-    ``{% for option in doc.options | literal %}``. Anything else is returned as it is."""
+    ``{% for option in doc.options | literal %}``. Anything else is returned as it is. The
+    ``choice`` parser reads options written as a string with it too."""
     if not isinstance(value, str):
         return value
     if len(value) > MAX_LITERAL_CHARS:
@@ -168,7 +169,7 @@ def environment() -> ImmutableSandboxedEnvironment:
     )
     env.globals["image"] = _image
     env.filters["escape_delimiters"] = escape_delimiters
-    env.filters["literal"] = _literal
+    env.filters["literal"] = literal
     env.globals["__mmtasks_bounded"] = _bounded
     return env
 

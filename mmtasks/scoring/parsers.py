@@ -46,7 +46,6 @@ state how many images there are, not which.
 
 from __future__ import annotations
 
-import ast
 import inspect
 import random
 import re
@@ -62,6 +61,7 @@ from mmtasks.registry import Registry
 from mmtasks.registry import parsers as _parsers
 from mmtasks.scoring.answer_rules import Normalized, last_occurrence_choice, parse_open
 from mmtasks.scoring.text_normalize import nfkc, strip_answer_prefix
+from mmtasks.templates import literal
 
 
 class ParserArgs(BaseModel):
@@ -309,17 +309,11 @@ def is_guess(value: Any) -> bool:
     return isinstance(value, Guess)
 
 
-#: the longest options string read as a literal (a list of a few dozen options is a few KB)
-_MAX_LITERAL = 100_000
-
-
 def literal_options(doc: Mapping[str, Any], field: str, text: str) -> list[Any]:
     """A string holding a list, as a Python literal (``"['a', 'b']"``) or JSON, as that list."""
     try:
-        if len(text) > _MAX_LITERAL:
-            raise ValueError("too long")
-        value = ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        value = literal(text)
+    except (ValueError, TypeError):  # no literal, or one too long (see templates.literal)
         value = None
     if not isinstance(value, list):
         raise _doc_error(doc, field, f"expected the options as a list, or a string holding one, got {text!r}"[:200])
