@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.core.request import Reply, Request
-from mmtasks.scoring.verdicts import sole_verdict
+from mmtasks.scoring.verdicts import ANSWER_VARIABLES, sole_verdict
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
@@ -45,7 +45,7 @@ JudgeParser = Callable[[str], "dict[str, Any] | None"]
 #: of the run (a 5M-character reply used to stop every run, and every resume, with exit 2).
 MAX_JUDGED_CHARS = 1_000_000
 #: the prompt variables that hold the model's text (the verdict parsers' list, plus the rendered conversation)
-_MODEL_TEXT_VARIABLES = ("answer", "response", "model_turns", "conversation")
+_MODEL_TEXT_VARIABLES = (*ANSWER_VARIABLES, "conversation")
 
 
 @dataclass(frozen=True)
