@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sample_data.common import save_cards, write_jsonl
-from sample_data.drawing import BACKGROUNDS, Card, Label, Shape, info_card
+from sample_data.drawing import BACKGROUNDS, Card, Label, Shape, info_card, shapes_row
 from sample_data.hub import embedded, write_hub_configs
 
 #: the 14 subtasks (the dataset's config names, the authors' eval/test_benchmark.py list)
@@ -39,11 +39,7 @@ IMAGE_FIELDS = ["image_1", "image_2", "image_3", "image_4"]
 
 
 def _shapes(shapes: list[tuple[str, str]], background: int = 0, labels: list[Label] | None = None) -> Card:
-    size, gap = 40, 10
-    drawn = [Shape(kind, color, (gap + k * (size + gap), 30, gap + k * (size + gap) + size, 30 + size))
-             for k, (kind, color) in enumerate(shapes)]
-    return Card(max(96, gap + len(shapes) * (size + gap)), 96, background=BACKGROUNDS[background], shapes=drawn,
-                labels=labels or [])
+    return shapes_row(shapes, size=40, gap=10, top=30, background=background, labels=labels)
 
 
 def _points(names: str, background: int = 0) -> Card:

@@ -154,6 +154,15 @@ def centered_box(width: int, height: int, top: int = 0, margin: int = 14) -> tup
     return (x0, y0, x0 + side, y0 + side)
 
 
+def shapes_row(shapes: list[tuple[str, str]], *, size: int, gap: int, top: int, background: int = 0,
+               labels: list[Label] | None = None) -> Card:
+    """Shapes (kind, colour) of side ``size`` in a row, ``gap`` apart, ``top`` pixels down a 96-pixel-high card."""
+    drawn = [Shape(kind, color, (gap + k * (size + gap), top, gap + k * (size + gap) + size, top + size))
+             for k, (kind, color) in enumerate(shapes)]
+    return Card(max(96, gap + len(shapes) * (size + gap)), 96, background=BACKGROUNDS[background], shapes=drawn,
+                labels=labels or [])
+
+
 def info_card(lines: list[str], *, shape: str | None = None, color: str | None = None,
               background: tuple[int, int, int] = BACKGROUNDS[0], scale: int = 2) -> Card:
     """Lines of text at the top, optionally one shape below them."""

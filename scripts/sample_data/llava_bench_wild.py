@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sample_data.common import write_jsonl
+from sample_data.common import save_cards, write_jsonl
 from sample_data.drawing import BACKGROUNDS, Card, Label, Shape, info_card
 from sample_data.hub import embedded, write_hub_folder
 
@@ -72,11 +72,8 @@ FEATURES = {
 
 
 def generate(root: Path) -> None:
-    paths: dict[str, str] = {}
-    for image_id, card in _images().items():
-        rel = f"images/{image_id}.jpg"
-        card.save(root / rel)
-        paths[image_id] = rel
+    images = _images()
+    paths = dict(zip(images, save_cards(root, "images", images.values(), [f"{i}.jpg" for i in images]), strict=True))
     records = [
         {"question_id": qid, "question": question, "image": paths[image_id], "caption": _CAPTIONS[image_id],
          "gpt_answer": answer, "category": category, "image_id": image_id}

@@ -22,15 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sample_data.common import save_cards, write_jsonl
-from sample_data.drawing import BACKGROUNDS, Card, Shape, info_card
+from sample_data.drawing import Card, info_card, shapes_row
 from sample_data.hub import embedded, write_hub_folder
 
 
 def _row(shapes: list[tuple[str, str]], background: int = 0) -> Card:
-    size, gap = 40, 10
-    drawn = [Shape(kind, color, (gap + k * (size + gap), 28, gap + k * (size + gap) + size, 28 + size))
-             for k, (kind, color) in enumerate(shapes)]
-    return Card(max(96, gap + len(shapes) * (size + gap)), 96, background=BACKGROUNDS[background], shapes=drawn)
+    return shapes_row(shapes, size=40, gap=10, top=28, background=background)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sample_data.common import write_jsonl
+from sample_data.common import save_cards, write_jsonl
 from sample_data.drawing import Card, Shape, info_card
 from sample_data.hub import embedded, write_hub_folder
 
@@ -76,11 +76,8 @@ def conversation(turns: list[tuple[str, str]]) -> list[dict]:
 
 
 def generate(root: Path) -> None:
-    paths: dict[str, str] = {}
-    for name, card in _images().items():
-        rel = f"images/{name}.jpg"
-        card.save(root / rel)
-        paths[name] = rel
+    images = _images()
+    paths = dict(zip(images, save_cards(root, "images", images.values(), [f"{n}.jpg" for n in images]), strict=True))
     records = [{"image": paths[name], "conversation": json.dumps(conversation(turns)), "category": category}
                for name, category, turns in _DIALOGUES]
     write_jsonl(root / "mm_mt_bench.jsonl", records)

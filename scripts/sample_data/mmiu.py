@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sample_data.common import save_cards, write_jsonl
-from sample_data.drawing import BACKGROUNDS, Card, Shape, info_card
+from sample_data.drawing import Card, info_card, shapes_row
 from sample_data.hub import write_hub_folder
 
 #: the seven image relations (the folders of the dataset's image zips)
@@ -33,10 +33,7 @@ RELATIONS = ["2D-spatial", "3D-spatial", "Continuous-temporal", "Discrete-tempor
 
 
 def _row(shapes: list[tuple[str, str]], background: int = 0) -> Card:
-    size, gap = 36, 8
-    drawn = [Shape(kind, color, (gap + k * (size + gap), 30, gap + k * (size + gap) + size, 30 + size))
-             for k, (kind, color) in enumerate(shapes)]
-    return Card(max(96, gap + len(shapes) * (size + gap)), 96, background=BACKGROUNDS[background], shapes=drawn)
+    return shapes_row(shapes, size=36, gap=8, top=30, background=background)
 
 
 @dataclass(frozen=True)

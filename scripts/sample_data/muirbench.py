@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sample_data.common import save_cards, write_jsonl
-from sample_data.drawing import BACKGROUNDS, Card, Shape, info_card
+from sample_data.drawing import BACKGROUNDS, Card, Shape, info_card, shapes_row
 from sample_data.hub import embedded, write_hub_folder
 
 NONE_OF_THEM = "None of the choices provided"
@@ -37,10 +37,7 @@ NONE_OF_THEM = "None of the choices provided"
 
 def shapes_card(shapes: list[tuple[str, str]], background: int = 0) -> Card:
     """Shapes (kind, colour) in a row."""
-    size, gap = 44, 10
-    drawn = [Shape(kind, color, (gap + k * (size + gap), 26, gap + k * (size + gap) + size, 26 + size))
-             for k, (kind, color) in enumerate(shapes)]
-    return Card(max(96, gap + len(shapes) * (size + gap)), 96, background=BACKGROUNDS[background], shapes=drawn)
+    return shapes_row(shapes, size=44, gap=10, top=26, background=background)
 
 
 def plant_card(height: int) -> Card:
@@ -126,7 +123,7 @@ FEATURES = {
 def generate(root: Path) -> None:
     records = []
     for item in _items():
-        paths = save_cards(root, f"images/{item.idx}", item.cards, [f"{n}.jpg" for n in range(1, len(item.cards) + 1)])
+        paths = save_cards(root, f"images/{item.idx}", item.cards)
         n_placeholders = item.question.count("<image>") + sum(o.count("<image>") for o in item.options)
         assert n_placeholders in (0, len(paths)), item.idx
         assert 0 <= ord(item.answer) - ord("A") < len(item.options), item.idx
