@@ -9,7 +9,7 @@ import json
 import socketserver
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -65,6 +65,20 @@ def serving(server: socketserver.BaseServer) -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def assert_regenerates(generate: Callable[[Path], None], fresh: Path, committed: Path) -> None:
+    """``generate(fresh)`` writes the same files as under ``committed``, records and cards (``.jsonl``,
+    ``.md``) byte for byte; images and parquet may differ with the Pillow/pyarrow versions."""
+    generate(fresh)
+
+    def files(root: Path) -> list[str]:
+        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+    assert files(fresh) == files(committed)
+    for rel in files(fresh):
+        if rel.endswith((".jsonl", ".md")):
+            assert (fresh / rel).read_bytes() == (committed / rel).read_bytes(), rel
 
 
 def sample_generators(*names: str) -> tuple[ModuleType, ...]:

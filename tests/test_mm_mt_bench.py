@@ -7,12 +7,11 @@ eval/tasks/mm_mt_bench.py (commit d61811f)."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.builders import folder_digest
+from tests.builders import folder_digest, sample_generators
 from tests.chat_server import ChatServer
 from tests.chat_wire import last_user_text
 from tests.test_new_benchmarks import PACKAGE_TASKS, SAMPLE, copy_task_folder, results_of, run_mmtasks, samples_of
@@ -153,11 +152,7 @@ def test_random_judge_runs_on_the_sample(tmp_path: Path) -> None:
 
 
 def test_sample_regenerates_identically(tmp_path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    try:
-        from sample_data import mm_mt_bench
-    finally:
-        sys.path.pop(0)
+    (mm_mt_bench,) = sample_generators("mm_mt_bench")
     pytest.importorskip("datasets")
     mm_mt_bench.generate(tmp_path / "mm_mt_bench")
     assert folder_digest(tmp_path / "mm_mt_bench") == folder_digest(SAMPLE / "mm_mt_bench")

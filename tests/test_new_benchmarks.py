@@ -23,7 +23,7 @@ from PIL import Image as PILImage
 
 from tests.chat_server import ChatServer
 from tests.chat_wire import last_user_text
-from tests.builders import folder_digest, sample_generators
+from tests.builders import assert_regenerates, folder_digest, sample_generators
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -411,11 +411,5 @@ def test_sample_data_regenerates_identically(tmp_path: Path) -> None:
     pytest.importorskip("datasets")
     llava_bench_wild, muirbench = sample_generators("llava_bench_wild", "muirbench")
     for bench, generate in (("muirbench", muirbench.generate), ("llava_bench_wild", llava_bench_wild.generate)):
-        generate(tmp_path / bench)
-        fresh = sorted(p.relative_to(tmp_path / bench).as_posix() for p in (tmp_path / bench).rglob("*") if p.is_file())
-        committed = sorted(p.relative_to(SAMPLE / bench).as_posix() for p in (SAMPLE / bench).rglob("*") if p.is_file())
-        assert fresh == committed
-        for rel in fresh:
-            if rel.endswith((".jsonl", ".md")):
-                assert (tmp_path / bench / rel).read_bytes() == (SAMPLE / bench / rel).read_bytes(), rel
+        assert_regenerates(generate, tmp_path / bench, SAMPLE / bench)
     assert re.search(r"## muirbench/", (SAMPLE / "README.md").read_text(encoding="utf-8"))
