@@ -84,6 +84,22 @@ def predictions(path: Path, rows: list[tuple[str, str, str]]) -> Path:
     return path
 
 
+def run_copy(tmp_path: Path, bench: str, hub_id: str, rows: list[tuple[str, str, str]], *, hub: bool,
+             cwd: Path = REPO) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run the copy of ``tasks/<bench>`` (its group or main task ``<bench>_copy``) with ``rows`` replayed:
+    from the local sample under ``--data-dir``, or (``hub``) from the sample's Hub-style folder named
+    in place of the dataset ``hub_id``. Returns the process and the output folder."""
+    tasks = tmp_path / "tasks"
+    replace = {f"path: {hub_id}": f"path: {json.dumps(str(SAMPLE / bench / 'hf'))}"} if hub else None
+    copy_bench(bench, tasks, replace=replace)
+    out = tmp_path / "out"
+    data = [] if hub else ["--data-dir", str(SAMPLE)]
+    proc = run_mmtasks(["--tasks", f"{bench}_copy", "--include-path", str(tasks), *data,
+                        "--model", f"replay:{predictions(tmp_path / 'pred.jsonl', rows)}",
+                        "--output-path", str(out)], tmp_path, cwd=cwd)
+    return proc, out
+
+
 def parts_of(sample: dict) -> list[str]:
     return ["<img>" if p["type"] == "image" else p["text"] for p in sample["prompt"][-1]["content"]]
 
@@ -125,15 +141,8 @@ def blink_task(subtask: str) -> str:
 
 
 def run_blink(tmp_path: Path, *, hub: bool) -> Path:
-    tasks = tmp_path / "tasks"
-    replace = {"path: BLINK-Benchmark/BLINK": f"path: {json.dumps(str(SAMPLE / 'blink' / 'hf'))}"} if hub else None
-    copy_bench("blink", tasks, replace=replace)
     rows = [(blink_task(sub), d, r) for sub, items in BLINK_REPLIES.items() for d, r, _, _ in items]
-    out = tmp_path / "out"
-    data = [] if hub else ["--data-dir", str(SAMPLE)]
-    proc = run_mmtasks(["--tasks", "blink_copy", "--include-path", str(tasks), *data,
-                        "--model", f"replay:{predictions(tmp_path / 'pred.jsonl', rows)}",
-                        "--output-path", str(out)], tmp_path)
+    proc, out = run_copy(tmp_path, "blink", "BLINK-Benchmark/BLINK", rows, hub=hub)
     assert proc.returncode == 1, proc.stderr  # 2 unparsed answers are problems
     return out
 
@@ -193,15 +202,8 @@ MANTIS_REPLIES = {
 
 
 def run_mantis(tmp_path: Path, *, hub: bool) -> Path:
-    tasks = tmp_path / "tasks"
-    replace = {"path: TIGER-Lab/Mantis-Eval": f"path: {json.dumps(str(SAMPLE / 'mantis_eval' / 'hf'))}"} if hub else None
-    copy_bench("mantis_eval", tasks, replace=replace)
     rows = [("mantis_eval_copy", d, r) for d, (r, _, _) in MANTIS_REPLIES.items()]
-    out = tmp_path / "out"
-    data = [] if hub else ["--data-dir", str(SAMPLE)]
-    proc = run_mmtasks(["--tasks", "mantis_eval_copy", "--include-path", str(tasks), *data,
-                        "--model", f"replay:{predictions(tmp_path / 'pred.jsonl', rows)}",
-                        "--output-path", str(out)], tmp_path)
+    proc, out = run_copy(tmp_path, "mantis_eval", "TIGER-Lab/Mantis-Eval", rows, hub=hub)
     assert proc.returncode == 0, proc.stderr  # every reply gets a verdict: nothing is unparsed
     results = results_of(out)
     res = results["results"]["mantis_eval_copy"]
@@ -259,16 +261,10 @@ MMIU_REPLIES = {
 
 
 def run_mmiu(tmp_path: Path, *, hub: bool) -> Path:
-    tasks = tmp_path / "tasks"
-    replace = {"path: FanqingM/MMIU-Benchmark": f"path: {json.dumps(str(SAMPLE / 'mmiu' / 'hf'))}"} if hub else None
-    copy_bench("mmiu", tasks, replace=replace)
     rows = [("mmiu_copy", d, r) for d, (r, _, _) in MMIU_REPLIES.items()]
-    out = tmp_path / "out"
     # the Hub's records name their images inside the unzipped zips, found from the working directory
-    data = [] if hub else ["--data-dir", str(SAMPLE)]
-    proc = run_mmtasks(["--tasks", "mmiu_copy", "--include-path", str(tasks), *data,
-                        "--model", f"replay:{predictions(tmp_path / 'pred.jsonl', rows)}",
-                        "--output-path", str(out)], tmp_path, cwd=SAMPLE / "mmiu" if hub else REPO)
+    proc, out = run_copy(tmp_path, "mmiu", "FanqingM/MMIU-Benchmark", rows, hub=hub,
+                         cwd=SAMPLE / "mmiu" if hub else REPO)
     assert proc.returncode == 1, proc.stderr  # one unparsed answer
     results = results_of(out)
     res = results["results"]["mmiu_copy"]
