@@ -234,7 +234,7 @@ class VLLMModel(ChatModel):
         if len(tokens) == len(prompts):
             return list(self._llm.generate(prompts, params, use_tqdm=False))
         out: list[Any] = [None] * len(prompts)
-        chats = [k for k in range(len(prompts)) if k not in set(tokens)]
+        chats = [k for k, prompt in enumerate(prompts) if not isinstance(prompt, dict)]
         for k, result in zip(tokens, self._llm.generate([prompts[k] for k in tokens], [params[k] for k in tokens], use_tqdm=False)):
             out[k] = result
         for k, result in zip(chats, self._chat([prompts[k] for k in chats], [params[k] for k in chats])):
