@@ -131,9 +131,7 @@ class HFModel(ChatModel):
         # Batch k+1 is prepared (images, processor, padding, device copy) in a worker thread
         # while the model generates batch k.
         for prepared in prepared_ahead(self._batches(rows), self._prepare, self._preparer, self.stats):
-            yield from prepared.failures
-            if prepared.rows:
-                yield from self._answer(prepared)
+            yield from self._answer(prepared)
 
     def close(self) -> None:
         self._preparer.shutdown(wait=True, cancel_futures=True)
@@ -248,8 +246,12 @@ class HFModel(ChatModel):
         return inputs, lengths
 
     def _answer(self, prepared: _Prepared) -> Iterator[tuple[int, Reply]]:
-        """Generate for a prepared batch; halve it on out-of-memory, isolate other failures."""
+        """Its preparation's failures, then generate for the rest of a prepared batch; halve it
+        on out-of-memory, isolate other failures."""
+        yield from prepared.failures
         rows, generation = prepared.rows, prepared.generation
+        if not rows:
+            return
         if prepared.error is None and len(rows) > self.batch_size:
             # prepared before an out-of-memory error halved the batch size
             prepared.inputs = None
@@ -288,10 +290,7 @@ class HFModel(ChatModel):
 
     def _again(self, rows: list[_Row], generation: GenerationConfig) -> Iterator[tuple[int, Reply]]:
         """Prepare ``rows`` anew (in this thread) and answer them: a retry after a failure."""
-        prepared = self._prepare(_Batch(generation, rows))
-        yield from prepared.failures
-        if prepared.rows:
-            yield from self._answer(prepared)
+        yield from self._answer(self._prepare(_Batch(generation, rows)))
 
     @torch.inference_mode()
     def _generate_batch(self, prepared: _Prepared) -> list[str]:
