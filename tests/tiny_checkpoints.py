@@ -1,7 +1,7 @@
 """Tiny random-weight checkpoints built offline, for backend tests and the GPU check.
 
 Nothing is downloaded: the tokenizer is trained here on a few generated
-sentences and the weights are random. Two builders:
+sentences and the weights are random. The builders:
 
 - :func:`build_text_model`: a Qwen2 causal LM (head_dim 32, the least vLLM's
   CPU attention accepts) with a ChatML chat template and a
@@ -16,7 +16,7 @@ sentences and the weights are random. Two builders:
 - :func:`build_llava_onevision_model`: a LLaVA-OneVision (SigLIP tower, Qwen2
   text model, "anyres" tiling) with the real ``LlavaOnevisionProcessor``.
 
-Run as a script to build both into a folder (used by scripts/gpu_check.sh):
+Run as a script to build the text and LLaVA models into a folder (used by scripts/gpu_check.sh):
 ``python tests/tiny_checkpoints.py OUT_DIR``.
 """
 
