@@ -34,20 +34,7 @@ def write_hub_folder(folder: Path, *, split: str, features: dict[str, str], rows
     ``list:string``/``list:image`` for a sequence of them.
     """
     _write_parquet(folder / "data" / f"{split}-00000-of-00001.parquet", features, rows)
-    card = (
-        "---\n"
-        "dataset_info:\n"
-        "  features:\n"
-        f"{_yaml_features(features)}\n"
-        "configs:\n"
-        "- config_name: default\n"
-        "  data_files:\n"
-        f"  - split: {split}\n"
-        f"    path: data/{split}-*\n"
-        "---\n\n"
-        f"# {title}\n\n{body.strip()}\n"
-    )
-    (folder / "README.md").write_text(card, encoding="utf-8", newline="\n")
+    _write_card(folder, split=split, features=features, configs={"default": "data"}, title=title, body=body)
 
 
 def write_hub_configs(folder: Path, *, split: str, features: dict[str, str], configs: dict[str, list[dict[str, Any]]],
@@ -55,17 +42,24 @@ def write_hub_configs(folder: Path, *, split: str, features: dict[str, str], con
     """Write one Hub-style dataset folder with several configs (BLINK's subtasks): each config's
     rows in ``<config>/<split>-00000-of-00001.parquet``, read with
     ``datasets.load_dataset(FOLDER, CONFIG, split=...)`` as the real dataset is by name."""
-    entries = []
     for name, rows in configs.items():
         _write_parquet(folder / name / f"{split}-00000-of-00001.parquet", features, rows, statistics=statistics)
-        entries.append(f"- config_name: {name}\n  data_files:\n  - split: {split}\n    path: {name}/{split}-*\n")
+    _write_card(folder, split=split, features=features, configs={name: name for name in configs}, title=title, body=body)
+
+
+def _write_card(folder: Path, *, split: str, features: dict[str, str], configs: dict[str, str], title: str,
+                body: str) -> None:
+    """The folder's README.md: the features and ``configs`` (config name -> the folder of its parquet files)
+    in the Hub's YAML header, then the title and body."""
+    entries = "".join(f"- config_name: {name}\n  data_files:\n  - split: {split}\n    path: {sub}/{split}-*\n"
+                      for name, sub in configs.items())
     card = (
         "---\n"
         "dataset_info:\n"
         "  features:\n"
         f"{_yaml_features(features)}\n"
         "configs:\n"
-        f"{''.join(entries)}"
+        f"{entries}"
         "---\n\n"
         f"# {title}\n\n{body.strip()}\n"
     )
