@@ -84,7 +84,7 @@ class TaskRegistry:
                 groups = data.get("group", [])
                 groups = [str(g) for g in ([groups] if isinstance(groups, str) else groups or [])]
                 foreign = [g for g in groups if self._group_owners.get(g, d) != d]
-                if foreign and "group" not in read_yaml(path):
+                if foreign and "group" not in parsed[path.resolve()]:  # the file's own keys, as read above
                     # inherited through include from another folder's task: the copy is not a member
                     groups = [g for g in groups if g not in foreign]
                     foreign = []
