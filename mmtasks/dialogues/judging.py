@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.core.request import Reply, Request
-from mmtasks.scoring.verdicts import ANSWER_VARIABLES, sole_verdict
+from mmtasks.scoring.verdicts import ANSWER_VARIABLES, is_number, sole_verdict
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
@@ -165,14 +165,10 @@ def verdict_metrics(task: "Task", verdicts: Iterable[dict[str, Any]]) -> dict[st
     valid = list(verdicts)
     if not valid:
         return {}
-    names = judge.metrics if judge.metrics is not None else [n for n, v in valid[0].items() if _number(v)]
+    names = judge.metrics if judge.metrics is not None else [n for n, v in valid[0].items() if is_number(v)]
     out: dict[str, float] = {}
     for name in names:
-        values = [v[name] for v in valid if _number(v.get(name))]
+        values = [v[name] for v in valid if is_number(v.get(name))]
         if values:
             out[name] = judge.report_factor * sum(values) / len(values)
     return out
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmtasks.scoring.aggregation import TaskResult, aggregator, coverage, failure_kind, label_sort_key
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
+from mmtasks.scoring.verdicts import is_number
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -41,10 +42,6 @@ def _emits(config: "TaskConfig") -> list[str]:
     if config.judge is not None and config.judge.metrics:
         names += [n for n in config.judge.metrics if n not in names]
     return names
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
 @dataclass
@@ -88,11 +85,11 @@ def turn_values(task: "Task", record: dict[str, Any], function_metrics: Sequence
         return out
     scores = record.get("metrics") or {}
     for m in function_metrics:
-        if _number(scores.get(m)):
+        if is_number(scores.get(m)):
             out[m] = float(scores[m])
     verdict = record.get("scores") if record.get("status") == "judged" else None
     for m in judge_metrics:
-        if verdict is not None and _number(verdict.get(m)) and m not in out:
+        if verdict is not None and is_number(verdict.get(m)) and m not in out:
             out[m] = factor * float(verdict[m])
     return out
 
