@@ -263,16 +263,16 @@ def label_sort_key(label: str) -> tuple[int, float, str]:
         return (1, 0.0, label)
 
 
-def _per_sample_metrics(config: "TaskConfig") -> list[str]:
-    """The per-sample metrics of a task: those computed by a metric function, and the judge's
-    verdict fields named in ``judge.metrics``."""
+def function_and_judge_metrics(config: "TaskConfig") -> list[str]:
+    """The metrics ``per_sample_mean`` and ``per_turn_mean`` report: those computed by a metric
+    function, and the judge's verdict fields named in ``judge.metrics``."""
     names = [m.name for m in config.metrics if m.function]
     if config.judge is not None and config.judge.metrics:
         names += [n for n in config.judge.metrics if n not in names]
     return names
 
 
-@aggregator("per_sample_mean", emits=_per_sample_metrics)
+@aggregator("per_sample_mean", emits=function_and_judge_metrics)
 def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
     """Means of each metric with bootstrap stderr, ``_all`` (over every document, those without
     a score counted as 0) and breakdowns, in one pass over ``samples`` (which may be read back from

@@ -26,22 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.scoring.aggregation import TaskResult, aggregator, coverage, failure_kind, label_sort_key
+from mmtasks.scoring.aggregation import (TaskResult, aggregator, coverage, failure_kind, function_and_judge_metrics,
+                                         label_sort_key)
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
 from mmtasks.scoring.verdicts import is_number
 
 if TYPE_CHECKING:
-    from mmtasks.config.task_config import TaskConfig
     from mmtasks.core.sample import Sample
     from mmtasks.task import Task
-
-
-def _emits(config: "TaskConfig") -> list[str]:
-    """Metric functions (per turn) and the judge fields named in ``judge.metrics``."""
-    names = [m.name for m in config.metrics if m.function]
-    if config.judge is not None and config.judge.metrics:
-        names += [n for n in config.judge.metrics if n not in names]
-    return names
 
 
 @dataclass
@@ -94,7 +86,7 @@ def turn_values(task: "Task", record: dict[str, Any], function_metrics: Sequence
     return out
 
 
-@aggregator("per_turn_mean", emits=_emits)
+@aggregator("per_turn_mean", emits=function_and_judge_metrics)  # metric functions per turn
 def per_turn_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
     cfg = task.config
     names = [m.name for m in cfg.metrics if m.name not in task.corpus_metrics]
