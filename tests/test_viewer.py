@@ -21,7 +21,8 @@ from mmtasks.cli import main as cli_main
 from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.cli import main as leaderboard_main
 from mmtasks.results.schema import public_spec
-from mmtasks.view.images import LARGE_SIDE, THUMB_SIDE
+from mmtasks.results.writer import atomic_write_bytes
+from mmtasks.view.images import LARGE_SIDE, THUMB_SIDE, ImageStore
 from mmtasks.view.records import FAILURE_KINDS, failure_kinds, load_view_run, same_answer
 from mmtasks.view.site import INDEX_JS, build_view
 from tests.builders import serving
@@ -170,6 +171,18 @@ def test_thumbnails_are_bounded_and_exif_free(tmp_path: Path, runs: dict[str, Pa
     missing = docs[1]["A"]["prompt"][0]["content"][-1]
     assert missing == {"type": "image", "name": "gone.jpg", "missing": missing["missing"]}
     assert "not found" in missing["missing"] and str(tmp_path) not in chunk
+
+
+def test_an_image_past_pils_own_bomb_limit_is_shown_as_not_decoded(tmp_path: Path) -> None:
+    """A few KB of PNG declaring 15000x15000 pixels: PIL refuses it at open (more than twice its
+    limit) with DecompressionBombError, which is neither OSError nor ValueError; the view names
+    the image and why instead of stopping with a traceback."""
+    bomb = tmp_path / "bomb.png"
+    Image.new("1", (15000, 15000)).save(bomb)
+    store = ImageStore(tmp_path / "site", atomic_write_bytes)
+    shown = store.show(str(bomb))
+    assert shown.name == "bomb.png" and shown.missing == "cannot be decoded (ValueError)" and shown.thumb is None
+    assert store.written == 0 and not (tmp_path / "site").exists()
 
 
 def test_out_folder_that_is_not_a_view_is_refused(runs: dict[str, Path], tmp_path: Path) -> None:

@@ -97,7 +97,11 @@ class ImageStore:
 
         thumb_rel = f"{IMG_DIR}/{digest}.t.jpg"
         large_rel = f"{IMG_DIR}/{digest}.l.jpg"
-        with Image.open(io.BytesIO(data)) as opened:
+        try:
+            opened_file = Image.open(io.BytesIO(data))
+        except Image.DecompressionBombError as exc:  # past twice PIL's own limit: refused like any image past MAX_PIXELS
+            raise ValueError(str(exc)) from None
+        with opened_file as opened:
             if opened.width * opened.height > MAX_PIXELS:
                 raise ValueError(f"{opened.width}x{opened.height} pixels")
             image = ImageOps.exif_transpose(opened)  # the orientation EXIF asks for, then the EXIF is gone
