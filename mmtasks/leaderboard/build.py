@@ -38,7 +38,6 @@ from mmtasks.leaderboard.schema import (
     RunRef,
 )
 from mmtasks.leaderboard.sections import Section, discover_sections
-from mmtasks.results.schema import public_spec
 
 #: the folder of a published leaderboard that holds the runs' views (``OUT/views/<run>/``)
 VIEWS_DIR = "views"
@@ -174,7 +173,7 @@ def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run], views: 
         model_spec=config.public_model,
         model_args=config.model_args,
         strategy=config.strategy,
-        judge=public_spec(config.judge) if config.judge else None,
+        judge=config.public_judge,
         judge_args=config.judge_args if isinstance(config.judge_args, dict) else {"args": config.judge_args},
         mmtasks_version=config.mmtasks_version,
         date=newest.iso_date,
@@ -252,7 +251,7 @@ def _run_refs(task_runs: dict[str, Run], views: Mapping[str, str]) -> list[RunRe
             tasks=tasks,
             git_hash=run.results.git_hash,
             mmtasks_version=run.results.config.mmtasks_version,
-            judge=public_spec(run.results.config.judge) if run.results.config.judge else None,
+            judge=run.results.config.public_judge,
             view=views.get(run.name),
         )
         for run, tasks in by_run.values()

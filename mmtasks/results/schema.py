@@ -268,6 +268,11 @@ class RunConfig(_Open):
         return public_spec(self.model)
 
     @property
+    def public_judge(self) -> str | None:
+        """The judge's spec as a page may show it (:func:`public_spec`); None without a judge."""
+        return public_spec(self.judge) if self.judge else None
+
+    @property
     def display_name(self) -> str:
         """What a page calls the run: its ``run_name``, else the public model spec and the variant."""
         if self.run_name:

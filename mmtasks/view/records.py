@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mmtasks.errors import DataError
-from mmtasks.results.schema import RESULTS_FILE, ResultsFile, public_spec, read_results
+from mmtasks.results.schema import RESULTS_FILE, ResultsFile, read_results
 from mmtasks.view.images import ImageStore
 
 #: the failure kinds a document can be filtered by, and their bit in a row's ``kinds`` mask
@@ -54,7 +54,7 @@ class ViewRun:
             "run_name": config.run_name,
             "model": config.public_model,
             "model_args": config.model_args,
-            "judge": public_spec(config.judge) if config.judge else None,
+            "judge": config.public_judge,
             "strategy": config.strategy,
             "date": iso_utc(self.results.date),
             "folder": self.folder.resolve().name,
