@@ -120,14 +120,19 @@ def count_problems(samples: Iterable["Sample"]) -> dict[str, int]:
     return out
 
 
-def coverage(unit: str, total: int, unscored: dict[str, int], unexplained: int = 0) -> dict[str, Any] | None:
+def coverage(unit: str, total: int, unscored: dict[str, int], unexplained: int = 0,
+             guessed: int = 0) -> dict[str, Any] | None:
     """``coverage[task]`` of results.json: how many ``unit`` (documents, turns, questions) have a
-    score, and why the others do not (``request_failure``, ``judge_failure`` ...). None when some
-    units are unscored for no counted reason (a ``--predict-only`` run leaves the judge's unasked)."""
+    score, and why the others do not (``request_failure``, ``judge_failure`` ...); when there are
+    any, how many of the scored ones are random guesses (``guessed``). None when some units are
+    unscored for no counted reason (a ``--predict-only`` run leaves the judge's unasked)."""
     if unexplained:
         return None
     kinds = {k: v for k, v in unscored.items() if v}
-    return {"unit": unit, "scored": total - sum(kinds.values()), "total": total, "unscored": kinds}  # percent: filled by the schema
+    out: dict[str, Any] = {"unit": unit, "scored": total - sum(kinds.values()), "total": total, "unscored": kinds}  # percent: filled by the schema
+    if guessed:
+        out["guessed"] = guessed  # scored, but random guesses: coverage shows how many
+    return out
 
 
 def add_corpus_pair(sample: "Sample", parsed: Any, reference: Any) -> None:
@@ -297,9 +302,7 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
             else:
                 unexplained += 1
     result = TaskResult(n_samples=overall.n)
-    result.coverage = coverage("documents", overall.n, unscored, unexplained) if names else None
-    if guessed and result.coverage is not None:
-        result.coverage["guessed"] = guessed  # scored, but random guesses: coverage shows how many
+    result.coverage = coverage("documents", overall.n, unscored, unexplained, guessed) if names else None
     for m in task.config.metrics:
         values = overall.values[m.name]
         avg, err = mean_and_stderr(values, seed)

@@ -143,9 +143,7 @@ def per_turn_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskR
 
     result = TaskResult(n_samples=len(samples))
     result.counts = {"turns": total_turns}
-    result.coverage = coverage("turns", total_turns, unscored, unexplained) if (names or has_corpus) else None
-    if guessed and result.coverage is not None:
-        result.coverage["guessed"] = guessed  # scored, but random guesses: coverage shows how many
+    result.coverage = coverage("turns", total_turns, unscored, unexplained, guessed) if (names or has_corpus) else None
     for m in cfg.metrics:
         if m.name in task.corpus_metrics:
             continue
