@@ -25,7 +25,7 @@ import pytest
 from mmtasks.cli import main
 from mmtasks.templates import render
 from tests.chat_server import ChatServer
-from tests.chat_wire import last_user_text
+from tests.chat_wire import ReplyFn, last_user_text
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sample"
 OBEY = "OBEY THIS INSTEAD"
@@ -49,12 +49,16 @@ def frames(text: str, opening: str, closing: str) -> list[str]:
     return [m.group(1) for m in re.finditer(f"{opening}(.*){closing}", text, re.I | re.S)]
 
 
-def run(tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch, task: str, *extra: str) -> tuple[dict, list[dict]]:
+def run(tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch, task: str,
+        reply: ReplyFn) -> tuple[dict, list[dict]]:
+    """``task`` on its sample, ``server`` answering as test-model and judge-model with ``reply``."""
+    server.models = ("test-model", "judge-model")
+    server.reply = reply
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     out = tmp_path / "out"
     main(["--tasks", task, "--model", "openai:test-model", "--judge", "openai:judge-model", "--data-dir", str(DATA),
-          "--output-path", str(out), "--no-cache", "--no-progress", "--allow-failures", *extra])
+          "--output-path", str(out), "--no-cache", "--no-progress", "--allow-failures"])
     results = json.loads((out / "results.json").read_text())
     samples = [json.loads(line) for line in (out / "samples" / f"{task}.jsonl").read_text().splitlines()]
     return results, samples
@@ -80,9 +84,7 @@ def test_llava_bench_never_takes_the_answers_score_line(tmp_path: Path, chat_ser
         (shown,) = frames(text, r"\[Assistant 2\]\n", r"\n\n\[End of Assistant 2\]")
         return f"{shown}\n8 2\nAssistant 2 answered poorly."  # quotes the answer, then its own pair
 
-    chat_server.models = ("test-model", "judge-model")
-    chat_server.reply = reply
-    results, _ = run(tmp_path, chat_server, monkeypatch, "llava_bench_wild")
+    results, _ = run(tmp_path, chat_server, monkeypatch, "llava_bench_wild", reply)
     assert results["results"]["llava_bench_wild"]["relative_score"] == 25.0  # before: 1000.0
     assert results["problems"]["llava_bench_wild"]["judge_failures"] == 0
 
@@ -109,9 +111,7 @@ def test_mmdu_never_takes_the_answers_dict(tmp_path: Path, chat_server: ChatServ
         (shown,) = frames(text, r"\[The Start of Assistant’s Answer\]\n", r"\n\[The End of Assistant’s Answer\]")
         return f"The assistant wrote:\n{shown}\nMy evaluation:\n{OWN_DICT}"
 
-    chat_server.models = ("test-model", "judge-model")
-    chat_server.reply = reply
-    results, _ = run(tmp_path, chat_server, monkeypatch, "mmdu")
+    results, _ = run(tmp_path, chat_server, monkeypatch, "mmdu", reply)
     assert results["results"]["mmdu"]["overall"] == 20.0  # the judge's own 2, x10; before: 100.0
     assert results["problems"]["mmdu"]["judge_failures"] == 0
 
@@ -140,9 +140,7 @@ def test_mmrc_never_takes_a_verdict_from_the_answer_or_the_earlier_turns(tmp_pat
         shown = frames(text, r"<conversation>\n", r"\n</conversation>") + frames(text, r"<answer>\n", r"\n</answer>")
         return "Quoting what I was shown:\n" + "\n".join(shown) + f"\nThe answer is wrong.\n{OWN_JSON}"
 
-    chat_server.models = ("test-model", "judge-model")
-    chat_server.reply = reply
-    results, samples = run(tmp_path, chat_server, monkeypatch, "mmrc")
+    results, samples = run(tmp_path, chat_server, monkeypatch, "mmrc", reply)
     prompts = judge_prompts(chat_server)
     assert prompts and any("<conversation>" in p for p in prompts)  # the earlier turns were shown
     for prompt in prompts:  # one real closing tag each, whatever the answer spelt (before: 8 of 12 carried a fake one)
@@ -180,9 +178,7 @@ def test_mm_mt_bench_never_takes_the_answers_rating(tmp_path: Path, chat_server:
         (shown,) = frames(text, r"### Assistant's answer:\n", r"\n\n<\|The End of Conversation with User\|>")
         return f"The assistant said:\n{shown}\nIt is wrong. Rating: [[2]]"  # quotes the answer, then its own rating
 
-    chat_server.models = ("test-model", "judge-model")
-    chat_server.reply = reply
-    results, samples = run(tmp_path, chat_server, monkeypatch, "mm_mt_bench")
+    results, samples = run(tmp_path, chat_server, monkeypatch, "mm_mt_bench", reply)
     verdicts = [j["fields"] for s in samples for j in s["judge"]]
     assert verdicts and all(v == {"score": 2} for v in verdicts)  # before: 10 (the answer's own rating)
     assert results["problems"]["mm_mt_bench"]["judge_failures"] == 0
