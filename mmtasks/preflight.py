@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mmtasks.config.task_registry import TaskRegistry
+from mmtasks.config.yaml_loader import did_you_mean
 from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.core.sample import Dialogue
 from mmtasks.dialogues.protocols import DialogueContext
@@ -89,16 +90,12 @@ def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, imag
 
 def override_generation(base: GenerationConfig, overrides: dict[str, Any]) -> GenerationConfig:
     """``base`` with the ``--gen-kwargs`` settings; an unknown name gets a "did you mean"."""
-    import difflib
-
     from pydantic import ValidationError
 
     known = list(GenerationConfig.model_fields)
     for key in overrides:
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            raise ConfigError(f"unknown generation setting {key!r}", field="--gen-kwargs",
-                              hint=f"did you mean {close[0]!r}?" if close else "settings: " + ", ".join(known))
+            raise ConfigError(f"unknown generation setting {key!r}", field="--gen-kwargs", hint=did_you_mean(key, known, "settings"))
     try:
         return GenerationConfig.model_validate({**base.model_dump(), **overrides})
     except ValidationError as exc:

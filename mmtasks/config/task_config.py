@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mmtasks.config.yaml_loader import did_you_mean
 from mmtasks.core.request import GenerationConfig
 
 
@@ -38,13 +39,9 @@ def is_template(value: Any) -> bool:
 def space_problem(space: dict[str, Any]) -> tuple[str, str] | None:
     """(key, message) of what is wrong with an answer space whose values are known (rendered,
     or literal), or None. Template values are not judged here: they are checked once rendered."""
-    import difflib
-
     kind = space.get("kind", "text")
     if isinstance(kind, str) and not is_template(kind) and kind not in SPACE_KINDS:
-        close = difflib.get_close_matches(kind, SPACE_KINDS, n=1)
-        hint = f"did you mean {close[0]!r}?" if close else "one of: " + ", ".join(SPACE_KINDS)
-        return "kind", f"unknown answer space kind {kind!r} ({hint})"
+        return "kind", f"unknown answer space kind {kind!r} ({did_you_mean(kind, SPACE_KINDS, 'one of')})"
     if "choices" in space and (kind == "choice" or is_template(kind)):  # only a choice space reads them
         choices = space["choices"]
         if is_template(choices):

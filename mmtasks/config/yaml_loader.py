@@ -184,12 +184,13 @@ def _problem(model: type[BaseModel], err: Any, file: Path | str) -> ConfigError:
     return ConfigError(err["msg"], file=file, field=loc or None)
 
 
-def did_you_mean(name: str, known: Sequence[str]) -> str | None:
-    """``did you mean 'x'?`` for the known name closest to ``name``, else the known names (None: none)."""
+def did_you_mean(name: str, known: Sequence[str], listing: str = "known keys") -> str | None:
+    """``did you mean 'x'?`` for the known name closest to ``name``, else ``listing: `` and the
+    known names (None: none)."""
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     if close:
         return f"did you mean {close[0]!r}?"
-    return "known keys: " + ", ".join(known) if known else None
+    return f"{listing}: " + ", ".join(known) if known else None
 
 
 def keys_at(model: type[BaseModel], loc: Sequence[Any]) -> list[str]:
