@@ -258,8 +258,9 @@ class Task:
                 raise DataError("target field is missing", file=doc.source, line=doc.line, doc_id=doc.doc_id, field=name)
             value = doc.record[name]
         else:
-            value = self.render(spec, doc, "target")
-        self._check_target(value, doc, spec[len("field:"):] if spec.startswith("field:") else "target")
+            name = "target"
+            value = self.render(spec, doc, name)
+        self._check_target(value, doc, name)
         return value
 
     def _check_target(self, value: Any, doc: Document, field_name: str) -> None:
