@@ -24,7 +24,7 @@ from mmtasks.preflight import CheckedTasks, preflight
 from mmtasks.progress import Progress
 from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
 from mmtasks.results.results_json import build_results, write_results
-from mmtasks.core.request import Reply, Request, Target
+from mmtasks.core.request import COMPONENT_FLAGS, Reply, Request, Target
 from mmtasks.scheduling.first_failures import FirstFailures
 from mmtasks.secrets import REDACTED, SECRET_QUERY_NAME, public_args, redact, safe_url
 from mmtasks.scheduling.scheduler import Scheduler
@@ -59,12 +59,6 @@ def check(run: RunConfig) -> CheckedTasks:
                      notetaking=run.strategy == "notetaking")
 
 
-#: the command-line flags naming each component's spec and args (errors name the one at fault)
-COMPONENT_FLAGS: dict[str, tuple[str, str]] = {
-    "model": ("--model", "--model-args"),
-    "judge": ("--judge", "--judge-args"),
-    "notetaker": ("--notetaker", "--notetaker-args"),
-}
 LOCAL_JUDGE_HINT = "e.g. a local OpenAI-compatible server: --judge openai:NAME --judge-args base_url=http://127.0.0.1:8000/v1"
 
 

@@ -13,14 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import COMPONENT_FLAGS, Reply, Request
 from mmtasks.errors import ModelError
 
 #: identical failures, from the first replies of a model, that stop the run
 FIRST_FAILURES = 5
 
-#: the component flag an error about each target names
-_FLAGS = {"model": "--model", "judge": "--judge", "notetaker": "--notetaker"}
 _ATTEMPTS = re.compile(r"^failed after \d+ attempts?: ")
 
 
@@ -63,5 +61,5 @@ class FirstFailures:
             who = self.names.get(target, target)
             raise FirstRequestsFailed(
                 f"the first {count + 1} requests to {who} all failed the same way, so the run stopped instead of "
-                f"sending the rest: {reason}", field=_FLAGS.get(target, "--model"),
+                f"sending the rest: {reason}", field=COMPONENT_FLAGS.get(target, COMPONENT_FLAGS["model"])[0],
                 hint="fix the cause and run the same command again (replies received so far are in the cache)")
