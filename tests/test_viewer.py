@@ -463,3 +463,16 @@ def test_a_bad_samples_line_or_a_folder_without_samples_is_one_line(runs: dict[s
     assert "no samples/ folder" in capsys.readouterr().err
     assert cli_main(["view", str(tmp_path / "nowhere"), "--out", str(tmp_path / "v3")]) == 2
     assert "results.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("depth", [900, 100_000])  # under json's own recursion limit (the page's walk recursed), and far past it
+def test_a_deeply_nested_samples_line_is_one_line(runs: dict[str, Path], tmp_path: Path, capsys, depth: int) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(runs["a"], run)
+    path = run / "samples" / "muirbench.jsonl"
+    lines = path.read_text().splitlines()
+    lines[1] = '{"doc_id": "deep", "extra": ' + "[" * depth + "]" * depth + "}"
+    path.write_text("\n".join(lines) + "\n")
+    assert cli_main(["view", str(run), "--out", str(tmp_path / "v")]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("  ")]
+    assert len(err) == 1 and "muirbench.jsonl:2" in err[0] and "nested more than 64 deep" in err[0], err

@@ -22,14 +22,17 @@ MAX_DEPTH = 64
 MAX_INT = 2**63
 
 
-def json_value_problem(value: Any, max_depth: int = MAX_DEPTH) -> tuple[str, str] | None:
+def json_value_problem(value: Any, max_depth: int = MAX_DEPTH, *, depth_only: bool = False) -> tuple[str, str] | None:
     """The first problem of a parsed JSON value, as (field path, what is wrong), or None. Iterative:
-    a value nested 100,000 deep is reported, not a RecursionError."""
+    a value nested 100,000 deep is reported, not a RecursionError. ``depth_only``: only the
+    nesting is checked (a reader that shows non-finite numbers and odd text as they are)."""
     stack: list[tuple[Any, str, int]] = [(value, "", 0)]
     while stack:
         item, path, depth = stack.pop()
         if depth > max_depth:
             return path or "(top)", f"nested more than {max_depth} deep"
+        if depth_only and not isinstance(item, (dict, list)):
+            continue
         if isinstance(item, dict):
             for key, sub in item.items():
                 if isinstance(key, str) and _lone_surrogate(key):

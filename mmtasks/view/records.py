@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mmtasks.documents.jsonl import MAX_DEPTH, json_value_problem
 from mmtasks.errors import DataError
 from mmtasks.results.schema import RESULTS_FILE, ResultsFile, read_results
 from mmtasks.view.images import ImageStore
@@ -93,6 +94,12 @@ def parse_line(line: bytes, path: Path, number: int) -> dict[str, Any]:
         sample = json.loads(line)
     except (ValueError, UnicodeDecodeError) as exc:
         raise DataError(f"not a JSON sample: {exc}", file=path, line=number) from None
+    except RecursionError:
+        raise DataError(f"not a JSON sample: nested more than {MAX_DEPTH} deep", file=path, line=number) from None
+    # the page's walk over a sample recurses: bound the nesting as every other reader does
+    problem = json_value_problem(sample, depth_only=True)
+    if problem is not None:
+        raise DataError(f"not a JSON sample: {problem[1]}", file=path, line=number, field=problem[0])
     if not isinstance(sample, dict) or not isinstance(sample.get("doc_id"), (str, int)):
         raise DataError("a sample is an object with a doc_id", file=path, line=number, field="doc_id")
     return sample
