@@ -511,3 +511,28 @@ def test_page_marks_chance_judge_rows_and_partial_coverage(browser, tmp_path: Pa
     assert page.locator("#board-mmdu td .coverage").count() == 7  # every MMDU column of that row
     assert not problems, problems
     page.close()
+
+
+# --- a real run's coverage ------------------------------------------------------------------
+
+
+def test_a_run_with_guessed_answers_builds(tmp_path: Path) -> None:
+    """A reply with no readable letter is MMMU's random guess: results.json's coverage counts it
+    (``guessed``), and the leaderboard reads that record as the runner writes it (it crashed with a
+    pydantic traceback when its own Coverage did not know the field)."""
+    from tests.test_field_benchmarks import predictions, run_mmtasks
+
+    run = tmp_path / "run"
+    replies = predictions(tmp_path / "pred.jsonl", [("mmmu_val_marketing", "validation_Marketing_1", "I am not sure")])
+    proc = run_mmtasks(["--tasks", "mmmu_val_marketing", "--data-dir", str(ROOT / "data" / "sample"),
+                        "--model", f"replay:{replies}", "--output-path", str(run)], tmp_path)
+    assert proc.returncode == 1, proc.stderr  # a guess is a problem: counted, shown
+    assert json.loads((run / "results.json").read_text())["coverage"]["mmmu_val_marketing"]["guessed"] == 1
+    out = tmp_path / "lb"
+    result = subprocess.run([sys.executable, "-m", "mmtasks", "leaderboard", "build", str(run), "--out", str(out)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    entry = next(e for b in json.loads((out / DATA_JSON).read_text())["benchmarks"] if b["id"] == "mmmu"
+                 for e in b["entries"] if e["source"] == "run")
+    assert entry["coverage"]["mmmu_val_marketing"]["guessed"] == 1
+    assert entry["problems"]["mmmu_val_marketing"]["guessed"] == 1

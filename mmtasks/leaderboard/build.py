@@ -149,7 +149,7 @@ def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run], views: 
     newest = max(task_runs.values(), key=lambda run: run.results.date)
     config = newest.results.config
     coverage = {
-        task: Coverage(**record.model_dump())
+        task: record
         for task, run in task_runs.items()
         if (record := run.results.coverage.get(task)) is not None
     }

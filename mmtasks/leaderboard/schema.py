@@ -11,6 +11,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# One definition of a run's coverage record: the leaderboard carries results.json's
+# ``coverage[task]`` as the runner wrote it, so a field added there (``guessed``) cannot make
+# the leaderboard refuse the run (it had its own copy, which did not know ``guessed``).
+from mmtasks.results.schema import Coverage
+
+__all__ = ["SCHEMA_VERSION", "Benchmark", "Cell", "Chart", "ChartOption", "Citation", "Column", "Coverage",
+           "Entry", "Leaderboard", "NSamples", "RunRef"]
+
 SCHEMA_VERSION = 2
 
 
@@ -96,19 +104,6 @@ class Cell(_Model):
     """Percent of the task's documents (turns, questions) that the value is computed on, when
     the run reports coverage; for a computed column, over all its parts. Under 100: some
     were not scored (see :attr:`Entry.coverage`)."""
-
-
-class Coverage(_Model):
-    """How much of a task's data a run scored (``results.json``'s ``coverage[task]``)."""
-
-    unit: str
-    """``documents``, ``turns`` or ``questions``."""
-    scored: int
-    total: int
-    percent: float | None = None
-    unscored: dict[str, int] = Field(default_factory=dict)
-    """Why the rest were not scored: kind (``request_failure``, ``context_overflow``,
-    ``judge_failure``, ``unparsed``) -> count."""
 
 
 class NSamples(_Model):
