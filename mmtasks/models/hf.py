@@ -169,6 +169,18 @@ class HFModel(ChatModel):
             conversation = [{"role": m.role, "content": m.plain_text} for m in messages]
         return self.processor.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
 
+    def _adds_special_tokens(self, prompt: str) -> bool:
+        """Whether tokenizing ``prompt`` adds the tokenizer's special tokens (its BOS).
+
+        The rule of transformers' own path, ``processor.apply_chat_template(tokenize=True)``: a
+        prompt that already starts with the BOS token (the chat template wrote it: Gemma 3,
+        Mistral 3, Llama 3.2 Vision, Idefics3, Aya Vision ...) is tokenized without special
+        tokens, so it does not start with two. Every row of a batch comes from the same
+        template, so the first row decides for the batch, as the reference path does for a
+        batched conversation."""
+        bos = getattr(self.tokenizer, "bos_token", None)
+        return not (bos and prompt.startswith(bos))
+
     def _batches(self, rows: list[_Row]) -> Iterator[_Batch]:
         """Requests with the same generation settings, longest prompt (image tokens included)
         first, cut into batches of ``self.batch_size`` read as each batch is formed (an
@@ -188,7 +200,7 @@ class HFModel(ChatModel):
     def _estimated_tokens(self, row: _Row) -> tuple[int, int]:
         """The prompt's length in tokens with its images expanded (the processor's count for
         each image's size, read from the file header), then its image count."""
-        text = len(self._main_tokenizer(row.prompt).input_ids)
+        text = len(self._main_tokenizer(row.prompt, add_special_tokens=self._adds_special_tokens(row.prompt)).input_ids)
         return text + sum(self._image_tokens(img) for img in row.request.images), len(row.request.images)
 
     def _image_tokens(self, image: Image) -> int:
@@ -229,7 +241,9 @@ class HFModel(ChatModel):
 
     def _encode(self, ready: list[tuple[_Row, list[Any]]]) -> tuple[Any, list[int]]:
         """The processor's padded batch on the model's device, and each row's unpadded length."""
-        kwargs: dict[str, Any] = {"text": [row.prompt for row, _ in ready], "padding": True, "return_tensors": "pt"}
+        prompts = [row.prompt for row, _ in ready]
+        kwargs: dict[str, Any] = {"text": prompts, "padding": True, "return_tensors": "pt",
+                                  "add_special_tokens": self._adds_special_tokens(prompts[0])}
         images = [pixels for _, pixels in ready]
         if any(images):
             kwargs["images"] = images
