@@ -50,7 +50,8 @@ class EvaluationResult(dict):
     replies), breakdown labels and the protocol's ``extra`` (turns, probes); read lazily, one
     line at a time, from ``output_path/samples/<task>.jsonl`` when the run wrote one, kept in
     memory otherwise. ``problems`` lists, per task, the non-zero
-    counts of failed requests, unparsed answers and judge failures. ``config`` is the
+    counts of failed requests, unparsed answers and judge failures (not the records a task's
+    record policy treats: those are in ``self["problems"]`` and ``self["coverage"]``). ``config`` is the
     :class:`RunConfig` that was run. On the non-zero ranks of a data parallel run the
     dictionary is empty and ``is_main`` is False.
     """
@@ -66,8 +67,13 @@ class EvaluationResult(dict):
     def problems(self) -> dict[str, dict[str, int]]:
         if not self.is_main:
             return {}
-        return {task: {k: v for k, v in counts.items() if v}
-                for task, counts in self.get("problems", {}).items() if any(counts.values())}
+        from mmtasks.results.schema import RECORD_TREATMENTS
+
+        # the record policy's counts are the dataset's own records, treated as the task declares:
+        # in results.json and the table, but not failures of the run
+        failures = {task: {k: v for k, v in counts.items() if v and k not in RECORD_TREATMENTS}
+                    for task, counts in self.get("problems", {}).items()}
+        return {task: counts for task, counts in failures.items() if counts}
 
     @property
     def results_path(self) -> Path | None:

@@ -3,7 +3,8 @@
 The table is compact, in the spirit of lm-evaluation-harness's: plain text that fits
 80 columns (long names are shortened with an ellipsis, never wrapped), one row per
 scored metric under its task, problem rows (failed requests, unparsed answers, judge
-failures) only when they are not zero, and one row per group. A group the run
+failures) only when they are not zero, the records the task's record policy excluded, kept
+as text or scored wrong by reason (``excluded: output missing  3``), and one row per group. A group the run
 covered only partly is shown as "3 of 8 tasks": the mean of the tasks that ran, not
 the benchmark's score.
 """
@@ -15,6 +16,10 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from mmtasks.errors import printable
+from mmtasks.results.schema import RECORD_TREATMENTS
+
+#: how the table names the record policy's treatments (results.json's keys)
+_TREATMENT_LABELS = {"excluded": "excluded", "kept_as_text": "kept as text", "scored_wrong": "scored wrong"}
 
 #: the table never needs more columns than this
 WIDTH = 80
@@ -91,9 +96,18 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
                 percent = 100.0 * cov["scored"] / cov["total"]
             rows.append((f"  {'! ' if partial_cov else ''}coverage ({cov.get('unit', 'documents')})",
                          "-" if percent is None else f"{percent:.1f}%", "", f"{cov.get('scored')}/{cov.get('total')}"))
+        by_reason = set()
+        for treatment in RECORD_TREATMENTS:  # the record policy's counts, by reason (coverage holds them)
+            reasons = (cov or {}).get(treatment) or {}
+            if isinstance(reasons, dict) and reasons:
+                by_reason.add(treatment)
+                for reason, count in reasons.items():
+                    rows.append((f"  {_TREATMENT_LABELS[treatment]}: {reason}", str(count), "", ""))
         for problem, count in results.get("problems", {}).get(task, {}).items():
-            if count:
-                rows.append((f"  ! {problem}", str(count), "", ""))
+            if count and problem not in by_reason:
+                mark = "" if problem in RECORD_TREATMENTS else "! "
+                label = _TREATMENT_LABELS.get(problem, problem)
+                rows.append((f"  {mark}{label}", str(count), "", ""))
     groups = results.get("groups", {})
     partial = False
     if groups:

@@ -17,8 +17,10 @@
   const DATA_DIR = /^d-[0-9]{14}-[0-9a-f]{6}$/;
   const KIND_LABELS = {
     request_failure: "request failure", context_overflow: "context overflow", unparsed: "unparsed",
-    judge_failure: "judge failure", guessed: "guessed",
+    judge_failure: "judge failure", guessed: "guessed", kept_as_text: "kept as text", scored_wrong: "scored wrong",
   };
+  // the record policy's treatments (coverage[task]: reason -> count), as the results table names them
+  const TREATMENTS = [["excluded", "excluded"], ["kept_as_text", "kept as text"], ["scored_wrong", "scored wrong"]];
 
   // ---- loading data scripts -----------------------------------------------------------------
 
@@ -230,7 +232,13 @@
       const cov = r && r.coverage;
       const parts = [];
       if (cov && isNum(cov.percent)) parts.push("coverage " + cov.percent.toFixed(1) + "% (" + cov.scored + " of " + cov.total + " " + (cov.unit || "documents") + ")");
-      for (const [k, n] of problems) parts.push(k + " " + n);
+      const byReason = new Set();
+      for (const [key, label] of TREATMENTS) {
+        const reasons = cov && cov[key] && typeof cov[key] === "object" ? Object.entries(cov[key]) : [];
+        if (reasons.length) byReason.add(key);
+        for (const [reason, n] of reasons) if (isNum(n)) parts.push(label + ": " + text(reason) + " " + n);
+      }
+      for (const [k, n] of problems) if (!byReason.has(k)) parts.push(k + " " + n);
       if (parts.length) box.appendChild(el("p", { class: "problems" }, state.nRuns > 1 ? state.index.runs[i].label + ": " : "", parts.join(" \u00b7 ")));
     });
   }
@@ -520,6 +528,11 @@
       " " + s.judge_failures + " judge call(s) gave no verdict"));
     const guessed = isNum(s.guessed) ? s.guessed : (s.extra && isNum(s.extra.guessed) ? s.extra.guessed : 0);
     if (guessed > 0) items.push(el("li", {}, el("span", { class: "badge kind-guessed" }, "guessed"), " the answer is the parser's random fallback"));
+    const irregular = s.irregular && typeof s.irregular === "object" ? s.irregular : {};
+    for (const [key, label] of TREATMENTS) {
+      if (typeof irregular[key] === "string") items.push(el("li", {}, el("span", { class: "badge kind-" + key }, label),
+        " " + text(irregular[key]) + " (the task's record policy)"));
+    }
     return items.length ? el("ul", { class: "problems-list" }, items) : el("span", {});
   }
 

@@ -30,6 +30,10 @@ class Sample:
     #: answers that named nothing and were replaced by a random guess (the ``choice`` parser's
     #: ``fallback: random``), scored as answers; counted as the task's ``guessed`` problem
     guessed: int = 0
+    #: how the task's record policy (``dataset.record_policy``) treated this record, when it did:
+    #: treatment (``kept_as_text``, ``scored_wrong``) -> reason; counted in the task's ``problems``
+    #: and, by reason, in its ``coverage``
+    irregular: dict[str, str] = field(default_factory=dict)
     #: breakdown name -> this document's group label
     breakdown: dict[str, str] = field(default_factory=dict)
     #: judge calls: parsed fields, raw replies, failures
@@ -49,11 +53,12 @@ class Sample:
 
         Aggregators get slim samples (read back from the samples file, or kept in memory
         when a run writes none), so memory does not grow with the text of samples. They read
-        ``metrics``, ``failures``, ``unparsed``, ``breakdown``, ``judge_failures`` and
+        ``metrics``, ``failures``, ``unparsed``, ``irregular``, ``breakdown``, ``judge_failures`` and
         ``extra`` (per-turn / per-question records), which are kept.
         """
         return Sample(task=self.task, doc_id=self.doc_id, doc_index=self.doc_index, metrics=self.metrics,
-                      failures=self.failures, unparsed=self.unparsed, guessed=self.guessed, breakdown=self.breakdown,
+                      failures=self.failures, unparsed=self.unparsed, guessed=self.guessed, irregular=self.irregular,
+                      breakdown=self.breakdown,
                       judge_failures=self.judge_failures, extra=self.extra)
 
     @classmethod

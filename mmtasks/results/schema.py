@@ -49,7 +49,14 @@ RESULTS_FILE = "results.json"
 
 #: Kinds of ``problems[task]`` counted by the harness (others may appear, e.g. a task's
 #: own ``note_unparsed``): each is a number of samples, turns or questions, never a score.
-PROBLEM_KINDS = ("request_failures", "context_overflow", "unparsed", "judge_failures", "guessed")
+PROBLEM_KINDS = ("request_failures", "context_overflow", "unparsed", "judge_failures", "guessed",
+                 "excluded", "kept_as_text", "scored_wrong")
+
+#: How a task treats a record problem that its dataset holds (``dataset.record_policy``, declared
+#: as the benchmark's authors treat it): left out of the evaluation, an image tag kept as text, or
+#: scored as wrong. Each is counted in ``problems[task]`` (records) and, by reason, in
+#: ``coverage[task]``; none is a failure of the run (the exit status stays 0).
+RECORD_TREATMENTS = ("excluded", "kept_as_text", "scored_wrong")
 
 #: Kinds of ``coverage[task].unscored``: why a document, turn or question was not scored.
 UNSCORED_KINDS = ("request_failure", "context_overflow", "judge_failure", "unparsed")
@@ -180,6 +187,16 @@ class Coverage(_Strict):
     guessed: NonNegativeInt = Field(default=0, exclude_if=lambda v: v == 0)
     """Scored units whose answer is a random guess, not the model's (the ``choice`` parser's
     ``fallback: random``, as MMMU's and MUIRBench's scripts guess); also ``problems.guessed``."""
+    excluded: dict[str, NonNegativeInt] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """Records of the data left out of the evaluation by the task's ``dataset.record_policy``
+    (as its authors leave them out), by reason (``{"output missing": 3}``). They are not among
+    ``total``; also ``problems.excluded``."""
+    kept_as_text: dict[str, NonNegativeInt] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """Evaluated records with an image tag that names no image of the record, kept in the prompt as
+    text by the record policy, by reason; also ``problems.kept_as_text``."""
+    scored_wrong: dict[str, NonNegativeInt] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """Evaluated records scored as wrong by the record policy (a gold answer outside the record's
+    options), by reason; among ``scored``; also ``problems.scored_wrong``."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Coverage:

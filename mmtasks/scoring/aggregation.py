@@ -185,10 +185,27 @@ def _corpus_metrics(task: "Task", samples: Sequence["Sample"], result: TaskResul
                 row[m.name] = metric.compute(gp, gr)
 
 
-def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], seed: int) -> TaskResult:
+def count_treated(samples: Iterable["Sample"], excluded: dict[str, int] | None = None) -> dict[str, dict[str, int]]:
+    """The records the task's record policy treated, by treatment and reason: ``excluded`` (the
+    loader's count: those records have no sample), ``kept_as_text`` and ``scored_wrong`` (from
+    each sample's ``irregular``). Only the treatments with a count are given."""
+    out: dict[str, dict[str, int]] = {}
+    if excluded:
+        out["excluded"] = {reason: n for reason, n in excluded.items() if n}
+    for s in samples:
+        for treatment, reason in (s.irregular or {}).items():
+            by_reason = out.setdefault(treatment, {})
+            by_reason[reason] = by_reason.get(reason, 0) + 1
+    return {k: v for k, v in out.items() if v}
+
+
+def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], seed: int,
+              excluded: dict[str, int] | None = None) -> TaskResult:
     """Run ``spec`` on ``samples``; compute the corpus metrics (whatever the aggregator); keep the
     task's declared metrics (and their variants) only, and count the problems generically
-    (:func:`count_problems`), whatever the aggregator reported."""
+    (:func:`count_problems`), whatever the aggregator reported; add the records the task's record
+    policy treated (``excluded``: reason -> records the loader left out; the others from the
+    samples) to the problems and, by reason, to the coverage."""
     result = spec.fn(task, samples, seed)
     if getattr(task, "corpus_metrics", None):
         _corpus_metrics(task, samples, result)
@@ -197,6 +214,11 @@ def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], s
     result.metrics = {k: v for k, v in result.metrics.items() if k in wanted}
     result.higher_is_better = {k: v for k, v in result.higher_is_better.items() if k in declared}
     result.problems = count_problems(samples)
+    treated = count_treated(samples, excluded)
+    for treatment, by_reason in treated.items():
+        result.problems[treatment] = sum(by_reason.values())
+        if result.coverage is not None:
+            result.coverage[treatment] = by_reason
     return result
 
 

@@ -18,7 +18,8 @@ from mmtasks.results.schema import RESULTS_FILE, ResultsFile, read_results
 from mmtasks.view.images import ImageStore
 
 #: the failure kinds a document can be filtered by, and their bit in a row's ``kinds`` mask
-FAILURE_KINDS: tuple[str, ...] = ("request_failure", "context_overflow", "unparsed", "judge_failure", "guessed")
+FAILURE_KINDS: tuple[str, ...] = ("request_failure", "context_overflow", "unparsed", "judge_failure", "guessed",
+                                  "kept_as_text", "scored_wrong")
 #: characters of a parsed answer or a target shown in the table (the document shows all of it)
 SHORT = 40
 CONTEXT_OVERFLOW = "context_overflow:"
@@ -115,7 +116,9 @@ def failure_kinds(sample: dict[str, Any]) -> int:
     """Bit mask over :data:`FAILURE_KINDS`: the same reading of a sample as the results'
     ``problems`` (a failure whose error says ``context_overflow:`` is that kind, any other a
     request failure; ``unparsed`` and ``judge_failures`` counts), plus ``guessed`` for an answer
-    a parser's random fallback chose (a ``guessed`` count on the sample or in its ``extra``)."""
+    a parser's random fallback chose (a ``guessed`` count on the sample or in its ``extra``), and
+    ``kept_as_text`` / ``scored_wrong`` for a record the task's record policy treated so (the
+    sample's ``irregular``: treatment -> reason)."""
     mask = 0
     for failure in _list(sample.get("failures")):
         mask |= 1 << (1 if isinstance(failure, str) and CONTEXT_OVERFLOW in failure else 0)
@@ -126,6 +129,11 @@ def failure_kinds(sample: dict[str, Any]) -> int:
     extra = sample.get("extra") if isinstance(sample.get("extra"), dict) else {}
     if _count(sample.get("guessed")) or _count(extra.get("guessed")):
         mask |= 1 << 4
+    irregular = sample.get("irregular") if isinstance(sample.get("irregular"), dict) else {}
+    if irregular.get("kept_as_text"):
+        mask |= 1 << 5
+    if irregular.get("scored_wrong"):
+        mask |= 1 << 6
     return mask
 
 
