@@ -21,7 +21,7 @@ from mmtasks.cli import main as cli_main
 from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.cli import main as leaderboard_main
 from mmtasks.results.schema import public_spec
-from mmtasks.results.writer import atomic_write_bytes
+from mmtasks.results.writer import OutputError, atomic_write_bytes
 from mmtasks.view.images import LARGE_SIDE, THUMB_SIDE, ImageStore
 from mmtasks.view.records import FAILURE_KINDS, failure_kinds, load_view_run, same_answer
 from mmtasks.view.site import INDEX_JS, build_view
@@ -187,7 +187,7 @@ def test_an_image_past_pils_own_bomb_limit_is_shown_as_not_decoded(tmp_path: Pat
 
 def test_out_folder_that_is_not_a_view_is_refused(runs: dict[str, Path], tmp_path: Path) -> None:
     (tmp_path / "mine.txt").write_text("keep me")
-    with pytest.raises(ConfigError, match="not a run view"):
+    with pytest.raises(OutputError, match=r"holds files that mmtasks did not write \(mine.txt\)"):
         build_view([load_view_run(runs["a"])], tmp_path)
     assert (tmp_path / "mine.txt").read_text() == "keep me"
     assert cli_main(["view", str(runs["a"]), "--out", str(tmp_path)]) == 2

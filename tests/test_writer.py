@@ -65,10 +65,11 @@ def entry_count(out: Path) -> int:
 
 def test_a_link_planted_at_the_boards_files_is_replaced_never_written_through(tmp_path: Path) -> None:
     out = tmp_path / "board"
-    out.mkdir()
+    assert build(out, ONE_RUN).returncode == 0  # an earlier board (links in a folder of no board are refused)
     victims = {name: tmp_path / f"victim-{name}" for name in ("leaderboard.json", "index.html", "leaderboard.js")}
     for name, victim in victims.items():
         victim.write_text("precious\n")
+        (out / name).unlink()
         (out / name).symlink_to(victim)
     proc = build(out, ONE_RUN)
     assert proc.returncode == 0, proc.stderr
@@ -151,7 +152,7 @@ def test_a_switch_cut_by_kill_9_is_finished_by_the_next_writer(tmp_path: Path) -
     assert finish_interrupted_switch(out)
     json_id, js_id = board_ids(out)
     assert json_id == js_id and entry_count(out) > 0
-    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".") and p.name != writer.CLAIM_MARKER]
 
 
 def test_a_build_killed_while_staging_leaves_the_old_set_and_its_stage_is_cleared(tmp_path: Path) -> None:
@@ -169,7 +170,7 @@ def test_a_build_killed_while_staging_leaves_the_old_set_and_its_stage_is_cleare
     (stage / "a.txt").write_bytes(b"half")
     write_file_set(out, {"a.txt": b"new a", "b.txt": b"new b"})
     assert (out / "a.txt").read_bytes() == b"new a" and (out / "b.txt").read_bytes() == b"new b"
-    assert sorted(p.name for p in out.iterdir()) == ["a.txt", "b.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [writer.CLAIM_MARKER, "a.txt", "b.txt"]
 
 
 def test_a_planted_switch_record_cannot_move_files_from_elsewhere(tmp_path: Path) -> None:
@@ -204,9 +205,10 @@ def test_figures_are_never_written_through_a_link(tmp_path: Path) -> None:
     from mmtasks.leaderboard.cli import main
 
     out = tmp_path / "figures"
-    out.mkdir()
+    assert main(["plot", str(ONE_RUN), "--out", str(out), "--format", "svg"]) == 0  # earlier figures
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
+    (out / "realbench_bar.svg").unlink()
     (out / "realbench_bar.svg").symlink_to(victim)
     assert main(["plot", str(ONE_RUN), "--out", str(out), "--format", "svg"]) == 0
     assert victim.read_text() == "precious\n"  # before: overwritten through the link

@@ -72,7 +72,7 @@ def plot_leaderboard(
             plt.close(figure)
     if not files:
         return []
-    return write_file_set(out, files, what="figures")
+    return write_file_set(out, files, what="figures", kind="figures")
 
 
 def _label(entry: Entry) -> str:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mmtasks.leaderboard.build import VIEWS_DIR
 from mmtasks.leaderboard.schema import Leaderboard
 from mmtasks.package_data import page_dir
 from mmtasks.results.writer import Content, write_file_set
@@ -61,4 +62,4 @@ def write_site(board: Leaderboard, out: Path) -> list[Path]:
     }
     for name in reversed(ASSETS):  # the page last: index.html loads app.js and style.css
         files[name] = (source / name).read_bytes()
-    return write_file_set(out, files, what="leaderboard")
+    return write_file_set(out, files, what="leaderboard", kind="leaderboard", allowed=(VIEWS_DIR,))

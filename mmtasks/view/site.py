@@ -13,9 +13,11 @@ Every data file is a script (``MMV.load(key, data);``) rather than JSON, because
 so the first view loads the index and one task's rows, and a document loads its chunk. Data is JSON
 with ``<``, ``>`` and ``&`` escaped: no string can end the script.
 
-A rebuild writes a new ``d-<token>/`` folder, then switches the page and ``index.js`` (which names
-the folder) as one set (:func:`mmtasks.results.writer.write_file_set`), then removes the old data
-folder: a reader sees the old view or the new one. Every file goes through the one writer (no
+The folder is claimed for the whole build (:func:`mmtasks.results.writer.claim_folder`: a folder of
+other files is refused, and two builds into one folder take turns). A rebuild writes a new
+``d-<token>/`` folder, then switches the page and ``index.js`` (which names the folder) as one set
+with the claim's marker, then removes the previous build's data folder, the only one the marker
+names: a reader sees the old view or the new one. Every file goes through the one writer (no
 link followed, nothing half-written under its final name). Thumbnails are named by content and
 written once; a rebuild reuses them.
 """
@@ -34,7 +36,7 @@ from typing import Any
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.leaderboard.site import script_json
 from mmtasks.package_data import page_dir
-from mmtasks.results.writer import atomic_write_bytes, create_exclusive, write_failed, write_file_set
+from mmtasks.results.writer import atomic_write_bytes, claim_folder, create_exclusive, write_failed
 from mmtasks.view.images import IMG_DIR, ImageStore
 from mmtasks.view.records import (
     FAILURE_KINDS, ViewRun, failure_kinds, for_page, metrics_of, read_at, read_samples, same_answer, short,
@@ -109,11 +111,9 @@ def build_view(runs: Sequence[ViewRun], out: Path, *, tasks: Sequence[str] | Non
     if not 1 <= len(runs) <= 2:
         raise ConfigError("the viewer shows one run or two side by side")
     chosen = _tasks(runs, tasks)
-    _claim(out)
     source = asset_dir()
+    page: dict[str, bytes] = {name: (source / name).read_bytes() for name in ASSETS}
     token = "d-" + time.strftime("%Y%m%d%H%M%S") + "-" + secrets.token_hex(3)
-    data = out / token
-    images = ImageStore(out, atomic_write_bytes)  # temp + rename: a killed build leaves no half thumbnail
     index: dict[str, Any] = {
         "version": FORMAT_VERSION,
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -123,21 +123,27 @@ def build_view(runs: Sequence[ViewRun], out: Path, *, tasks: Sequence[str] | Non
         "runs": [run.describe(label) for run, label in zip(runs, "AB")],
         "tasks": [],
     }
-    try:
-        for i, task in enumerate(chosen):
-            if progress is not None:
-                progress(task)
-            index["tasks"].append(_write_task(runs, task, i, data, images))
-        # the page and the index that names the new data folder, switched as one set
-        page: dict[str, bytes] = {name: (source / name).read_bytes() for name in ASSETS}
-        page[INDEX_JS] = script("index", index).encode("ascii")
-        write_file_set(out, page, what="view")
-    except BaseException:
-        shutil.rmtree(data, ignore_errors=True)
-        raise
-    for old in out.glob("d-*"):
-        if old.name != token and old.is_dir() and not old.is_symlink():
-            shutil.rmtree(old, ignore_errors=True)
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise ConfigError("--out is not a folder", file=out, field="--out")
+    # the folder's claim and lock, from the data folder's first file to the switch of the page
+    with claim_folder(out, "view", what="run view") as claim:
+        img = out / IMG_DIR
+        if img.is_symlink():
+            raise ConfigError("the view's img/ folder is a symlink: refusing to write through it", file=img, field="--out")
+        images = ImageStore(out, atomic_write_bytes)  # temp + rename: a killed build leaves no half thumbnail
+        data = claim.data_folder(token)
+        try:
+            for i, task in enumerate(chosen):
+                if progress is not None:
+                    progress(task)
+                index["tasks"].append(_write_task(runs, task, i, data, images))
+            # the page and the index that names the new data folder, switched as one set; the
+            # previous set's data folder (and only it) is removed after
+            page[INDEX_JS] = script("index", index).encode("ascii")
+            claim.switch(page, data=[token, IMG_DIR])
+        except BaseException:
+            shutil.rmtree(data, ignore_errors=True)
+            raise
     index["images_written"] = images.written
     return index
 
@@ -154,19 +160,6 @@ def _tasks(runs: Sequence[ViewRun], tasks: Sequence[str] | None) -> list[str]:
         raise DataError("the two runs have no task in common", file=runs[1].folder,
                         hint=f"run A has {', '.join(runs[0].tasks)}; run B has {', '.join(runs[1].tasks)}")
     return common
-
-
-def _claim(out: Path) -> None:
-    """``out`` is a new or empty folder, or an earlier view (it has index.js and the page)."""
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise ConfigError("--out is not a folder", file=out, field="--out")
-    if out.is_dir() and any(out.iterdir()) and not all((out / n).is_file() for n in (INDEX_JS, "index.html")):
-        raise ConfigError("--out holds files that are not a run view: refusing to write into it", file=out,
-                          field="--out", hint="choose a new or empty folder (an earlier view's folder is rebuilt in place)")
-    out.mkdir(parents=True, exist_ok=True)
-    img = out / IMG_DIR
-    if img.is_symlink():
-        raise ConfigError("the view's img/ folder is a symlink: refusing to write through it", file=img, field="--out")
 
 
 def _write_task(runs: Sequence[ViewRun], task: str, i: int, data: Path, images: ImageStore) -> dict[str, Any]:
