@@ -1,6 +1,6 @@
 # Two commands set everything up on a fresh machine (no GPU needed):
-#   make demo   - create .venv if missing, install the core package only (no torch, no transformers: the demo
-#                 runs the `random` baseline), run every benchmark (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench,
+#   make demo   - create .venv if missing, install the core package and PyAV for the video tasks (no torch, no
+#                 transformers: the demo runs the `random` baseline), run every benchmark (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench,
 #                 MMMU, BLINK, Mantis-Eval, MMIU, MM-MT-Bench) on the bundled sample data with the `random` baseline
 #                 (and random chance-level judge), build the run's view and the leaderboard that links to it
 #   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate,
@@ -16,7 +16,7 @@ STAMP := $(VENV)/.mmtasks-installed
 
 $(DEMO_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --no-compile --disable-pip-version-check -e .
+	$(PY) -m pip install -q --no-compile --disable-pip-version-check -e '.[video]'
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml $(DEMO_STAMP)
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml $(DEMO_STAMP)
 	# torchvision fails to import beside a torch it was not built for). pip takes both from this
 	# machine's local wheel folder; the plain `torch` requirement would download a multi-GB build.
 	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
-	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,test]'
+	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,video,test]'
 	touch $(STAMP)
 
 install-demo: $(DEMO_STAMP)

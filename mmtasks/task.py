@@ -193,11 +193,12 @@ class Task:
         return self.config.task
 
     def documents(self, data_root: Path | None, limit: int | None = None, report: Report | None = None,
-                  only: Callable[[int], bool] | None = None) -> Iterator[Document]:
+                  only: Callable[[int], bool] | None = None, frames: Any = None) -> Iterator[Document]:
         """The first ``limit`` documents, transformed. With ``report``, a record's problems go
-        there and the record is left out; ``only`` reads a share of them (see :func:`load_documents`)."""
+        there and the record is left out; ``only`` reads a share of them; ``frames``: the store
+        videos are decoded into (see :func:`load_documents`)."""
         for doc in load_documents(self.config, data_root, task_file=self.file, adapter=self.adapter, limit=limit,
-                                  report=report, only=only):
+                                  report=report, only=only, frames=frames):
             yield apply_transforms(doc, self.transforms, self.image_mode)
 
     # -- prompts ---------------------------------------------------------
@@ -209,6 +210,8 @@ class Task:
             "images": [img.label or img.describe() for img in doc.images],
             "n_images": len(doc.images),
             "n_source_images": n_source_images(doc),
+            "videos": [clip.describe() for clip in doc.videos],
+            "n_videos": len(doc.videos),
             "image_mode": self.image_mode,
             **extra,
         }
@@ -226,6 +229,7 @@ class Task:
             if isinstance(piece, int) and not 0 <= piece < len(doc.images):
                 raise TemplateError(f"image({piece}) is out of range: the document has {len(doc.images)} images",
                                     file=self.file, doc_id=doc.doc_id, field=field_name)
+        pieces = self._video_frames(pieces, doc, field_name)
         if prompt.image_tags is not None:
             tags = prompt.image_tags
             try:
@@ -237,8 +241,27 @@ class Task:
                 placed = {p for p in pieces if isinstance(p, int)}
                 pieces = [i for i in range(len(doc.images)) if i not in placed] + pieces
         if prompt.strip_around_images:
-            pieces = [p if isinstance(p, int) else p.strip("\n") for p in pieces if isinstance(p, int) or p.strip()]
-        return tuple(doc.images[p] if isinstance(p, int) else Text(p) for p in pieces if p != "")
+            pieces = [p if isinstance(p, (int, Image)) else p.strip("\n") for p in pieces if isinstance(p, (int, Image)) or p.strip()]
+        return tuple(doc.images[p] if isinstance(p, int) else p if isinstance(p, Image) else Text(p) for p in pieces if p != "")
+
+    def _video_frames(self, pieces: list[Any], doc: Document, field_name: str) -> list[Any]:
+        """``video(i)`` and ``frame(i, k)`` pieces as the frames' image parts."""
+        out: list[Any] = []
+        for piece in pieces:
+            if not isinstance(piece, tuple):
+                out.append(piece)
+                continue
+            i, k = piece
+            if not 0 <= i < len(doc.videos):
+                raise TemplateError(f"video({i}) is out of range: the document has {len(doc.videos)} video(s)"
+                                    + ("" if self.config.dataset.video else " (the task declares no dataset.video)"),
+                                    file=self.file, doc_id=doc.doc_id, field=field_name)
+            frames = doc.videos[i].frame_images()
+            if k >= len(frames):
+                raise TemplateError(f"frame({i}, {k}) is out of range: {len(frames)} frames of video {i} are sampled",
+                                    file=self.file, doc_id=doc.doc_id, field=field_name)
+            out.extend(frames if k < 0 else (frames[k],))
+        return out
 
     def initial_messages(self, doc: Document) -> tuple[Message, ...]:
         msgs: list[Message] = []

@@ -27,7 +27,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from mmtasks.errors import TemplateError
 
 _SENTINEL = "\x00IMG:{}\x00"
-_SENTINEL_RE = re.compile("\x00IMG:(\\d+)\x00")
+_VIDEO_SENTINEL = "\x00VID:{}:{}\x00"
+_SENTINEL_RE = re.compile("\x00(?:IMG:(\\d+)|VID:(\\d+):(-?\\d+))\x00")
 #: what a NUL inside a value becomes in rendered text, so that no record text can hold the image marker
 _NUL_ESCAPE = "\ufffd"
 
@@ -44,6 +45,20 @@ class _ImageRef(str):
 
 def _image(i: Any) -> _ImageRef:
     return _ImageRef(_SENTINEL.format(int(i)))
+
+
+def _video(i: Any) -> _ImageRef:
+    """``video(i)``: every sampled frame of the document's i-th video, in order (a native-video
+    backend gets them as one video)."""
+    return _ImageRef(_VIDEO_SENTINEL.format(int(i), -1))
+
+
+def _frame(i: Any, k: Any) -> _ImageRef:
+    """``frame(i, k)``: the k-th sampled frame of the i-th video, alone (with text beside it, e.g.
+    its timestamp, the frames go as images to every backend)."""
+    if int(k) < 0:
+        raise ValueError(f"frame({i}, {k}): the frame number must be 0 or more")
+    return _ImageRef(_VIDEO_SENTINEL.format(int(i), int(k)))
 
 
 def _finalize(value: Any) -> str:
@@ -168,6 +183,8 @@ def environment() -> ImmutableSandboxedEnvironment:
         finalize=_finalize,
     )
     env.globals["image"] = _image
+    env.globals["video"] = _video
+    env.globals["frame"] = _frame
     env.filters["escape_delimiters"] = escape_delimiters
     env.filters["literal"] = literal
     env.globals["__mmtasks_bounded"] = _bounded
@@ -242,15 +259,16 @@ def render(source: str, variables: dict[str, Any], *, origin: str = "<template>"
         _budget.reset(token)
 
 
-def split_on_images(text: str) -> list[str | int]:
-    """Split rendered text into text pieces and image indices. Text is kept as written, whitespace
-    beside an image included; only empty pieces are left out."""
-    out: list[str | int] = []
+def split_on_images(text: str) -> list[Any]:
+    """Split rendered text into text pieces, image indices and ``(video, frame)`` pairs (frame -1:
+    all the video's frames). Text is kept as written, whitespace beside an image included; only
+    empty pieces are left out."""
+    out: list[Any] = []
     pos = 0
     for m in _SENTINEL_RE.finditer(text):
         if m.start() > pos:
             out.append(text[pos : m.start()])
-        out.append(int(m.group(1)))
+        out.append(int(m.group(1)) if m.group(1) is not None else (int(m.group(2)), int(m.group(3))))
         pos = m.end()
     if pos < len(text):
         out.append(text[pos:])
@@ -271,7 +289,7 @@ def split_on_tags(pieces: list[str | int], pattern: "re.Pattern[str]", n_images:
     out: list[str | int] = []
     k = 0
     for piece in pieces:
-        if isinstance(piece, int):
+        if not isinstance(piece, str):
             out.append(piece)
             continue
         pos = 0

@@ -49,6 +49,10 @@ def validate_chat_request(body: Any) -> str | None:
             kind = part.get("type") if isinstance(part, dict) else None
             if kind == "text" and isinstance(part.get("text"), str):
                 continue
+            if kind == "video_url":  # vLLM's server: a video, or its frames as data:video/jpeg;base64,<f1>,<f2>...
+                video = (part.get("video_url") or {}).get("url")
+                if isinstance(video, str) and video.startswith(("data:video/", "http://", "https://")):
+                    continue
             url = (part.get("image_url") or {}).get("url") if kind == "image_url" else None
             if not (isinstance(url, str) and url.startswith(("data:image/", "http://", "https://"))):
                 return f"messages[{k}].content[{j}]: bad part"

@@ -96,6 +96,52 @@ class HFSource(_Strict):
     """For file-based builders (``path: json``/``parquet``): the files to read."""
 
 
+class VideoConfig(_Strict):
+    """A record's videos (``dataset.video``): which field holds them, which frames are sent, at
+    what size (see docs/vocabulary.md, "Videos"). Frames are sent as images in place
+    (``{{ video(i) }}``), or as a video to a backend that takes one natively."""
+
+    field: str | list[str] = "video"
+    """The record field holding the document's video (a file: MP4, WebM, MKV, MOV, AVI, an
+    animated GIF; or a folder of frame images, taken in name order), a list of them, or a list of
+    fields whose videos are taken in the order listed."""
+    num_frames: int | None = Field(default=None, ge=1)
+    """Uniform sampling: this many frames over the whole video (see ``sampling``)."""
+    fps: float | None = Field(default=None, gt=0)
+    """Sampling by time: one frame every 1/fps seconds from the start, at most ``max_frames``."""
+    max_frames: int | None = Field(default=None, ge=1)
+    """With ``fps``: the cap; more candidate frames than this are thinned to this many, uniformly."""
+    sampling: Literal["linspace", "centers"] = "linspace"
+    """How ``num_frames`` spreads: ``linspace``: indices ``linspace(0, n-1, k)`` rounded down, first and
+    last frame included (lmms-eval's ``read_video``); ``centers``: the middle frame of each of k equal
+    segments (Ask-Anything's MVBench ``get_index``)."""
+    max_side: int | None = Field(default=None, ge=1)
+    """Resize bound: each frame is scaled down (aspect kept) so its longer side is at most this."""
+    max_pixels: int | None = Field(default=None, ge=1)
+    """Resize bound: each frame is scaled down (aspect kept) to at most this many pixels."""
+    frames_fps: float = Field(default=1.0, gt=0)
+    """The frame rate of a folder of frames (its timestamps are k / frames_fps)."""
+    subtitles: bool = False
+    """Read the ``.srt`` beside each video (same name); ``videos[i].subtitles`` holds the cues shown
+    at the sampled frames' times. A missing file is a data error when this is true."""
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> "VideoConfig":
+        if (self.num_frames is None) == (self.fps is None):
+            raise ValueError("give exactly one frame rule: num_frames (uniform) or fps (with max_frames)")
+        if self.fps is not None and self.max_frames is None:
+            raise ValueError("fps needs max_frames, the cap on frames sent (a long video at 1 fps is thousands of frames)")
+        if self.num_frames is not None and self.max_frames is not None:
+            raise ValueError("max_frames applies to fps sampling; with num_frames, num_frames is the count")
+        return self
+
+    def rule(self) -> str:
+        """The frame rule as one short string (recorded with the results): ``num_frames=8`` or ``fps=1,max_frames=4``."""
+        if self.num_frames is not None:
+            return f"num_frames={self.num_frames}" + ("" if self.sampling == "linspace" else f",sampling={self.sampling}")
+        return f"fps={self.fps:g},max_frames={self.max_frames}"
+
+
 class DatasetConfig(_Strict):
     local: LocalSource | None = None
     hf: HFSource | None = None
@@ -116,6 +162,8 @@ class DatasetConfig(_Strict):
     """Name of a registered record adapter (e.g. converting a Hub schema to the local one)."""
     get_data: str | None = None
     """How to get the data, shown when it is missing (where to download it); each benchmark says its own."""
+    video: VideoConfig | None = None
+    """The record's videos and the frame rule (None: the task has no video input)."""
 
     @field_validator("images_field")
     @classmethod

@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Literal, Protocol, Union
 
 from mmtasks.errors import DataError
 
@@ -28,6 +28,31 @@ class Text:
         return {"type": "text", "text": self.text}
 
 
+class FrameSource(Protocol):
+    """What a video frame is read from (``mmtasks.documents.video.VideoClip``): the sampled frames
+    of one video, their timestamps, and a hash of the video and the frames chosen."""
+
+    @property
+    def content_hash(self) -> str: ...
+
+    @property
+    def timestamps(self) -> tuple[float, ...]: ...
+
+    def pixels(self, position: int) -> "PILImage": ...
+
+
+@dataclass(frozen=True, eq=False)
+class FrameRef:
+    """An image part that is the ``position``-th sampled frame of a video (``clip``)."""
+
+    clip: FrameSource
+    position: int
+
+    @property
+    def timestamp(self) -> float:
+        return self.clip.timestamps[self.position]
+
+
 @dataclass(frozen=True, eq=False)
 class Image:
     """An image part: a file path (lazy) or encoded bytes.
@@ -42,15 +67,19 @@ class Image:
     label: str | None = None
     #: A transform applied to the pixels (e.g. "combined" images are built from parts).
     parts: tuple["Image", ...] = field(default=())
+    #: a frame of a video (``path`` is the video's): decoded with the video's other sampled frames
+    frame: FrameRef | None = None
 
     def __post_init__(self) -> None:
-        if self.path is None and self.data is None and not self.parts:
+        if self.path is None and self.data is None and not self.parts and self.frame is None:
             raise ValueError("Image needs a path, bytes or parts")
 
     @cached_property
     def content_hash(self) -> str:
         h = hashlib.sha256()
-        if self.parts:
+        if self.frame is not None:
+            h.update(f"video-frame:{self.frame.clip.content_hash}:{self.frame.position}".encode())
+        elif self.parts:
             # "captioned": the grid draws "Image k" on its tiles (core/pixels.py), so replies cached
             # for the earlier uncaptioned grid are not served for it
             h.update(b"combined-captioned:")
@@ -61,6 +90,13 @@ class Image:
         return h.hexdigest()
 
     def read_bytes(self) -> bytes:
+        """The image file's bytes (a video frame: its pixels as PNG)."""
+        if self.frame is not None:
+            import io
+
+            buffer = io.BytesIO()
+            self.load().save(buffer, format="PNG")
+            return buffer.getvalue()
         if self.data is not None:
             return self.data
         assert self.path is not None
@@ -73,6 +109,8 @@ class Image:
 
     def load(self) -> "PILImage":
         """Decode to an RGB PIL image (the only place pixels are made)."""
+        if self.frame is not None:
+            return self.frame.clip.pixels(self.frame.position)
         from mmtasks.core.pixels import decode_image  # PIL is imported when pixels are first needed
 
         return decode_image(self)
@@ -80,11 +118,15 @@ class Image:
     def describe(self) -> str:
         if self.parts:
             return "combined(" + ",".join(p.describe() for p in self.parts) + ")"
+        if self.frame is not None:
+            return f"{self.path}@{self.frame.timestamp:g}s"
         if self.path is not None:
             return str(self.path)
         return f"<{len(self.data or b'')} bytes>"
 
     def to_json(self) -> dict:
+        if self.frame is not None:
+            return {"type": "image", "image": self.describe(), "video": str(self.path), "timestamp": self.frame.timestamp}
         return {"type": "image", "image": self.describe()}
 
 
@@ -111,3 +153,38 @@ class Message:
     def to_json(self) -> dict:
         return {"role": self.role, "content": [p.to_json() for p in self.parts]}
 
+
+
+@dataclass(frozen=True)
+class VideoRun:
+    """Consecutive frame parts of one video, every sampled frame in order: what a backend that
+    takes video natively sends as one video (:func:`video_runs`)."""
+
+    clip: FrameSource
+    frames: tuple[Image, ...]
+
+    @property
+    def timestamps(self) -> tuple[float, ...]:
+        return self.clip.timestamps
+
+
+def video_runs(parts: tuple[Part, ...]) -> list["Part | VideoRun"]:
+    """``parts`` with each run of all the sampled frames of one video, in order and nothing
+    between them (what ``{{ video(i) }}`` places), as one :class:`VideoRun`; other frames (placed
+    one by one, e.g. with a timestamp between them) stay images."""
+    out: list[Part | VideoRun] = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if isinstance(part, Image) and part.frame is not None and part.frame.position == 0:
+            clip = part.frame.clip
+            n = len(clip.timestamps)
+            run = parts[i:i + n]
+            if len(run) == n and all(isinstance(p, Image) and p.frame is not None and p.frame.clip is clip
+                                     and p.frame.position == k for k, p in enumerate(run)):
+                out.append(VideoRun(clip, tuple(run)))  # type: ignore[arg-type]
+                i += n
+                continue
+        out.append(part)
+        i += 1
+    return out

@@ -40,12 +40,14 @@ class Document:
     source: str
     #: the record's line in a JSONL source (None for JSON files and Hub datasets)
     line: int | None = None
+    #: the record's videos (``dataset.video``), their frames chosen (``mmtasks.documents.video.VideoClip``)
+    videos: tuple[Any, ...] = ()
 
 
 def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path | None = None,
                    adapter: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
                    limit: int | None = None, report: Report | None = None,
-                   only: Callable[[int], bool] | None = None) -> Iterator[Document]:
+                   only: Callable[[int], bool] | None = None, frames: Any = None) -> Iterator[Document]:
     """The task's documents (the records before index ``limit``); ``adapter`` is its resolved
     ``dataset.adapter`` (built-ins are looked up when omitted).
 
@@ -55,8 +57,16 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
     Problems with the source itself (no data file, no data directory) are always raised.
 
     ``only``: read just the records whose index it accepts (a share of the data, for a check in
-    several processes); the others are still read far enough to find duplicate ids."""
+    several processes); the others are still read far enough to find duplicate ids.
+
+    ``frames``: the :class:`~mmtasks.documents.video.FrameStore` the videos' frames are decoded
+    into (shared by the passes of a run; default: one for this pass)."""
     ds = task.dataset
+    videos = None
+    if ds.video is not None:
+        from mmtasks.documents.video import FrameStore, VideoReader
+
+        videos = VideoReader(ds.video, frames if frames is not None else FrameStore())
     if adapter is None and ds.adapter:
         from mmtasks.registry import adapters
 
@@ -78,9 +88,9 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
                 hint=ds.get_data or f"put the benchmark's data at {path}",
             )
         records = _read_local(path, report)
-        yield from _documents(records, ds, folder, str(path), adapter, report, limit, only)
+        yield from _documents(records, ds, folder, str(path), adapter, report, limit, only, videos)
     elif ds.hf is not None:
-        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter, report, limit, only)
+        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter, report, limit, only, videos)
     else:
         raise DataError(f"task {task.task!r} names no dataset (dataset.local or dataset.hf)", file=task_file, field="dataset")
 
@@ -155,7 +165,7 @@ def _undecoded_images(dset: Any, datasets: Any) -> Any:
 
 def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str,
                adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, report: Report | None = None,
-               limit: int | None = None, only: Callable[[int], bool] | None = None) -> Iterator[Document]:
+               limit: int | None = None, only: Callable[[int], bool] | None = None, videos: Any = None) -> Iterator[Document]:
     seen: set[str] = set()
     paths = ConfinedPaths(folder)
     for index, rec, lineno in records:
@@ -168,7 +178,7 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
                 pass  # reported by the share that reads the record
             continue
         problems: list[DataError] = []
-        doc = _document(index, rec, lineno, ds, paths, source, adapter, seen, problems, collect=report is not None)
+        doc = _document(index, rec, lineno, ds, paths, source, adapter, seen, problems, collect=report is not None, videos=videos)
         if problems:
             if report is None:
                 raise problems[0]
@@ -181,7 +191,7 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
 
 def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetConfig, paths: ConfinedPaths, source: str,
               adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, seen: set[str], problems: list[DataError],
-              collect: bool) -> Document | None:
+              collect: bool, videos: Any = None) -> Document | None:
     """One record as a Document; its problems go to ``problems`` (all of them when ``collect``,
     else the first), and then None is returned."""
     if adapter is not None:
@@ -206,9 +216,43 @@ def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetCo
         if problems and not collect:
             return None
     images = _images(rec, ds, paths, doc_id, source, lineno, problems, collect)
+    clips = _videos(rec, videos, paths, doc_id, source, lineno, problems, collect) if videos is not None else []
     if problems:
         return None
-    return Document(index=index, doc_id=doc_id, record=rec, images=tuple(images), source=source, line=lineno)
+    return Document(index=index, doc_id=doc_id, record=rec, images=tuple(images), source=source, line=lineno,
+                    videos=tuple(clips))
+
+
+def _videos(rec: dict[str, Any], reader: Any, paths: ConfinedPaths, doc_id: str, source: str, lineno: int | None,
+            problems: list[DataError], collect: bool) -> list[Any]:
+    """The record's videos (``dataset.video``), each checked from its header (container opened,
+    duration and frame count read, nothing decoded) and its frames chosen by the rule."""
+    from mmtasks.documents.video import VideoProblem
+
+    where = {"file": source, "line": lineno, "doc_id": doc_id}
+    out: list[Any] = []
+    for label, rel in reader.entries(rec):
+        if problems and not collect:
+            break
+        field = label.rpartition("[")[0] or label
+        if isinstance(rel, dict) and isinstance(rel.get("path"), str):
+            rel = rel["path"]
+        if not isinstance(rel, str) or not rel:
+            problems.append(DataError(f"expected a video path, got {type(rel).__name__ if rel != '' else 'an empty string'}",
+                                      field=field, **where))
+            continue
+        try:
+            path = paths(rel, doc_id=doc_id, field=field, file=source, line=lineno)
+        except DataError as exc:
+            problems.append(exc)
+            continue
+        try:
+            out.append(reader.clip(path, rel, doc_id))
+        except VideoProblem as exc:
+            problems.append(DataError(f"{exc}: {path}", field=field, **where))
+        except DataError as exc:  # PyAV missing
+            problems.append(DataError(exc.message, field=field, hint=exc.hint, **where))
+    return out
 
 
 class _BadImageField(Exception):

@@ -37,6 +37,8 @@ def image_key(image: "Image") -> str:
     """What identifies an image's pixels: its file, or the hash of its bytes."""
     if image.parts:
         return "combined(" + ",".join(image_key(p) for p in image.parts) + ")"
+    if image.frame is not None:  # the path is the video's
+        return f"frame:{image.frame.clip.content_hash}:{image.frame.position}"
     if image.path is not None and image.data is None:
         return f"path:{image.path}"
     return f"sha256:{image.content_hash}"

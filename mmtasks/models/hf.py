@@ -367,7 +367,7 @@ def _image_token_count(processor: Any, image: Image) -> int:
     from PIL import Image as PILImage, UnidentifiedImageError
 
     count = getattr(processor, "_get_num_multimodal_tokens", None)
-    if count is None or image.parts:
+    if count is None or image.parts or image.frame is not None:
         return 0
     try:
         source: Any = io.BytesIO(image.data) if image.data is not None else image.path

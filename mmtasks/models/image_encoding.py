@@ -108,7 +108,7 @@ class ImageEncoder:
         worker thread): an image already encoded, or a file of at most ``max_bytes`` whose
         header says it goes out as it is (read, checked against the pixel budget, base64).
         Cheap enough for an event loop: one ``stat``, two reads of a small file, no pixels."""
-        if image.parts:
+        if image.parts or image.frame is not None:
             return None
         if image.data is not None:
             size = len(image.data)
@@ -149,7 +149,7 @@ class ImageEncoder:
 
     # -- encoding ----------------------------------------------------------
     def _encode(self, image: "Image") -> str:
-        if image.parts:
+        if image.parts or image.frame is not None:  # pixels made here (combined, or decoded from a video)
             return self._from_pixels(image.load(), None, image)
         data = image.read_bytes()
         header = read_header(data)

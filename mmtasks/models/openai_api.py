@@ -41,6 +41,8 @@ turn the user info into Basic auth replacing it).
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
 import logging
 import os
@@ -57,7 +59,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import openai
 
-from mmtasks.core.conversation import Image
+from mmtasks.core.conversation import Image, VideoRun, video_runs
 from mmtasks.core.request import Reply, Request
 from mmtasks.errors import ConfigError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
@@ -301,11 +303,25 @@ class OpenAIModel(ChatModel):
         return urls
 
     def _build_body(self, request: Request, urls: list[str] | None = None) -> bytes:
-        if urls is None:
-            urls = [self.encoder.data_url(img) for img in request.images]
-        messages = chat_messages(request.messages, iter(urls), self.args.image_detail)
+        if self.args.video == "video_url":
+            in_videos = {id(f) for m in request.messages for run in video_runs(m.parts) if isinstance(run, VideoRun) for f in run.frames}
+            urls = [self.encoder.data_url(img) for img in request.images if id(img) not in in_videos]
+            messages = chat_messages(request.messages, iter(urls), self.args.image_detail, video_url=self._video_url)
+        else:
+            if urls is None:
+                urls = [self.encoder.data_url(img) for img in request.images]
+            messages = chat_messages(request.messages, iter(urls), self.args.image_detail)
         params = generation_params(request.generation, self.args.max_tokens_param)
         return request_body(self.spec.name, messages, params, self.args.extra_body)
+
+    def _video_url(self, run: VideoRun) -> str:
+        """A video's sampled frames as one ``data:video/jpeg;base64,...`` URL, frames comma-separated."""
+        encoded = []
+        for frame in run.frames:
+            buffer = io.BytesIO()
+            frame.load().save(buffer, format="JPEG", quality=self.args.jpeg_quality)
+            encoded.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
+        return "data:video/jpeg;base64," + ",".join(encoded)
 
     async def _complete(self, client: openai.AsyncOpenAI, body: bytes) -> Reply:
         started = time.monotonic()

@@ -75,6 +75,11 @@ class OpenAIArgs(BaseModel):
     """Shrink images whose encoded file is larger than this."""
     image_format: Literal["auto", "jpeg", "png"] = "auto"
     jpeg_quality: int = Field(90, ge=1, le=100)
+    video: Literal["frames", "video_url"] = "frames"
+    """How a video placed whole (``{{ video(i) }}``) is sent: ``frames``, as images in place;
+    ``video_url``, as one ``video_url`` part holding the sampled frames as JPEG,
+    ``data:video/jpeg;base64,<frame 1>,<frame 2>,...`` (vLLM's server reads that as the video's
+    frames, so it samples none of its own)."""
     image_detail: Literal["auto", "low", "high"] | None = None
     """OpenAI's ``detail`` of image parts (None: not sent)."""
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from mmtasks.core.conversation import Message, Text
+from mmtasks.core.conversation import Message, Text, VideoRun, video_runs
 from mmtasks.core.request import GenerationConfig
 
 
@@ -15,7 +15,8 @@ class BadResponse(ValueError):
     """A 200 response whose body is not a chat completion."""
 
 
-def chat_messages(messages: Sequence[Message], image_urls: Iterator[str], detail: str | None = None) -> list[dict]:
+def chat_messages(messages: Sequence[Message], image_urls: Iterator[str], detail: str | None = None,
+                  video_url: Callable[[VideoRun], str] | None = None) -> list[dict]:
     """Messages in the wire format, parts in their exact order.
 
     A message without images is sent with a plain string content (what every
@@ -23,12 +24,18 @@ def chat_messages(messages: Sequence[Message], image_urls: Iterator[str], detail
     becomes a list of ``text`` and ``image_url`` parts. Adjacent text parts are
     joined and empty ones dropped, so a server never inserts separators of its
     own between them. ``image_urls`` yields one data URL per image, in order.
+
+    ``video_url``: each video placed whole (every sampled frame in a row, :func:`video_runs`) is
+    one ``video_url`` part holding the URL it gives (its frames then take no image URL).
     """
     out = []
     for message in messages:
         parts: list[dict] = []
-        for part in message.parts:
-            if isinstance(part, Text):
+        for part in (video_runs(message.parts) if video_url is not None else message.parts):
+            if isinstance(part, VideoRun):
+                assert video_url is not None
+                parts.append({"type": "video_url", "video_url": {"url": video_url(part)}})
+            elif isinstance(part, Text):
                 if not part.text:
                     continue
                 if parts and parts[-1]["type"] == "text":

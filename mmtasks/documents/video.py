@@ -1,0 +1,502 @@
+"""Videos as inputs: the header check, the frame rule, subtitles, and decoding with a run's cache.
+
+A task's ``dataset.video`` names the record field holding a video (a file PyAV opens: MP4,
+WebM, MKV, MOV, an animated GIF; or a folder of frame images) and the frame rule. When
+documents are read, each video's header is read (:func:`probe`: container, duration, frame
+count, frame rate; no frame is decoded) and the rule picks the frame indices and their
+timestamps (:func:`sample_indices`), so templates see the timestamps and the preflight reports
+every unreadable video before any model is built. A :class:`VideoClip` is the chosen frames of
+one video; its frames become lazy :class:`~mmtasks.core.conversation.Image` parts
+(:meth:`VideoClip.frame_images`), decoded when a backend first needs pixels, all frames of a
+clip in one pass (:func:`decode_frames`: PyAV, seeking to the frames far apart), once per run
+while they stay in the :class:`FrameStore`'s cache (Video-MME asks three questions per video).
+
+PyAV (``pip install 'mmtasks[video]'``) is imported only when a task has videos.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mmtasks.core.conversation import FrameRef, Image
+from mmtasks.errors import DataError
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PILImage
+
+    from mmtasks.config.task_config import VideoConfig
+
+#: file names in a folder of frames that are frames
+FRAME_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
+#: a frame this many seconds or more past the decoder's position is reached by seeking (to the
+#: key frame before it) instead of decoding every frame in between
+SEEK_SECONDS = 2.0
+#: decoded frames kept for reuse, in bytes (about 2,700 448x448 RGB frames)
+DEFAULT_CACHE_BYTES = 1 << 30
+INSTALL_HINT = "reading videos needs PyAV: pip install 'mmtasks[video]'"
+
+
+def _av() -> Any:
+    try:
+        import av
+    except ImportError:
+        raise DataError("this task has videos, and reading them needs the PyAV package (av)", field="dataset.video",
+                        hint="pip install 'mmtasks[video]'") from None
+    return av
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What a video's header says (no frame decoded)."""
+
+    duration: float
+    frames: int
+    fps: float
+    width: int
+    height: int
+    #: "file" (a container PyAV reads) or "folder" (frame images)
+    kind: str = "file"
+
+
+class VideoProblem(Exception):
+    """What is wrong with a video, in a few words (the caller names the file and document)."""
+
+
+def _frame_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in FRAME_SUFFIXES and p.is_file())
+
+
+def probe(path: Path, frames_fps: float = 1.0) -> VideoInfo:
+    """The header of a video file (container opened, its first video stream's duration, frame
+    count and rate read; nothing decoded), or of a folder of frames; raises :class:`VideoProblem`."""
+    try:
+        st = path.stat()
+    except OSError:
+        raise VideoProblem("video not found") from None
+    if path.is_dir():
+        files = _frame_files(path)
+        if not files:
+            raise VideoProblem("the folder of frames holds no image (.jpg, .jpeg, .png, .webp, .bmp)")
+        from mmtasks.documents.image_header import image_file_problem
+
+        problem = image_file_problem(files[0])
+        if problem is not None:
+            raise VideoProblem(f"its first frame {files[0].name}: {problem}")
+        from PIL import Image as PILImage
+
+        with PILImage.open(files[0]) as img:
+            width, height = img.size
+        return VideoInfo(len(files) / frames_fps, len(files), frames_fps, width, height, "folder")
+    if not path.is_file() or st.st_size == 0:
+        raise VideoProblem("not a regular, non-empty file")
+    av = _av()
+    try:
+        with av.open(str(path), "r") as container:
+            if not container.streams.video:
+                raise VideoProblem("the file holds no video stream")
+            stream = container.streams.video[0]
+            rate = stream.average_rate or stream.guessed_rate or stream.base_rate
+            fps = float(rate) if rate else 0.0
+            duration = float(stream.duration * stream.time_base) if stream.duration and stream.time_base else 0.0
+            if duration <= 0 and container.duration:
+                duration = container.duration / 1_000_000  # av.time_base: microseconds
+            frames = int(stream.frames or 0)
+            if frames <= 0 and duration > 0 and fps > 0:
+                frames = int(round(duration * fps))  # WebM/MKV headers often give no frame count
+            if fps <= 0 and frames > 0 and duration > 0:
+                fps = frames / duration
+            width, height = stream.codec_context.width, stream.codec_context.height
+    except VideoProblem:
+        raise
+    except (av.FFmpegError, OSError, ValueError, UnicodeDecodeError) as exc:
+        raise VideoProblem(f"not a readable video ({type(exc).__name__}: {str(exc)[:120]})") from None
+    if frames <= 0 or fps <= 0 or duration <= 0:
+        raise VideoProblem(f"its header gives no duration or frame count (duration {duration:g} s, {frames} frames, {fps:g} fps)")
+    return VideoInfo(duration, frames, fps, width, height)
+
+
+def sample_indices(info: VideoInfo, rule: "VideoConfig") -> list[int]:
+    """The frame indices ``rule`` names for a video of ``info``, in order, without repeats.
+
+    ``num_frames`` k, ``sampling: linspace``: ``int(i * (n - 1) / (k - 1))`` for i < k (numpy's
+    ``linspace(0, n - 1, k, dtype=int)``, as lmms-eval samples), the first and last frame
+    included; ``sampling: centers``: the frame at the middle of each of k equal segments,
+    ``int(s / 2 + s * i)`` rounded with ``s = n / k`` (Ask-Anything's ``get_index``). A video
+    with fewer than k frames gives each frame once.
+    ``fps`` f, ``max_frames`` m (ours): the frames shown at 0, 1/f, 2/f ... seconds (those before
+    the end), thinned to m of them evenly (``linspace`` over their positions) when more.
+    """
+    n = info.frames
+    if rule.num_frames is not None:
+        k = rule.num_frames
+        if rule.sampling == "centers":
+            seg = n / k
+            raw = [min(n - 1, int(round(seg / 2 + seg * i))) for i in range(k)]
+        elif k == 1:
+            raw = [0]
+        else:
+            raw = [int(i * (n - 1) / (k - 1) + 1e-9) for i in range(k)]
+        return sorted(set(raw))
+    assert rule.fps is not None and rule.max_frames is not None
+    step = 1.0 / rule.fps
+    times = [i * step for i in range(max(1, math.ceil(info.duration / step - 1e-9)))]
+    candidates = sorted({min(n - 1, int(t * info.fps + 1e-6)) for t in times})
+    m = rule.max_frames
+    if len(candidates) > m:
+        positions = [0] if m == 1 else [int(i * (len(candidates) - 1) / (m - 1) + 1e-9) for i in range(m)]
+        candidates = [candidates[p] for p in positions]
+    return candidates
+
+
+# -- subtitles ------------------------------------------------------------------
+
+_SRT_TIME = re.compile(r"(\d+):(\d\d):(\d\d)[,.](\d{1,3})\s*-->\s*(\d+):(\d\d):(\d\d)[,.](\d{1,3})")
+
+
+@dataclass(frozen=True)
+class Cue:
+    start: float
+    end: float
+    text: str
+
+
+def _seconds(h: str, m: str, s: str, ms: str) -> float:
+    return int(h) * 3600 + int(m) * 60 + int(s) + int(ms.ljust(3, "0")) / 1000
+
+
+def parse_srt(text: str) -> list[Cue]:
+    """The cues of a SubRip file (blocks of an optional number, ``HH:MM:SS,mmm --> HH:MM:SS,mmm``
+    and text lines); blocks without a time line are skipped, tags such as ``<i>`` kept as text."""
+    cues: list[Cue] = []
+    for block in re.split(r"\r?\n\s*\r?\n", text.replace("\ufeff", "")):
+        lines = [line.strip() for line in block.strip().splitlines()]
+        for i, line in enumerate(lines):
+            m = _SRT_TIME.search(line)
+            if m:
+                body = " ".join(x for x in lines[i + 1:] if x)
+                if body:
+                    cues.append(Cue(_seconds(*m.groups()[:4]), _seconds(*m.groups()[4:]), body))
+                break
+    return cues
+
+
+def windowed(cues: Sequence[Cue], timestamps: Sequence[float]) -> list[str]:
+    """The cues shown at the sampled frames' times (start <= t <= end), in order, each once:
+    the subtitles of the frames the model sees (lmms-eval's and Video-MME's rule)."""
+    out: list[str] = []
+    seen: set[int] = set()
+    for t in timestamps:
+        for k, cue in enumerate(cues):
+            if k not in seen and cue.start <= t <= cue.end:
+                seen.add(k)
+                out.append(cue.text)
+    return out
+
+
+# -- clips and their frames --------------------------------------------------------
+
+@dataclass(frozen=True)
+class Bound:
+    """The resize bound of frames: longer side and pixel count at most these (None: no bound)."""
+
+    max_side: int | None = None
+    max_pixels: int | None = None
+
+    def size(self, width: int, height: int) -> tuple[int, int]:
+        scale = 1.0
+        if self.max_side is not None and max(width, height) > self.max_side:
+            scale = self.max_side / max(width, height)
+        if self.max_pixels is not None and width * height * scale * scale > self.max_pixels:
+            scale = math.sqrt(self.max_pixels / (width * height))
+        if scale >= 1.0:
+            return width, height
+        return max(1, int(width * scale)), max(1, int(height * scale))
+
+
+@dataclass(frozen=True, eq=False)
+class VideoClip:
+    """The sampled frames of one video of a document: what the rule chose, with the timestamps
+    templates and native-video backends see. Decoding goes through ``store`` (once per run)."""
+
+    path: Path
+    info: VideoInfo
+    indices: tuple[int, ...]
+    bound: Bound
+    store: "FrameStore"
+    doc_id: str | None = None
+    #: the record's value (a path relative to the data folder), for samples and errors
+    label: str | None = None
+    #: the rule as recorded (``num_frames=8``)
+    rule: str = ""
+    #: the subtitle cues of the whole video (empty: none read)
+    cues: tuple[Cue, ...] = ()
+
+    @property
+    def timestamps(self) -> tuple[float, ...]:
+        """Each sampled frame's time in seconds from the start (index / frame rate)."""
+        return tuple(round(i / self.info.fps, 3) for i in self.indices)
+
+    @property
+    def subtitles(self) -> list[str]:
+        return windowed(self.cues, self.timestamps)
+
+    @cached_property
+    def content_hash(self) -> str:
+        """SHA-256 of the video's bytes (once per file per store), the frames chosen and the bound."""
+        h = hashlib.sha256(b"video-clip:")
+        h.update(self.store.file_hash(self.path).encode())
+        h.update(repr((self.indices, self.bound.max_side, self.bound.max_pixels)).encode())
+        return h.hexdigest()
+
+    @cached_property
+    def key(self) -> str:
+        return f"{self.path}|{self.indices}|{self.bound.max_side}|{self.bound.max_pixels}"
+
+    def frame_images(self) -> tuple[Image, ...]:
+        """One lazy image part per sampled frame, in order."""
+        return tuple(Image(path=self.path, doc_id=self.doc_id, label=f"{self.label or self.path}@{t:g}s",
+                           frame=FrameRef(self, k)) for k, t in enumerate(self.timestamps))
+
+    def pixels(self, position: int) -> "PILImage":
+        """The RGB pixels of the ``position``-th sampled frame (the clip decoded once, cached)."""
+        return self.store.frames(self)[position]
+
+    def frames(self) -> list["PILImage"]:
+        return self.store.frames(self)
+
+    def describe(self) -> dict[str, Any]:
+        """The clip as templates (``videos[i]``) and samples see it."""
+        return {"path": self.label or str(self.path), "duration": round(self.info.duration, 3), "fps": self.info.fps,
+                "total_frames": self.info.frames, "n_frames": len(self.indices), "indices": list(self.indices),
+                "timestamps": list(self.timestamps), "subtitles": self.subtitles, "rule": self.rule}
+
+
+class FrameStore:
+    """The decoded frames of a run's clips: each clip decoded once (callers asking for a clip being
+    decoded wait for it), kept in an LRU cache bounded by bytes; ``decoded`` counts decodings."""
+
+    def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.cache_bytes = cache_bytes
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, Future[list[PILImage]]] = OrderedDict()
+        self._sizes: dict[str, int] = {}
+        self._total = 0
+        self._hashes: dict[Path, str] = {}
+        #: clips decoded (cache misses), for tests and benchmarks
+        self.decoded = 0
+        #: frames decoded into pictures
+        self.frames_decoded = 0
+
+    def file_hash(self, path: Path) -> str:
+        with self._lock:
+            known = self._hashes.get(path)
+        if known is not None:
+            return known
+        h = hashlib.sha256()
+        files = _frame_files(path) if path.is_dir() else [path]
+        for f in files:
+            h.update(f.name.encode() + b"\0")
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        digest = h.hexdigest()
+        with self._lock:
+            self._hashes[path] = digest
+        return digest
+
+    def frames(self, clip: VideoClip) -> list["PILImage"]:
+        key = clip.key
+        with self._lock:
+            future = self._cache.get(key)
+            owner = future is None
+            if owner:
+                future = self._cache[key] = Future()
+            else:
+                self._cache.move_to_end(key)
+        assert future is not None
+        if not owner:
+            return future.result()
+        try:
+            frames = decode_frames(clip.path, clip.indices, clip.info, clip.bound, doc_id=clip.doc_id)
+        except BaseException as exc:
+            with self._lock:
+                self._cache.pop(key, None)
+            future.set_exception(exc)
+            raise
+        future.set_result(frames)
+        with self._lock:
+            self.decoded += 1
+            self.frames_decoded += len(frames)
+            if key in self._cache:
+                self._sizes[key] = sum(f.width * f.height * 3 for f in frames)
+                self._total += self._sizes[key]
+                while self._total > self.cache_bytes and len(self._sizes) > 1:
+                    oldest = next(k for k in self._cache if k in self._sizes)
+                    del self._cache[oldest]
+                    self._total -= self._sizes.pop(oldest)
+        return frames
+
+
+def _resized(img: "PILImage", bound: Bound) -> "PILImage":
+    from PIL import Image as PILImage
+
+    size = bound.size(img.width, img.height)
+    return img if size == img.size else img.resize(size, PILImage.Resampling.BILINEAR)
+
+
+def decode_frames(path: Path, indices: Sequence[int], info: VideoInfo, bound: Bound = Bound(),
+                  doc_id: str | None = None) -> list["PILImage"]:
+    """The RGB frames at ``indices`` (sorted) of a video, resized to ``bound``.
+
+    A folder of frames: those files, decoded with Pillow. A file: PyAV, one pass in decode order
+    from the start, seeking (to the key frame before it) to a frame :data:`SEEK_SECONDS` or more
+    past the decoder's position; a frame is known by its presentation time (index = time x
+    frame rate). An animated GIF is decoded in order, frames counted. A frame past the end of the
+    stream (a header that over-counts) is the last frame decoded. Errors are
+    :class:`DataError` naming the file and document."""
+    if info.kind == "folder":
+        from PIL import Image as PILImage
+
+        files = _frame_files(path)
+        out = []
+        for i in indices:
+            f = files[min(i, len(files) - 1)]
+            try:
+                with PILImage.open(f) as img:
+                    out.append(_resized(img.convert("RGB"), bound))
+            except OSError as exc:
+                raise DataError(f"corrupt or unreadable frame: {exc}", file=f, doc_id=doc_id, field="dataset.video") from None
+        return out
+    av = _av()
+    wanted = sorted(set(indices))
+    width, height = bound.size(info.width, info.height)
+    got: dict[int, Any] = {}
+    try:
+        with av.open(str(path), "r") as container:
+            stream = container.streams.video[0]
+            stream.thread_type = "AUTO"
+            counted = stream.codec_context.name == "gif" or stream.time_base is None
+            start = stream.start_time or 0
+            tb = stream.time_base
+            frames_iter = None
+            position = -1  # index of the last frame decoded
+            last = None
+            for target in wanted:
+                if frames_iter is None or (not counted and (target - position) / info.fps >= SEEK_SECONDS):
+                    if frames_iter is not None or target > 0:
+                        if counted:
+                            container.seek(0)
+                            position = -1
+                        else:
+                            container.seek(start + int(Fraction(target) / Fraction(info.fps).limit_denominator(1_000_000) / tb),
+                                           stream=stream, backward=True, any_frame=False)
+                    frames_iter = container.decode(stream)
+                found = None
+                for frame in frames_iter:
+                    if counted or frame.pts is None:
+                        position += 1
+                    else:
+                        position = int(round(float((frame.pts - start) * tb) * info.fps))
+                    last = frame
+                    if position >= target:
+                        found = frame
+                        break
+                if found is None:
+                    found = last
+                if found is None:
+                    raise DataError("the video has no decodable frame", file=path, doc_id=doc_id, field="dataset.video")
+                got[target] = found.to_image(width=width, height=height) if (width, height) != (found.width, found.height) else found.to_image()
+    except DataError:
+        raise
+    except (av.FFmpegError, OSError, ValueError) as exc:
+        raise DataError(f"corrupt or unreadable video: {type(exc).__name__}: {str(exc)[:160]}", file=path, doc_id=doc_id,
+                        field="dataset.video") from None
+    return [got[i].convert("RGB") if got[i].mode != "RGB" else got[i] for i in indices]
+
+
+# -- documents' videos -------------------------------------------------------------
+
+@dataclass
+class VideoReader:
+    """Builds a document's clips from the task's ``dataset.video`` (one per documents pass: the
+    clips of one video share its file hash and decoded frames)."""
+
+    config: "VideoConfig"
+    store: FrameStore = field(default_factory=FrameStore)
+    _infos: dict[Path, VideoInfo | VideoProblem] = field(default_factory=dict)
+
+    def entries(self, rec: dict[str, Any]) -> list[tuple[str, Any]]:
+        fields = [self.config.field] if isinstance(self.config.field, str) else self.config.field
+        out: list[tuple[str, Any]] = []
+        for name in fields:
+            value = rec.get(name)
+            if value is None or value == "":
+                if isinstance(self.config.field, str):
+                    out.append((name, value))
+                continue
+            if isinstance(value, list):
+                out.extend((f"{name}[{k}]", v) for k, v in enumerate(value))
+            else:
+                out.append((name, value))
+        return out
+
+    def info(self, path: Path) -> VideoInfo:
+        known = self._infos.get(path)
+        if known is None:
+            try:
+                known = probe(path, self.config.frames_fps)
+            except VideoProblem as exc:
+                known = exc
+            self._infos[path] = known
+        if isinstance(known, VideoProblem):
+            raise known
+        return known
+
+    def clip(self, path: Path, label: str, doc_id: str) -> VideoClip:
+        """The clip the rule makes of the video at ``path``; raises :class:`VideoProblem`."""
+        info = self.info(path)
+        cues: tuple[Cue, ...] = ()
+        if self.config.subtitles:
+            srt = path.with_suffix(".srt") if path.is_file() else path.with_name(path.name + ".srt")
+            try:
+                cues = tuple(parse_srt(srt.read_text(encoding="utf-8", errors="replace")))
+            except OSError:
+                raise VideoProblem(f"subtitles file not found: {srt.name} (dataset.video.subtitles is true)") from None
+        indices = tuple(sample_indices(info, self.config))
+        bound = Bound(self.config.max_side, self.config.max_pixels)
+        return VideoClip(path=path, info=info, indices=indices, bound=bound, store=self.store, doc_id=doc_id, label=label,
+                         rule=self.config.rule(), cues=cues)
+
+
+def video_file_problem(path: Path) -> str | None:
+    """What is wrong with a video file or folder of frames from its header, or None."""
+    try:
+        probe(path)
+    except VideoProblem as exc:
+        return str(exc)
+    return None
+
+
+def looks_like_video(path: Path) -> bool:
+    """Whether a file is a video container by its first bytes (MP4/MOV ``ftyp``, WebM/MKV EBML, AVI RIFF)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return False
+    return head[4:8] == b"ftyp" or head[:4] == b"\x1aE\xdf\xa3" or (head[:4] == b"RIFF" and head[8:12] == b"AVI ")
+
+
+__all__ = ["Bound", "Cue", "FrameStore", "INSTALL_HINT", "VideoClip", "VideoInfo", "VideoProblem", "VideoReader",
+           "decode_frames", "looks_like_video", "parse_srt", "probe", "sample_indices", "video_file_problem", "windowed"]

@@ -1,0 +1,213 @@
+"""Videos as inputs: an MP4 and an animated GIF whose every frame is a distinct solid colour, so a
+frame sent is known by its content. The frame rules send exactly the frames they name, in order,
+with their timestamps, as images to the openai backend and as one video (``video_url``) to a
+native-video server; the preflight reports every bad video; each video is decoded once per run."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+av = pytest.importorskip("av")
+import numpy as np  # noqa: E402
+from PIL import Image as PILImage  # noqa: E402
+
+import mmtasks  # noqa: E402
+from mmtasks.config.task_config import VideoConfig  # noqa: E402
+from mmtasks.documents.video import VideoInfo, parse_srt, probe, sample_indices, windowed  # noqa: E402
+from mmtasks.errors import MmtasksError  # noqa: E402
+from tests.chat_server import ChatServer  # noqa: E402
+
+#: frame k of every test video is COLOURS[k]; the MP4 runs at 2 fps (10 frames, 5 s)
+COLOURS = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 0), (255, 0, 255),
+           (0, 255, 255), (128, 128, 128), (255, 128, 0), (0, 128, 255), (128, 0, 255)]
+
+
+def write_mp4(path: Path, fps: int = 2, size: int = 64) -> Path:
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width = stream.height = size
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"g": "4"}  # a key frame every 4 frames: the decoder seeks between them
+        for colour in COLOURS:
+            frame = av.VideoFrame.from_ndarray(np.full((size, size, 3), colour, np.uint8), format="rgb24")
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path
+
+
+def write_gif(path: Path, frame_ms: int = 500) -> Path:
+    frames = [PILImage.new("RGB", (32, 32), c) for c in COLOURS]
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=frame_ms, loop=0)
+    return path
+
+
+def colour_index(img: PILImage.Image) -> int:
+    """Which frame an image shows: the nearest of COLOURS to its centre pixel."""
+    px = img.convert("RGB").getpixel((img.width // 2, img.height // 2))
+    return min(range(len(COLOURS)), key=lambda k: sum((a - b) ** 2 for a, b in zip(px, COLOURS[k])))
+
+
+TASK = """
+task: {name}
+dataset:
+  local: {{dir: vids, file: vids.jsonl}}
+  images_field: null
+  video: {video}
+prompt:
+  user: "{user}"
+target: "{{{{ doc.answer }}}}"
+metrics:
+  - {{name: em, function: exact_match, primary: true}}
+"""
+
+TIMESTAMPED = "{% for t in videos[0].timestamps %}Frame at {{ t }} s: {{ frame(0, loop.index0) }}\\n{% endfor %}Which colour?"
+
+
+def make_task(root: Path, name: str, video: str, user: str = TIMESTAMPED, records: list[dict] | None = None) -> Path:
+    tasks = root / "tasks"
+    tasks.mkdir(exist_ok=True)
+    (tasks / f"{name}.yaml").write_text(TASK.format(name=name, video=video, user=user), encoding="utf-8")
+    data = root / "data" / "vids"
+    data.mkdir(parents=True, exist_ok=True)
+    if not (data / "clip.mp4").exists():
+        write_mp4(data / "clip.mp4")
+        write_gif(data / "clip.gif")
+    records = records if records is not None else [{"id": "mp4", "video": "clip.mp4", "answer": "x"},
+                                                   {"id": "gif", "video": "clip.gif", "answer": "x"}]
+    (data / "vids.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return tasks
+
+
+def decode_url(url: str) -> PILImage.Image:
+    return PILImage.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+
+
+def run(tmp_path: Path, server: ChatServer, name: str, **model_args: object) -> list[dict]:
+    tasks = tmp_path / "tasks"
+    mmtasks.evaluate(tasks=name, model="openai:test-model", include_path=str(tasks), data_dir=tmp_path / "data",
+                     output_path=tmp_path / f"run-{name}-{len(list(tmp_path.glob('run-*')))}", use_cache=False,
+                     model_args={"base_url": server.base_url, "max_retries": 0, **model_args})
+    return [json.loads(b) if isinstance(b, str) else b for b in server.bodies]
+
+
+def sent(body: dict) -> list[tuple[str, object]]:
+    """The user message's parts: ("text", text) and ("frame", colour index)."""
+    out: list[tuple[str, object]] = []
+    for part in body["messages"][-1]["content"]:
+        if part["type"] == "text":
+            out.append(("text", part["text"]))
+        elif part["type"] == "image_url":
+            out.append(("frame", colour_index(decode_url(part["image_url"]["url"]))))
+        else:
+            header, frames = part["video_url"]["url"].split(",", 1)
+            out.append(("video", [colour_index(decode_url("x," + f)) for f in frames.split(",")]))
+    return out
+
+
+def test_the_rules_name_their_frames() -> None:
+    info = VideoInfo(duration=5.0, frames=10, fps=2.0, width=64, height=64)
+    assert sample_indices(info, VideoConfig(num_frames=8)) == [0, 1, 2, 3, 5, 6, 7, 9]  # linspace(0, 9, 8), floored
+    assert sample_indices(info, VideoConfig(num_frames=4, sampling="centers")) == [1, 4, 6, 9]  # 1.25, 3.75, 6.25, 8.75 rounded
+    # 1 fps: 0, 1, 2, 3, 4 s -> frames 0, 2, 4, 6, 8; capped at 4: positions 0, 1, 2, 4 of those
+    assert sample_indices(info, VideoConfig(fps=1, max_frames=4)) == [0, 2, 4, 8]
+    assert sample_indices(info, VideoConfig(fps=1, max_frames=8)) == [0, 2, 4, 6, 8]
+    assert sample_indices(info, VideoConfig(num_frames=20)) == list(range(10))  # fewer frames than asked: each once
+    with pytest.raises(ValueError, match="exactly one frame rule"):
+        VideoConfig(num_frames=8, fps=1)
+    with pytest.raises(ValueError, match="fps needs max_frames"):
+        VideoConfig(fps=1)
+
+
+def test_the_header_gives_duration_and_frames(tmp_path: Path) -> None:
+    mp4, gif = write_mp4(tmp_path / "a.mp4"), write_gif(tmp_path / "a.gif")
+    assert (probe(mp4).frames, probe(mp4).fps, probe(mp4).duration) == (10, 2.0, 5.0)
+    assert (probe(gif).frames, probe(gif).duration) == (10, 5.0)
+
+
+@pytest.mark.parametrize("video, frames, times", [
+    ("{field: video, num_frames: 8}", [0, 1, 2, 3, 5, 6, 7, 9], [0.0, 0.5, 1.0, 1.5, 2.5, 3.0, 3.5, 4.5]),
+    ("{field: video, fps: 1, max_frames: 4}", [0, 2, 4, 8], [0.0, 1.0, 2.0, 4.0]),
+])
+def test_frames_sent_as_images_in_place_with_timestamps(tmp_path: Path, video: str, frames: list[int], times: list[float]) -> None:
+    make_task(tmp_path, "vid", video)
+    with ChatServer() as server:
+        bodies = run(tmp_path, server, "vid")
+    assert len(bodies) == 2  # the MP4 and the GIF
+    for body in bodies:
+        expected: list[tuple[str, object]] = []
+        for k, t in zip(frames, times):
+            expected += [("text", ("" if not expected else "\n") + f"Frame at {t} s: "), ("frame", k)]
+        expected.append(("text", "\nWhich colour?"))
+        assert sent(body) == expected
+
+
+def test_a_native_video_server_gets_the_same_frames_as_one_video(tmp_path: Path) -> None:
+    make_task(tmp_path, "vidnative", "{field: video, fps: 1, max_frames: 4, max_side: 16}",
+              user="{{ video(0) }}Frames at {{ videos[0].timestamps | join(', ') }} s. Which colour?")
+    with ChatServer() as server:
+        bodies = run(tmp_path, server, "vidnative", video="video_url")
+    for body in bodies:
+        assert sent(body) == [("video", [0, 2, 4, 8]), ("text", "Frames at 0.0, 1.0, 2.0, 4.0 s. Which colour?")]
+        frames = body["messages"][-1]["content"][0]["video_url"]["url"].split(",", 1)[1].split(",")
+        assert {decode_url("x," + f).size for f in frames} == {(16, 16)}  # the declared bound
+    # the same task without the native setting: the same frames, as images in place
+    with ChatServer() as server:
+        bodies = run(tmp_path, server, "vidnative")
+    assert sent(bodies[0])[:4] == [("frame", 0), ("frame", 2), ("frame", 4), ("frame", 8)]
+
+
+def test_each_video_is_decoded_once_per_run(tmp_path: Path) -> None:
+    """Several questions about one video (Video-MME asks three): the video is decoded once."""
+    from mmtasks.documents.video import FrameStore
+    from mmtasks.task import Task
+
+    tasks = make_task(tmp_path, "vidonce", "{field: video, num_frames: 4}", user="{{ video(0) }}Q{{ doc.id }}",
+                      records=[{"id": f"q{k}", "video": "clip.mp4" if k < 3 else "clip.gif", "answer": "x"} for k in range(5)])
+    from mmtasks.config.task_registry import TaskRegistry
+
+    config, file = TaskRegistry.discover([tasks]).load("vidonce")
+    task = Task(config, file)
+    store = FrameStore()
+    docs = list(task.documents(tmp_path / "data", frames=store))
+    seen = [[colour_index(p.load()) for p in task.initial_messages(d)[-1].parts if hasattr(p, "frame") and p.frame] for d in docs]
+    assert seen == [[0, 3, 6, 9]] * 5
+    assert store.decoded == 2  # two videos, five documents
+    assert store.frames_decoded == 8
+
+
+def test_preflight_reports_every_bad_video(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_task(tmp_path, "vidbad", "{field: video, num_frames: 4}", user="{{ video(0) }}",
+              records=[{"id": "ok", "video": "clip.mp4", "answer": "x"}, {"id": "gone", "video": "missing.mp4", "answer": "x"},
+                       {"id": "junk", "video": "junk.mp4", "answer": "x"}, {"id": "escape", "video": "../../x.mp4", "answer": "x"}])
+    (tmp_path / "data" / "vids" / "junk.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64)
+    from mmtasks.cli import main
+
+    code = main(["check", "--tasks", "vidbad", "--include-path", str(tmp_path / "tasks"), "--data-dir", str(tmp_path / "data")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "document 'gone', field 'video': video not found" in err
+    assert "document 'junk', field 'video': not a readable video" in err
+    assert "document 'escape'" in err and "document 'ok'" not in err
+
+def test_subtitles_windowed_to_the_sampled_frames() -> None:
+    cues = parse_srt("1\n00:00:00,000 --> 00:00:00,900\nHello there\n\n2\n00:00:01,200 --> 00:00:02,100\nsecond\n line\n\n"
+                     "3\n00:00:03,000 --> 00:00:04,000\nthird\n")
+    assert [(c.start, c.end, c.text) for c in cues] == [(0.0, 0.9, "Hello there"), (1.2, 2.1, "second line"), (3.0, 4.0, "third")]
+    assert windowed(cues, [0.0, 2.0, 2.1, 4.5]) == ["Hello there", "second line"]
+
+
+def test_a_video_in_a_task_without_pyav_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    make_task(tmp_path, "vidnoav", "{field: video, num_frames: 2}", user="{{ video(0) }}")
+    monkeypatch.setitem(sys.modules, "av", None)
+    with pytest.raises(MmtasksError, match=r"mmtasks\[video\]"):
+        mmtasks.evaluate(tasks="vidnoav", model="random", include_path=str(tmp_path / "tasks"), data_dir=tmp_path / "data",
+                         output_path=tmp_path / "run", use_cache=False)
