@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mmtasks.config.task_config import VideoConfig
 from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.config.yaml_loader import did_you_mean
 from mmtasks.core.request import GenerationConfig, Reply, Request
@@ -63,12 +64,14 @@ class CheckedTasks:
 
 def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, image_mode: ImageMode = "separate",
                protocol_overrides: dict[str, Any] | None = None, generation: dict[str, Any] | None = None,
-               report: Callable[[str | None, MmtasksError], None] | None = None) -> tuple[list[Task], dict[str, list[str]]]:
+               report: Callable[[str | None, MmtasksError], None] | None = None,
+               video: dict[str, Any] | None = None) -> tuple[list[Task], dict[str, list[str]]]:
     """Resolve ``names`` (tasks and groups) and build each task (every name it uses resolved and
     its settings checked). With ``report``, a task that does not load is reported and left out
     (the others are still checked); without, its error is raised.
 
-    ``generation``: run-level overrides of the model's generation settings (``--gen-kwargs``)."""
+    ``generation``: run-level overrides of the model's generation settings (``--gen-kwargs``);
+    ``video``: the frame rule replacing every video task's (``--num-frames``, ``--fps``, ``--max-frames``)."""
     registry = TaskRegistry.discover(include_paths)
     resolved = registry.resolve(names)
     tasks = []
@@ -77,6 +80,9 @@ def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, imag
             config, path = registry.load(name)
             if generation:
                 config = config.model_copy(update={"generation": override_generation(config.generation, generation)})
+            if video and config.dataset.video is not None:
+                config = config.model_copy(update={"dataset": config.dataset.model_copy(
+                    update={"video": override_video(config.dataset.video, video)})})
             # Building the Task resolves every name it uses and checks its settings: before any model loads.
             tasks.append(Task(config, path, image_mode=image_mode, protocol_overrides=dict(protocol_overrides or {}),
                               roots=(registry.root(name), *registry.dirs)))
@@ -86,6 +92,26 @@ def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, imag
             report(name, exc)
     groups = {g: members for g, members in registry.groups.items() if any(t in resolved for t in members)}
     return tasks, groups
+
+
+def override_video(base: VideoConfig, override: dict[str, Any]) -> VideoConfig:
+    """``base`` with the command line's frame rule: ``num_frames`` (uniform, the task's ``sampling``
+    kept) or ``fps`` with ``max_frames`` (given, else the task's own)."""
+    if "num_frames" in override and "fps" in override:
+        raise ConfigError("give --num-frames or --fps, not both", field="--num-frames")
+    if "num_frames" in override:
+        if "max_frames" in override:
+            raise ConfigError("--max-frames caps --fps; with --num-frames, that is the count", field="--max-frames")
+        return base.model_copy(update={"num_frames": override["num_frames"], "fps": None, "max_frames": None})
+    if "fps" in override:
+        cap = override.get("max_frames", base.max_frames)
+        if cap is None:
+            raise ConfigError("--fps needs --max-frames (this task samples by count, so it has no cap of its own)",
+                              field="--max-frames")
+        return base.model_copy(update={"fps": override["fps"], "max_frames": cap, "num_frames": None})
+    if base.fps is None:
+        raise ConfigError("--max-frames caps --fps (or a task sampling by fps)", field="--max-frames")
+    return base.model_copy(update={"max_frames": override["max_frames"]})
 
 
 def override_generation(base: GenerationConfig, overrides: dict[str, Any]) -> GenerationConfig:
@@ -318,7 +344,7 @@ def _answer(stand_in: RandomModel, request: Request, task: Task | None) -> Reply
 
 def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_dir: str | Path | None = None,
               limit: int | None = None, image_mode: ImageMode = "separate", protocol_overrides: dict[str, Any] | None = None,
-              generation: dict[str, Any] | None = None, notetaking: bool = False,
+              generation: dict[str, Any] | None = None, notetaking: bool = False, video: dict[str, Any] | None = None,
               workers: int | None = None) -> CheckedTasks:
     """Load the tasks and check all their documents; raise :class:`Problems` naming every problem found.
 
@@ -334,7 +360,7 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
             problems.append((name, exc))
 
     tasks, groups = load_tasks(names, include_paths, image_mode=image_mode, protocol_overrides=protocol_overrides,
-                               generation=generation, report=add)
+                               generation=generation, report=add, video=video)
     root = data_root(data_dir)
     scans: dict[str, Scan] = {}
     documents = 0

@@ -211,3 +211,22 @@ def test_a_video_in_a_task_without_pyav_names_the_extra(tmp_path: Path, monkeypa
     with pytest.raises(MmtasksError, match=r"mmtasks\[video\]"):
         mmtasks.evaluate(tasks="vidnoav", model="random", include_path=str(tmp_path / "tasks"), data_dir=tmp_path / "data",
                          output_path=tmp_path / "run", use_cache=False)
+
+
+def test_num_frames_and_fps_flags_override_the_task_and_are_recorded(tmp_path: Path) -> None:
+    from mmtasks.cli import main
+    from mmtasks.results.schema import read_results
+
+    make_task(tmp_path, "vidflags", "{field: video, num_frames: 8}", user="{{ video(0) }}Q")
+    with ChatServer() as server:
+        args = ["--tasks", "vidflags", "--model", "openai:test-model", "--model-args", f"base_url={server.base_url},max_retries=0",
+                "--include-path", str(tmp_path / "tasks"), "--data-dir", str(tmp_path / "data"), "--no-cache", "--no-progress"]
+        assert main([*args, "--output-path", str(tmp_path / "a"), "--fps", "1", "--max-frames", "4"]) == 0
+        assert [k for kind, k in sent(server.bodies[0]) if kind == "frame"] == [0, 2, 4, 8]
+        assert main([*args, "--output-path", str(tmp_path / "b"), "--num-frames", "2"]) == 0
+        assert [k for kind, k in sent(server.bodies[-1]) if kind == "frame"] == [0, 9]
+        assert main([*args, "--output-path", str(tmp_path / "c"), "--fps", "1"]) == 2  # no cap: the task samples by count
+    config = read_results(tmp_path / "a" / "results.json").config
+    assert config.video == {"fps": 1.0, "max_frames": 4}
+    assert not config.official_protocol and "frames fps=1,max_frames=4" in config.display_name
+    assert read_results(tmp_path / "b" / "results.json").config.video == {"num_frames": 2}

@@ -57,6 +57,14 @@ class RunConfig(BaseModel):
     """Overrides of every task's generation settings for the model (``--gen-kwargs``, lm-eval's
     name): ``max_new_tokens``, ``temperature``, ... Recorded in results.json; a run with them is
     not the benchmark's official protocol (the leaderboard marks it)."""
+    num_frames: StrictInt | None = Field(default=None, ge=1)
+    """``--num-frames``: every video task samples this many frames, uniformly (its ``sampling`` kept),
+    instead of its own rule. Recorded in results.json; not the benchmark's official setting."""
+    fps: float | None = Field(default=None, gt=0)
+    """``--fps``: every video task samples one frame every 1/fps s instead of its own rule (capped by
+    ``--max-frames``, else by the task's own ``max_frames``)."""
+    max_frames: StrictInt | None = Field(default=None, ge=1)
+    """``--max-frames``: the cap of ``--fps``."""
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
@@ -122,4 +130,10 @@ class RunConfig(BaseModel):
             "batch_size": self.batch_size, "image_mode": self.image_mode,
             "history": self.history, "probe": self.probe, "predict_only": self.predict_only,
             **({"gen_kwargs": self.gen_kwargs} if self.gen_kwargs else {}),
+            **({"video": self.video_override} if self.video_override else {}),
         }
+
+    @property
+    def video_override(self) -> dict[str, Any]:
+        """The frame rule given on the command line (``--num-frames`` / ``--fps`` ``--max-frames``), or {}."""
+        return {k: v for k, v in (("num_frames", self.num_frames), ("fps", self.fps), ("max_frames", self.max_frames)) if v is not None}

@@ -253,6 +253,9 @@ class RunConfig(_Open):
     gen_kwargs: dict[str, Any] = Field(default_factory=dict)
     """``--gen-kwargs``: generation settings that replaced the tasks' own (``max_new_tokens``, ...).
     A run with any is not the benchmark's official protocol."""
+    video: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """``--num-frames`` / ``--fps`` / ``--max-frames``: the frame rule that replaced the video tasks'
+    own. A run with one is not the benchmark's official setting."""
     model_spec: dict[str, Any] | None = None
     judge_spec: dict[str, Any] | None = None
     mmtasks_version: str | None = None
@@ -309,12 +312,14 @@ class RunConfig(_Open):
             parts.append(f"limit {self.limit:g}")
         if self.gen_kwargs:
             parts.append("gen-kwargs " + ",".join(f"{k}={v}" for k, v in sorted(self.gen_kwargs.items())))
+        if self.video:
+            parts.append("frames " + ",".join(f"{k}={v:g}" for k, v in sorted(self.video.items())))
         return parts
 
     @property
     def official_protocol(self) -> bool:
-        """False when the run changed the tasks' generation settings (``--gen-kwargs``)."""
-        return not self.gen_kwargs
+        """False when the run changed the tasks' generation settings (``--gen-kwargs``) or frame rule (``--num-frames``, ``--fps``)."""
+        return not self.gen_kwargs and not self.video
 
 
 class RunStats(_Open):
