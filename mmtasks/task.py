@@ -25,7 +25,8 @@ from mmtasks.documents.dataset import Document, Report, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
-from mmtasks.scoring.parsers import BoundParser, bind, is_guess, option_letters
+from mmtasks.scoring.metrics import bind_metric
+from mmtasks.scoring.parsers import BoundParser, bind, document_labels, is_guess, option_letters
 from mmtasks.templates import TagError, render, split_on_images, split_on_tags
 
 ImageMode = Literal["separate", "combined"]
@@ -95,7 +96,7 @@ class Task:
             self.config = cfg = cfg.model_copy(update={"aggregator": self.protocol.default_aggregator})
         assert cfg.aggregator is not None
         self.aggregator = get(registry.aggregators, cfg.aggregator, "aggregator")
-        self.parser = bind(cfg.answer.parser, cfg.answer.parser_args, plugins=self.plugins, file=origin, field="answer")
+        self.parser = self._answer_parser()
         self.metric_fns, self.corpus_metrics = self._metric_functions(get)
         self._check_metrics()
         self.transforms = tuple((get(registry.transforms, t.name, f"transforms[{i}].name"), t)
@@ -108,6 +109,26 @@ class Task:
             if cfg.judge.prompt_file:
                 self.judge_prefix = read_prompt_file(self.file.parent / cfg.judge.prompt_file, task_file=self.file,
                                                      roots=(*self.roots, BUILTIN_TASKS_DIR))
+
+    def _answer_parser(self) -> BoundParser:
+        """``answer.parser`` with its arguments; the default ``text`` parser under a declared text
+        space (``answer.space: [True, False]``, a ``choice`` space of literal choices) reads
+        replies onto that space: it is the ``label`` parser with the space's choices."""
+        answer, origin = self.config.answer, str(self.file)
+        space = answer.space
+        if answer.parser == "text" and space.get("kind") == "choice" and "choices" in space:
+            choices = space["choices"]
+            if not isinstance(choices, list):  # a template: each document's own labels
+                raise ConfigError("the text parser reads replies onto a literal list of choices; this space's "
+                                  "choices are a template", file=origin, field="answer.space.choices",
+                                  hint="use parser: label with parser_args: {labels_field: FIELD} (the record's list "
+                                       "of labels), or choice with its options_field")
+            if not answer.parser_args:
+                try:
+                    return bind("label", {"labels": choices}, plugins=self.plugins, file=origin, field="answer")
+                except ConfigError as exc:
+                    raise ConfigError(exc.message.split(": ", 1)[-1], file=origin, field="answer.space.choices") from None
+        return bind(answer.parser, answer.parser_args, plugins=self.plugins, file=origin, field="answer")
 
     def _load_plugins(self) -> tuple[Path, ...]:
         # the built-in benchmark folders are package data, trusted like the task's own folder
@@ -152,7 +173,7 @@ class Task:
             where = f"metrics[{i}].function"
             evaluate_fn = is_evaluate(m.function)
             if not evaluate_fn:
-                for key in ("args", "key", "report_factor"):
+                for key in ("key", "report_factor"):
                     if key in m.model_fields_set:
                         raise ConfigError(f"{key} applies to evaluate: metrics only", file=self.file, field=f"metrics[{i}].{key}")
             if m.aggregation == "corpus" and not evaluate_fn:
@@ -171,7 +192,10 @@ class Task:
                 else:
                     per_sample[m.name] = metric
             else:
-                per_sample[m.name] = get(registry.metrics, m.function, where)
+                fn = get(registry.metrics, m.function, where)
+                if "args" in m.model_fields_set:
+                    fn = bind_metric(m.function, fn, m.args, file=self.file, field=f"metrics[{i}].args")
+                per_sample[m.name] = fn
         return per_sample, corpus
 
     @property
@@ -283,10 +307,12 @@ class Task:
         else:
             name = "target"
             value = self.render(spec, doc, name)
-        self._check_target(value, doc, name)
-        return value
+        parsed = self._check_target(value, doc, name)
+        # a label of a declared space is scored in the space's spelling: gold "true" (or a JSON
+        # true) is the label "True" that the replies are read onto
+        return parsed if self.parser.name == "label" else value
 
-    def _check_target(self, value: Any, doc: Document, field_name: str) -> None:
+    def _check_target(self, value: Any, doc: Document, field_name: str) -> Any:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
         try:
             parsed = self.parser(text, doc.record)
@@ -296,13 +322,23 @@ class Task:
             raise DataError(f"target {value!r} is outside the answer space: parser {self.parser.name!r} reads no answer in it",
                             file=doc.source, line=doc.line, doc_id=doc.doc_id, field=field_name,
                             hint=self._answer_vocabulary(doc))
+        return parsed
 
     def _answer_vocabulary(self, doc: Document) -> str | None:
         """What the parser accepts for this record, where its arguments say (a field of options)."""
         args = self.parser.args
+        labels = getattr(args, "labels", None)
+        if labels:
+            return "the answer space is " + ", ".join(labels)
         letters = getattr(args, "letters", None)
         if letters:
             return "the task's letters are " + ", ".join(letters)
+        field_name = getattr(args, "labels_field", None)
+        if isinstance(field_name, str) and field_name in doc.record:
+            try:
+                return f"the record's labels ({field_name}) are " + ", ".join(document_labels(doc.record, args))
+            except DataError:
+                return None
         options = getattr(args, "options_field", None)
         if isinstance(options, str) and options in doc.record:
             try:

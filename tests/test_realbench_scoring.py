@@ -148,8 +148,10 @@ def test_choice_takes_the_letters_of_the_documents_options() -> None:
     with pytest.raises(DataError) as err:
         CHOICE("A", {"id": "m3"})
     assert err.value.doc_id == "m3" and err.value.field == "options"
-    with pytest.raises(DataError, match="single letters"):
-        CHOICE("A", {"id": "m4", "options": {"first": 1}})
+    with pytest.raises(DataError, match="read the same"):          # word keys are labels, but not two alike
+        CHOICE("A", {"id": "m4", "options": {"Yes": 1, "yes!": 2}})
+    with pytest.raises(DataError, match="letter or digit"):
+        CHOICE("A", {"id": "m4", "options": {"**": 1}})
 
 
 def test_integer_and_integer_set() -> None:
@@ -168,8 +170,10 @@ def test_parser_args_are_checked_when_bound() -> None:
     with pytest.raises(ConfigError) as err:
         p.bind("integer_set", {"max_range": "many"}, file="t.yaml")
     assert err.value.field == "answer.parser_args.max_range"
-    with pytest.raises(ConfigError, match="single letters"):
-        p.bind("choice", {"letters": ["AB"]})
+    with pytest.raises(ConfigError, match="read the same"):
+        p.bind("choice", {"letters": ["A", "a"]})
+    with pytest.raises(ConfigError, match="non-empty list of labels"):
+        p.bind("choice", {"letters": []})
     with pytest.raises(ConfigError, match="takes no arguments"):
         p.bind("text", {"x": 1})
     with pytest.raises(ConfigError, match="did you mean 'choice'"):
@@ -231,7 +235,12 @@ def test_choice_acc() -> None:
     with pytest.raises(DataError):
         m.choice_acc("A", "E", ABCD)                    # not one of the record's options
     with pytest.raises(DataError):
-        m.choice_acc("A", "AB", DOC)
+        m.choice_acc("A", "AB", ABCD)                   # a word that is none of the record's options
+    with pytest.raises(DataError):
+        m.choice_acc("A", "**", DOC)                    # no label at all
+    assert m.choice_acc("True", "true", DOC) == 100.0   # a word label, compared without case
+    assert m.choice_acc("False", True, DOC) == 0.0      # a JSON true is the label True
+    assert m.choice_acc("yes", "Yes", {"options": {"yes": "a", "no": "b"}}) == 100.0
 
 
 def test_unanswerable_acc() -> None:

@@ -65,6 +65,8 @@ def _json_choices(space: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"choices: {choices[:80]!r} is neither a YAML list nor valid JSON: write a YAML list "
                              "(choices: [A, B, C])") from None
         space = {**space, "choices": value}
+    if isinstance(space.get("choices"), list):  # YAML's True / 1 are the labels "True" / "1"
+        space = {**space, "choices": [str(c) if isinstance(c, (bool, int, float)) else c for c in space["choices"]]}
     problem = space_problem(space)
     if problem is not None:
         raise ValueError(f"{problem[0]}: {problem[1]}")
@@ -234,7 +236,17 @@ class AnswerConfig(_Strict):
     """What a valid answer looks like, for the ``random`` baseline: ``{kind: choice, choices: [...]}``,
     ``{kind: image_index}``, ``{kind: image_subset}``, ``{kind: text}``. String values are templates.
     ``choices`` is a YAML list, a string holding a JSON list, or a template rendering one; anything
-    else is an error (checked at load, and once rendered for each document by the preflight)."""
+    else is an error (checked at load, and once rendered for each document by the preflight).
+    A list (``space: [True, False]``, ``[yes, no]``) is ``{kind: choice, choices: LIST}``: a text
+    space, which the default ``text`` parser reads replies onto (the ``label`` parser: case,
+    surrounding punctuation and emphasis ignored; a reply outside it is unparsed), and which
+    every target must be in."""
+
+    @field_validator("space", mode="before")
+    @classmethod
+    def _space_list(cls, v: Any) -> Any:
+        # ``space: [True, False]`` is a text space: ``{kind: choice, choices: [True, False]}``
+        return {"kind": "choice", "choices": v} if isinstance(v, list) else v
 
     @field_validator("space")
     @classmethod
@@ -255,7 +267,9 @@ class MetricConfig(_Strict):
     """``mean``: the function scores each answer, the scores are averaged; ``corpus``: an
     ``evaluate:`` metric computed once over every (answer, reference) pair of the task."""
     args: dict[str, Any] = Field(default_factory=dict)
-    """Keyword arguments of an ``evaluate:`` metric's ``compute`` (e.g. ``{word_order: 2}``)."""
+    """Keyword arguments of an ``evaluate:`` metric's ``compute`` (e.g. ``{word_order: 2}``), or a
+    registered function's own arguments, validated at load (``exact_match``: ``{ignore_case: true,
+    ignore_punctuation: true, regexes_to_ignore: [...]}``, lm-evaluation-harness's options)."""
     key: str | None = None
     """Which value of an ``evaluate:`` metric's result is the score (default: the value named like
     the metric, else its only number)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Sequence
@@ -51,6 +52,18 @@ class _StrictLoader(_SafeLoader):  # type: ignore[misc,valid-type]
                     raise _LoadProblem(f"duplicate key {key.value!r} (first at line {seen[key.tag, key.value]})", line)
                 seen[key.tag, key.value] = line
         return super().construct_mapping(node, deep)
+
+
+# YAML 1.2's booleans: only true/false (any of their three spellings). YAML 1.1's yes/no/on/off
+# stay strings, so an answer space written [yes, no] keeps its words (PyYAML would read it as
+# [True, False]); a boolean setting given "yes" is still read as true by its typed field.
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in _SafeLoader.yaml_implicit_resolvers.items()
+}
+for _first in "tTfF":
+    _StrictLoader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                        list(_first))
 
 
 def _check_expanded_size(root: yaml.Node) -> None:

@@ -14,12 +14,15 @@ Register one with ``@metric("name")`` (or, from a plugin file,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
-from mmtasks.errors import DataError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mmtasks.errors import ConfigError, DataError
 from mmtasks.registry import metrics as _metrics
 from mmtasks.scoring.answer_rules import open_match
-from mmtasks.scoring.parsers import literal_options
+from mmtasks.scoring.parsers import is_letter, label_key, literal_options
 from mmtasks.scoring.rouge import rouge_l_f1
 from mmtasks.scoring.text_normalize import strip_answer_prefix
 
@@ -29,6 +32,46 @@ Metric = Callable[[Any, Any, Mapping[str, Any]], "float | None"]
 def metric(name: str) -> Callable[[Metric], Metric]:
     """Register ``fn(parsed, target, doc) -> float | None`` as the metric function ``name``."""
     return _metrics.register(name)
+
+
+class MetricArgs(BaseModel):
+    """Base of a metric function's arguments (``metrics[].args``): unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def takes_args(model: type[MetricArgs]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare that a metric function takes arguments, written ``metrics[].args`` in the task
+    YAML, validated by ``model`` when the task loads and passed as ``fn(parsed, target, doc,
+    args)``; a function without them is called as ``fn(parsed, target, doc)`` and refuses
+    ``args``. Put it under ``@metric``: ``@metric("x") @takes_args(XArgs) def x(...)``."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.metric_args = model  # type: ignore[attr-defined]
+        return fn
+
+    return deco
+
+
+def bind_metric(name: str, fn: Callable[..., Any], given: Mapping[str, Any], *, file: Any, field: str) -> Metric:
+    """``fn`` with its validated ``metrics[].args`` (``field``), as ``metric(parsed, target, doc)``;
+    an unknown key, a value of the wrong type, or args for a function that takes none is a
+    :class:`ConfigError` naming ``file`` and the key."""
+    model: type[MetricArgs] | None = getattr(fn, "metric_args", None)
+    if model is None:
+        raise ConfigError(f"metric function {name!r} takes no args", file=file, field=field)
+    try:
+        args = model.model_validate(dict(given))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in (field, *err["loc"]))
+        if err["type"] == "extra_forbidden":
+            from mmtasks.config.yaml_loader import did_you_mean
+
+            hint = did_you_mean(str(err["loc"][-1]), sorted(model.model_fields))
+            raise ConfigError(f"unknown key for metric function {name!r}", file=file, field=where, hint=hint) from None
+        raise ConfigError(err["msg"], file=file, field=where) from None
+    return partial(fn, args=args)
 
 
 def bad_target(doc: Mapping[str, Any], expected: str, target: Any) -> DataError:
@@ -85,15 +128,23 @@ def set_f1(parsed: list[int] | None, target: Any, doc: Mapping[str, Any]) -> flo
 
 @metric("choice_acc")
 def choice_acc(parsed: str | None, target: Any, doc: Mapping[str, Any]) -> float:
-    """The parsed letter equals the gold letter (one letter; one of the record's ``options``
-    when the record has them)."""
-    gold = target.strip().upper() if isinstance(target, str) else None
-    if gold is None or len(gold) != 1 or not gold.isalpha():
-        raise bad_target(doc, "one option letter", target)
+    """The parsed option equals the gold option: one letter (compared upper-cased; one of the
+    record's ``options`` when the record has them), or a word label of the ``choice`` parser's
+    (``True``, ``yes``; compared as :func:`~mmtasks.scoring.parsers.label_key` folds it, so
+    a gold ``true`` is the label ``True``)."""
+    if isinstance(target, bool):
+        target = str(target)
+    gold = target.strip() if isinstance(target, str) else None
+    if not gold:
+        raise bad_target(doc, "one option letter or label", target)
+    if not label_key(gold):
+        raise bad_target(doc, "one option letter or label", target)
     options = doc.get("options")
-    if isinstance(options, Mapping) and options and gold not in {str(k).strip().upper() for k in options}:
-        raise bad_target(doc, f"one of the option letters {sorted(options)}", target)
-    return score(parsed is not None and parsed == gold)
+    if isinstance(options, Mapping) and options and label_key(gold) not in {label_key(str(k)) for k in options}:
+        raise bad_target(doc, f"one of the option labels {sorted(map(str, options))}", target)
+    if is_letter(gold):
+        return score(parsed is not None and parsed == gold.upper())
+    return score(parsed is not None and label_key(str(parsed)) == label_key(gold))
 
 
 @metric("rouge_l_zh")

@@ -49,6 +49,7 @@ from __future__ import annotations
 import inspect
 import random
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,8 +276,9 @@ class ChoiceArgs(ParserArgs):
     letters), a list (lettered A, B, C ... in order), or a string holding such a list as a Python
     or JSON literal (MMMU's ``"['1', '2']"``)."""
     letters: list[str] | None = None
-    """Fixed option letters, for records that do not list their options (``options_field`` is
-    then not read)."""
+    """Fixed option labels, for records that do not list their options (``options_field`` is
+    then not read): single letters (``[A, B, C]``) or word labels (``[True, False]``,
+    ``[yes, no]``, ``[left, right, both]``), see :func:`choose_label`."""
     rule: Literal["first_letter", "mmmu"] = "first_letter"
     """``first_letter``: the first standalone option letter (ours; see :func:`choose_letter`).
     ``mmmu``: MMMU's ``parse_multi_choice_response`` (MUIRBench's too): "(A)", then " A ", then
@@ -291,12 +293,10 @@ class ChoiceArgs(ParserArgs):
     id_field: str = "id"
     """The record field that names the document in the random fallback's seed."""
 
-    @field_validator("letters")
+    @field_validator("letters", mode="before")
     @classmethod
-    def _single_letters(cls, v: list[str] | None) -> list[str] | None:
-        if v is not None and (not v or not all(len(k) == 1 and k.isalpha() for k in v)):
-            raise ValueError("letters must be a non-empty list of single letters")
-        return [k.upper() for k in v] if v is not None else None
+    def _labels(cls, v: Any) -> Any:
+        return None if v is None else label_list(v, "letters")
 
 
 class Guess(str):
@@ -343,13 +343,113 @@ def option_letters(doc: Mapping[str, Any], field: str) -> list[str]:
 def _letters(doc: Mapping[str, Any], field: str, options: Any) -> list[str]:
     """The option letters of ``options``, the document's options field already read."""
     if isinstance(options, Mapping) and options:
-        letters = [str(k).strip() for k in options]
-        if all(len(k) == 1 and k.isalpha() for k in letters):
-            return [k.upper() for k in letters]
-        raise _doc_error(doc, field, f"option keys must be single letters, got {sorted(letters)}")
+        try:
+            return label_list(list(options), "option keys")
+        except ValueError as exc:
+            raise _doc_error(doc, field, str(exc)) from None
     if isinstance(options, (list, tuple)) and 0 < len(options) <= 26:
         return [chr(ord("A") + i) for i in range(len(options))]
     raise _doc_error(doc, field, f"expected the options (a mapping letter -> option, or a list of at most 26), got {options!r}"[:200])
+
+
+def is_letter(label: str) -> bool:
+    """Whether an option label is a single letter (read by :func:`choose_letter`'s rule)."""
+    return len(label) == 1 and label.isalpha()
+
+
+def label_list(values: Any, what: str) -> list[str]:
+    """Option labels as written: a non-empty list of distinct, non-empty labels. A single letter
+    is upper-cased (``a`` -> ``A``); a word is kept as written; a YAML boolean is the word it
+    was written as in Python's spelling (``True``), a number its digits. Two labels that read
+    the same (``Yes`` and ``yes``, once :func:`label_key` folds them) are an error."""
+    if not isinstance(values, (list, tuple)) or not values:
+        raise ValueError(f"{what} must be a non-empty list of labels (letters or words), got {values!r}"[:200])
+    labels: list[str] = []
+    for value in values:
+        if isinstance(value, (dict, list, tuple)) or value is None:
+            raise ValueError(f"{what}: a label must be a letter or a word, got {value!r}"[:200])
+        label = str(value).strip()
+        if not label_key(label):
+            raise ValueError(f"{what}: a label must have a letter or digit, got {value!r}"[:200])
+        labels.append(label.upper() if is_letter(label) else label)
+    keys = [label_key(k) for k in labels]
+    repeated = sorted({k for k, key in zip(labels, keys) if keys.count(key) > 1})
+    if repeated:
+        raise ValueError(f"{what}: {', '.join(repeated)} read the same (case, emphasis and punctuation are ignored)")
+    return labels
+
+
+#: markdown emphasis and code marks, removed wherever they are ("**False**", "`yes`", "~~no~~")
+_EMPHASIS = re.compile(r"[*`~]+")
+
+
+def _edge_stripped(text: str) -> str:
+    """``text`` without whitespace and punctuation (Unicode category P: ``. , ! ? " ( ) # _ -``
+    and their CJK forms) at its two ends."""
+    start, end = 0, len(text)
+    while start < end and (text[start].isspace() or unicodedata.category(text[start]).startswith("P")):
+        start += 1
+    while end > start and (text[end - 1].isspace() or unicodedata.category(text[end - 1]).startswith("P")):
+        end -= 1
+    return text[start:end]
+
+
+def label_key(text: str) -> str:
+    """How a label or a reply is compared: NFKC-folded, case-folded, markdown emphasis removed,
+    whitespace runs made one space, punctuation and whitespace stripped from both ends
+    (``"**FALSE**."`` -> ``"false"``)."""
+    return _edge_stripped(" ".join(_EMPHASIS.sub("", nfkc(text)).casefold().split()))
+
+
+def leading_label(text: str, labels: Collection[str]) -> str | None:
+    """The label ``text`` is, or begins with as a whole word, compared by :func:`label_key`
+    ("True", "**false**", "Yes. The left image ..."; the longest label when several fit);
+    None when it begins with none ("The statement is true" begins with no label)."""
+    key = label_key(text)
+    best: str | None = None
+    best_len = -1
+    for label in labels:
+        lk = label_key(label)
+        if key == lk or (key.startswith(lk) and not key[len(lk)].isalnum()):
+            if len(lk) > best_len:
+                best, best_len = label, len(lk)
+    return best
+
+
+def read_label(text: str, labels: Collection[str]) -> str | None:
+    """The label of the declared space that the reply states: the explicit answer's leading label
+    when the reply has an explicit answer ("... so the answer is: **False**"), else the reply's
+    own leading label (see :func:`leading_label`: a leading statement wins over the explanation
+    after it, "True\n\nThe left image shows ..." is True). None: the reply is outside the
+    space (unparsed), never a wrong answer."""
+    return read_answer(text, lambda t: leading_label(t, labels))
+
+
+def choose_label(text: str, labels: Collection[str]) -> str | None:
+    """:func:`choose_letter` for labels that are words as well as letters: the first standalone
+    label of the explicit answer, else of the whole reply. A word label matches in any case and
+    inside markdown emphasis ("**FALSE**"), not inside a longer word ("yesterday" is no
+    "yes"); a single letter keeps the letter rule (capital, standalone). At the same place the
+    longest label wins."""
+
+    def find(clean: str) -> str | None:
+        plain = _EMPHASIS.sub("", clean)
+        best: tuple[int, int, str] | None = None
+        for label in labels:
+            if is_letter(label):
+                pattern = re.compile(rf"(?<![A-Za-z]){re.escape(label)}(?![A-Za-z])")
+            else:
+                words = r"\s+".join(re.escape(w) for w in nfkc(label).split())
+                pattern = re.compile(rf"(?<!\w){words}(?!\w)", re.IGNORECASE)
+            match = pattern.search(plain)
+            if match and (best is None or (match.start(), -len(label)) < (best[0], best[1])):
+                best = (match.start(), -len(label), label)
+        if best is not None:
+            return best[2]
+        letters = [k for k in labels if is_letter(k)]
+        return choose_letter(plain, letters) if letters and len(plain.strip()) <= 3 else None
+
+    return read_answer(text, find)
 
 
 def choose_letter(text: str, letters: Collection[str]) -> str | None:
@@ -384,15 +484,15 @@ def random_letter(doc: Mapping[str, Any], letters: list[str], args: ChoiceArgs) 
 
 @parser("choice", args=ChoiceArgs)
 def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
-    """The chosen option letter, among the document's own letters (any number of options), by
-    ``rule``; with ``fallback: random`` a seeded guess when the rule finds none."""
+    """The chosen option letter (or word label), among the document's own (any number of
+    options), by ``rule``; with ``fallback: random`` a seeded guess when the rule finds none."""
     if args.rule == "mmmu":
         texts = {} if args.letters else option_texts(doc, args.options_field)
         letters = args.letters or list(texts)
         found = last_occurrence_choice(text, letters, texts)
     else:
         letters = args.letters or option_letters(doc, args.options_field)
-        found = choose_letter(text, letters)
+        found = choose_letter(text, letters) if all(is_letter(k) for k in letters) else choose_label(text, letters)
     if found is None and args.fallback == "random":
         return random_letter(doc, letters, args)
     return found
@@ -439,6 +539,51 @@ def text_answer(text: str, doc: Mapping[str, Any]) -> str:
     """The answer text without its wrapping ("" when nothing is left); never unparsed."""
     return strip_answer_prefix(text)
 
+
+
+# --- labels of a declared space -------------------------------------------------
+
+
+class LabelArgs(ParserArgs):
+    labels: list[str] | None = None
+    """The space's labels (``[True, False]``, ``[yes, no]``, ``[left, right, both]``); a task whose
+    ``answer.space`` is a list of choices read by the default ``text`` parser gets them from there."""
+    labels_field: str | None = None
+    """Or the record field holding each document's labels: a list, a mapping (its keys), or a
+    string holding a list."""
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _labels(cls, v: Any) -> Any:
+        return None if v is None else label_list(v, "labels")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "LabelArgs":
+        if (self.labels is None) == (self.labels_field is None):
+            raise ValueError("give labels (a list) or labels_field (a record field), one of them")
+        return self
+
+
+def document_labels(doc: Mapping[str, Any], args: LabelArgs) -> list[str]:
+    """The labels a document is answered with (see :class:`LabelArgs`)."""
+    if args.labels is not None:
+        return args.labels
+    assert args.labels_field is not None
+    values = _options(doc, args.labels_field)
+    if isinstance(values, Mapping):
+        values = list(values)
+    try:
+        return label_list(values, args.labels_field)
+    except ValueError as exc:
+        raise _doc_error(doc, args.labels_field, str(exc)) from None
+
+
+@parser("label", args=LabelArgs)
+def label_answer(text: str, doc: Mapping[str, Any], args: LabelArgs) -> str | None:
+    """The label of the space the reply states, in the space's spelling (``"true"``, ``"FALSE"``,
+    ``"**False**"``, ``"True\n\nThe left image ..."`` onto ``[True, False]``: True, False,
+    False, True); None (unparsed) for a reply outside the space. See :func:`read_label`."""
+    return read_label(text, document_labels(doc, args))
 
 
 # --- open answers ------------------------------------------------------------

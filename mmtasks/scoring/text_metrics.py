@@ -20,7 +20,9 @@ the document.
   No tokenizer and no dictionary, so it scores Chinese, English or mixed text
   the same way (RealBench's ``rouge_l_zh`` segments with jieba instead).
 - ``exact_match``: 100 when the answer equals the reference after both are
-  stripped of surrounding whitespace (case and inner text kept), else 0.
+  stripped of surrounding whitespace (case and inner text kept), else 0; its
+  ``args`` are lm-evaluation-harness's: ``regexes_to_ignore``, ``ignore_case``,
+  ``ignore_punctuation``, ``ignore_numbers`` (see :class:`ExactMatchArgs`).
 
 These are built in rather than taken from Hugging Face ``evaluate`` (which a
 task may still name: ``function: evaluate:NAME``, :mod:`mmtasks.scoring.hf_evaluate`):
@@ -31,10 +33,15 @@ outside ``a-z0-9`` with a space, so Chinese text is dropped entirely.
 
 from __future__ import annotations
 
+import re
+import string
 from typing import Any
+
+from pydantic import Field, field_validator
 
 from mmtasks.errors import DataError
 from mmtasks.registry import metrics
+from mmtasks.scoring.metrics import MetricArgs, takes_args
 
 
 def _reference(target: Any, doc: dict) -> str:
@@ -120,11 +127,57 @@ def rouge_l_char(parsed: Any, target: Any, doc: dict) -> float:
     return 100.0 * rouge_l_char_f1(hyp, ref)
 
 
+class ExactMatchArgs(MetricArgs):
+    """lm-evaluation-harness's ``exact_match`` options (its ``exact_match_hf_evaluate``, from
+    Hugging Face ``evaluate``'s exact_match), applied to the answer and the reference alike."""
+
+    regexes_to_ignore: list[str] = Field(default_factory=list)
+    """Each regular expression's matches are removed (``re.sub(rx, "", text)``), one after the
+    other in the order listed, before anything else."""
+    ignore_case: bool = False
+    """Lower-case both (after the regexes)."""
+    ignore_punctuation: bool = False
+    """Remove the characters of Python's ``string.punctuation`` (ASCII ``!"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~``)."""
+    ignore_numbers: bool = False
+    """Remove the digits 0-9."""
+
+    @field_validator("regexes_to_ignore")
+    @classmethod
+    def _compiles(cls, v: list[str]) -> list[str]:
+        for rx in v:
+            try:
+                re.compile(rx)
+            except re.error as exc:
+                raise ValueError(f"{rx!r} is not a regular expression: {exc}") from None
+        return v
+
+
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_DIGITS = str.maketrans("", "", string.digits)
+
+
+def exact_match_form(text: str, args: ExactMatchArgs) -> str:
+    """``text`` as :func:`exact_match` compares it: lm-eval's steps in lm-eval's order (regexes,
+    case, punctuation, numbers), then surrounding whitespace stripped (ours: lm-eval keeps it)."""
+    for rx in args.regexes_to_ignore:
+        text = re.sub(rx, "", text)
+    if args.ignore_case:
+        text = text.lower()
+    if args.ignore_punctuation:
+        text = text.translate(_PUNCTUATION)
+    if args.ignore_numbers:
+        text = text.translate(_DIGITS)
+    return text.strip()
+
+
 @metrics.register("exact_match")
-def exact_match(parsed: Any, target: Any, doc: dict) -> float:
-    """100 when the answer equals the reference, both stripped of surrounding whitespace; else 0."""
+@takes_args(ExactMatchArgs)
+def exact_match(parsed: Any, target: Any, doc: dict, args: ExactMatchArgs | None = None) -> float:
+    """100 when the answer equals the reference, both stripped of surrounding whitespace (and,
+    with ``args``, compared as :func:`exact_match_form` says); else 0."""
+    args = args or ExactMatchArgs()
     if isinstance(target, (int, float)) and not isinstance(target, bool):
         target = str(target)
     ref = _reference(target, doc)
     hyp = _hypothesis(parsed)
-    return 100.0 if hyp is not None and hyp.strip() == ref.strip() else 0.0
+    return 100.0 if hyp is not None and exact_match_form(hyp, args) == exact_match_form(ref, args) else 0.0
