@@ -8,6 +8,7 @@ read from huggingface_hub's client code (``hf_api.py``, ``_commit_api.py``, ``ut
 - ``POST /api/{type}s/{repo}/commit/{rev}``: the NDJSON commit (``header``, ``file`` base64,
   ``deletedFile``, ``deletedFolder``) applied as one commit -> ``{"commitUrl", "commitOid"}``;
 - ``POST /api/validate-yaml`` (a README's metadata, checked before upload);
+- ``GET /{type}s/{repo}/resolve/{rev}/{path}``: a file's bytes (404 ``EntryNotFound``);
 - ``GET /api/{type}s/{repo}/tree/{rev}`` (``list_repo_files``, for ``delete_patterns``) and
   ``GET /api/{type}s/{repo}[/revision/{rev}]`` (``repo_info``).
 
@@ -65,6 +66,8 @@ class HubState:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.requests: list[Recorded] = []
         self.lock = threading.Lock()
+        #: a hostile Hub's commit URL (answered instead of the real one when set)
+        self.commit_url: str | None = None
 
 
 def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
@@ -122,6 +125,10 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
             if spaces is None:
                 return
             parts = [unquote(p) for p in urlsplit(self.path).path.split("/") if p]
+            # /{type}s/{org}/{name}/resolve/{rev}/{path}: a file's bytes (a dataset's or a Space's)
+            if len(parts) >= 6 and parts[0] in ("datasets", "spaces") and parts[3] == "resolve":
+                self._resolve(parts)
+                return
             # /api/{type}s/{org}/{name}/tree/{rev}[/...]  or  /api/{type}s/{org}/{name}[/revision/{rev}]
             if len(parts) < 4 or parts[0] != "api" or parts[1] not in ("datasets", "spaces", "models"):
                 self._send(404, {"error": "not found"})
@@ -142,6 +149,25 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
                                  "siblings": [{"rfilename": p} for p in sorted(repo.files)]})
                 return
             self._send(404, {"error": "Revision not found"}, "RevisionNotFound")
+
+        def _resolve(self, parts: list[str]) -> None:
+            repo = self._repo(parts[0][:-1], f"{parts[1]}/{parts[2]}")
+            if repo is None:
+                return
+            if parts[4] != "main":
+                self._send(404, {"error": "Revision not found"}, "RevisionNotFound")
+                return
+            data = repo.files.get("/".join(parts[5:]))
+            if data is None:
+                self._send(404, {"error": "Entry not found"}, "EntryNotFound")
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("X-Repo-Commit", repo.head)
+            self.send_header("ETag", f'"{git_blob_sha(data)}"')
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_POST(self) -> None:  # noqa: N802
             body = self._body()
@@ -254,7 +280,8 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
                 oid = hashlib.sha1(f"{repo.head}{json.dumps(sorted(files))}{len(repo.commits)}".encode()).hexdigest()
                 repo.files = files
                 repo.commits.append({"oid": oid, "summary": header.get("summary"), "paths": added, "deleted": deleted})
-            self._send(200, {"success": True, "commitOid": oid, "commitUrl": f"{self._base()}/{repo.repo_type}s/{repo.repo_id}/commit/{oid}"})
+            url = state.commit_url or f"{self._base()}/{repo.repo_type}s/{repo.repo_id}/commit/{oid}"
+            self._send(200, {"success": True, "commitOid": oid, "commitUrl": url})
 
     return Handler
 

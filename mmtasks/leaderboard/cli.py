@@ -49,7 +49,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="upload a built leaderboard to a Hugging Face dataset repo or Space",
         description="Upload OUT/leaderboard.json (with --with-site also the page, leaderboard.js and views/) to the "
         "Hugging Face Hub in one commit with huggingface_hub's HfApi.upload_folder. The token is HF_TOKEN or the one "
-        "`hf auth login` stored; HF_ENDPOINT selects another Hub. A second publish replaces the files of the first.",
+        "`hf auth login` stored; HF_ENDPOINT selects another Hub. A publish changes only what mmtasks published there before "
+        "(the repo's .mmtasks-publish.json lists it): files of the last publish that this build lacks are deleted, nothing else.",
     )
     publish.add_argument("out", type=Path, metavar="OUT", help="a folder written by `mmtasks leaderboard build --out`")
     publish.add_argument("--repo", required=True, metavar="ORG/NAME", help="the repo to publish to (created when missing)")
@@ -57,7 +58,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                          help="dataset (default: the JSON) or space (a static Space serving the page; needs --with-site)")
     publish.add_argument("--with-site", action="store_true", help="also upload the page (index.html, app.js, style.css, "
                          "leaderboard.js) and the runs' views in OUT/views/")
-    publish.add_argument("--dry-run", action="store_true", help="list what would be uploaded; send nothing")
+    publish.add_argument("--dry-run", action="store_true", help="list what would be uploaded and deleted (reads the repo's manifest); change nothing")
     publish.add_argument("--message", default=None, help="the commit message")
     publish.set_defaults(leaderboard_handler=_publish)
 
@@ -129,16 +130,17 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
-    from mmtasks.leaderboard.publish import describe, plan, publish
+    from mmtasks.leaderboard.publish import deletions, describe, plan, publish
 
     upload = plan(args.out, args.repo, repo_type=args.repo_type, with_site=args.with_site)
     if args.dry_run:
-        print("would upload (dry run, nothing sent):")
-        for line in describe(upload):
+        print("would change (dry run, nothing sent):")
+        for line in describe(upload, deletions(upload)):
             print(f"  {line}")
         return 0
-    url = publish(upload, message=args.message)
-    print(f"published {len(upload.files)} file(s) to {upload.repo_type} {upload.repo} in one commit: {url}")
+    url, gone = publish(upload, message=args.message)
+    removed = f", deleting {len(gone)} file(s) it published before" if gone else ""
+    print(f"published {len(upload.files)} file(s) to {upload.repo_type} {upload.repo} in one commit{removed}: {url}")
     return 0
 
 

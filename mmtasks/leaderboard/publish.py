@@ -8,22 +8,29 @@ one ``hf auth login`` stored); it travels only in the client's ``Authorization``
 never written or printed by mmtasks (it is registered for redaction). ``HF_ENDPOINT`` points the
 client at another Hub (a mirror, or the loopback Hub of the tests).
 
-A second publish replaces what the first put there: changed files are uploaded again, and files
-of ours that the new build no longer has (a view of a run no longer on the board) are deleted in
-the same commit. Other files of the repo (its README, a model card) are left alone.
+A publish changes only what mmtasks published there before. The repo's ``.mmtasks-publish.json``
+(the manifest, committed with the files) lists every path of the last publish; the next one uploads
+its files (unchanged ones are skipped by the client) and deletes, in the same commit, exactly the
+paths of that manifest that the new build no longer has (a view of a run no longer on the board).
+Every other file of the repo (its README, a model card, the owner's own page) is left alone, and a
+repo published before the manifest existed loses nothing. ``--dry-run`` reads the manifest (a GET,
+nothing changed) and lists the uploads and the deletions both.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import tempfile
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mmtasks.errors import ConfigError, MmtasksError
+from mmtasks.errors import ConfigError, MmtasksError, printable
 from mmtasks.leaderboard.build import VIEWS_DIR
 from mmtasks.leaderboard.site import ASSETS, DATA_JS, DATA_JSON
 from mmtasks.secrets import redact, register_secret
@@ -31,9 +38,11 @@ from mmtasks.secrets import redact, register_secret
 #: ``ORG/NAME`` as the Hub spells repo ids (letters, digits, ``-``, ``_``, ``.``; no ``..``, no ``--``)
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
 REPO_TYPES = ("dataset", "space")
-#: the paths of a repo this command owns: deleted when a new build no longer has them (a Space's
-#: README.md too, which this command writes; a dataset's README is the user's)
-OWNED = [DATA_JSON, DATA_JS, *ASSETS, f"{VIEWS_DIR}/**"]
+#: the repo's record of what the last publish put there (see the module docstring)
+MANIFEST = ".mmtasks-publish.json"
+#: bounds on a manifest read back from the Hub (a server's answer: bounded like any other)
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+MAX_MANIFEST_PATHS = 200_000
 SPACE_README = """---
 title: mmtasks leaderboard
 emoji: 📊
@@ -100,60 +109,149 @@ def plan(out: Path, repo: str, *, repo_type: str = "dataset", with_site: bool = 
     return Upload(repo=repo, repo_type=repo_type, files=files)
 
 
-def describe(upload: Upload) -> list[str]:
-    """``--dry-run``: one line per file, then the total."""
-    lines = [f"{path}  ({upload.size(path):,} bytes)" for path in upload.files]
+def describe(upload: Upload, deletions: list[str]) -> list[str]:
+    """``--dry-run``: one line per file to upload, one per file to delete, then the total."""
+    lines = [f"upload {path}  ({upload.size(path):,} bytes)" for path in upload.files]
+    lines += [f"delete {printable(path)}  (published before, not in this build)" for path in deletions]
     total = sum(upload.size(p) for p in upload.files)
-    lines.append(f"{len(upload.files)} file(s), {total:,} bytes -> {upload.repo_type} {upload.repo} (one commit)")
+    lines.append(f"{len(upload.files)} file(s), {total:,} bytes to upload and {len(deletions)} to delete -> "
+                 f"{upload.repo_type} {upload.repo} (one commit)")
     return lines
 
 
-def publish(upload: Upload, *, message: str | None = None) -> str:
-    """Upload the files in one commit; returns the commit's URL. Creates the repo when it does not
-    exist (a Space as a static one). Errors name the repo and the cause."""
+def manifest_paths(raw: bytes, where: str) -> list[str]:
+    """The paths a manifest read from the repo lists; one :class:`PublishError` line when it is not
+    mmtasks's (not JSON, too large, a path that is not a plain repo path)."""
+    from mmtasks.documents.jsonl import loads_checked
+
+    def bad(why: str) -> PublishError:
+        return PublishError(f"cannot publish to {where}: its {MANIFEST} is not mmtasks's ({why}); nothing was changed",
+                            hint=f"remove {MANIFEST} from the repo (the next publish then deletes nothing) or publish elsewhere")
+
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise bad(f"more than {MAX_MANIFEST_BYTES:,} bytes")
+    try:
+        data = loads_checked(raw, file=MANIFEST)
+    except MmtasksError as exc:
+        raise bad(exc.message) from None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list) or len(files) > MAX_MANIFEST_PATHS:
+        raise bad("no list of files")
+    for path in files:
+        if not _repo_path(path):
+            raise bad(f"{printable(repr(path))[:200]} is not a path of the repo")
+    return list(dict.fromkeys(files))
+
+
+def _repo_path(path: object) -> bool:
+    if not isinstance(path, str) or not path or len(path) > 1000 or path.startswith("/") or "\\" in path:
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/")) and not any(ord(c) < 0x20 for c in path)
+
+
+def _manifest_bytes(upload: Upload) -> bytes:
+    return (json.dumps({"writer": "mmtasks", "files": sorted(upload.files)}, indent=1) + "\n").encode()
+
+
+def _read_manifest(api: Any, upload: Upload, where: str) -> list[str]:
+    """The paths the repo's manifest lists: none when the repo or the manifest does not exist."""
+    from huggingface_hub import hf_hub_url
+    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.utils import build_hf_headers, get_session
+
+    url = hf_hub_url(upload.repo, MANIFEST, repo_type=upload.repo_type, endpoint=api.endpoint)
+    headers = build_hf_headers(token=api.token)
+    try:
+        with get_session().stream("GET", url, headers=headers, follow_redirects=True, timeout=60) as response:
+            if response.status_code == 404:
+                return []
+            if response.status_code != 200:
+                raise PublishError(_status_cause(where, response.status_code) + f" (reading its {MANIFEST})")
+            raw = b""
+            for chunk in response.iter_bytes():
+                raw += chunk
+                if len(raw) > MAX_MANIFEST_BYTES:
+                    break
+    except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
+        return []
+    return manifest_paths(raw, where)
+
+
+def _client(where: str, *, need_token: bool) -> Any:
+    """An ``HfApi`` for the configured Hub, with the user's token (registered for redaction)."""
     try:
         from huggingface_hub import HfApi, get_token
-        from huggingface_hub.errors import HfHubHTTPError
     except ImportError:
         raise ConfigError("publishing needs huggingface_hub: pip install 'mmtasks[publish]'") from None
     from huggingface_hub import constants as hub_constants
 
-    where = f"{upload.repo_type} {upload.repo}"
     if hub_constants.HF_HUB_OFFLINE:
         raise PublishError(f"cannot publish to {where}: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)",
                            hint="unset HF_HUB_OFFLINE and TRANSFORMERS_OFFLINE to publish")
     token = get_token()  # HF_TOKEN, else the token `hf auth login` stored
-    if not token:
+    if not token and need_token:
         raise PublishError(f"cannot publish to {where}: no Hugging Face token",
                            hint="set HF_TOKEN to a token with write access, or run `hf auth login`")
     register_secret(token)  # whatever goes wrong, no message shows it
-    endpoint = os.environ.get("HF_ENDPOINT") or None
-    api = HfApi(endpoint=endpoint, token=token)
+    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=token or False)
+
+
+def deletions(upload: Upload) -> list[str]:
+    """``--dry-run``: what a publish would delete (read from the repo's manifest; nothing is changed)."""
+    where = f"{upload.repo_type} {upload.repo}"
+    api = _client(where, need_token=False)
+    with _hub_errors(where):
+        previous = _read_manifest(api, upload, where)
+    return [path for path in previous if path not in upload.files and path != MANIFEST]
+
+
+def publish(upload: Upload, *, message: str | None = None) -> tuple[str, list[str]]:
+    """Upload the files in one commit, deleting what the repo's manifest lists and this build does
+    not have; returns the commit's URL (as text fit to print) and the deleted paths. Creates the
+    repo when it does not exist (a Space as a static one). Errors name the repo and the cause."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    where = f"{upload.repo_type} {upload.repo}"
+    api = _client(where, need_token=True)
+    with _hub_errors(where), tempfile.TemporaryDirectory(prefix="mmtasks-publish-") as tmp:
+        staged = Path(tmp)
+        operations: list[Any] = []
+        for path, source in upload.files.items():
+            target = staged / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(source, str):
+                target.write_text(source, encoding="utf-8")
+            else:
+                shutil.copyfile(source, target, follow_symlinks=False)
+            operations.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(target)))
+        extra: dict[str, Any] = {"space_sdk": "static"} if upload.repo_type == "space" else {}
+        api.create_repo(upload.repo, repo_type=upload.repo_type, exist_ok=True, **extra)
+        previous = _read_manifest(api, upload, where)
+        gone = [path for path in previous if path not in upload.files and path != MANIFEST]
+        operations.append(CommitOperationAdd(path_in_repo=MANIFEST, path_or_fileobj=_manifest_bytes(upload)))
+        operations += [CommitOperationDelete(path_in_repo=path) for path in gone]
+        info = api.create_commit(
+            repo_id=upload.repo, repo_type=upload.repo_type, operations=operations,
+            commit_message=message or f"mmtasks leaderboard publish: {len(upload.files)} file(s)",
+        )
+    return printable(redact(str(getattr(info, "commit_url", info)))), gone
+
+
+@contextlib.contextmanager
+def _hub_errors(where: str) -> Iterator[None]:
+    """The Hub's and the network's errors as one :class:`PublishError` line naming the repo."""
+    from huggingface_hub.errors import HfHubHTTPError
+
     try:
-        with tempfile.TemporaryDirectory(prefix="mmtasks-publish-") as tmp:
-            staged = Path(tmp)
-            for path, source in upload.files.items():
-                target = staged / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if isinstance(source, str):
-                    target.write_text(source, encoding="utf-8")
-                else:
-                    shutil.copyfile(source, target, follow_symlinks=False)
-            extra: dict[str, Any] = {"space_sdk": "static"} if upload.repo_type == "space" else {}
-            api.create_repo(upload.repo, repo_type=upload.repo_type, exist_ok=True, **extra)
-            info = api.upload_folder(
-                repo_id=upload.repo, repo_type=upload.repo_type, folder_path=staged,
-                commit_message=message or f"mmtasks leaderboard publish: {len(upload.files)} file(s)",
-                delete_patterns=OWNED + (["README.md"] if upload.repo_type == "space" else []),
-            )
+        yield
     except HfHubHTTPError as exc:
         raise PublishError(_http_cause(where, exc)) from None
     except OSError as exc:  # the Hub cannot be reached (connection refused, DNS, TLS)
-        raise PublishError(f"cannot publish to {where}: cannot reach the Hub at {endpoint or 'https://huggingface.co'} "
-                           f"({redact(str(exc)) or type(exc).__name__})") from None
+        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+        raise PublishError(f"cannot publish to {where}: cannot reach the Hub at {printable(redact(endpoint))} "
+                           f"({printable(redact(str(exc))) or type(exc).__name__})") from None
     except ValueError as exc:  # the client refused the Hub's answer (a malformed reply)
-        raise PublishError(f"cannot publish to {where}: {redact(str(exc))}") from None
-    return str(getattr(info, "commit_url", info))
+        raise PublishError(f"cannot publish to {where}: {printable(redact(str(exc)))}") from None
 
 
 def _http_cause(where: str, exc: Any) -> str:
@@ -166,7 +264,11 @@ def _http_cause(where: str, exc: Any) -> str:
             server = body["error"]
     except ValueError:
         server = ""
-    detail = f": {redact(server)[:200]}" if server else ""
+    return _status_cause(where, status, printable(redact(server))[:200] if server else "")
+
+
+def _status_cause(where: str, status: object, server: str = "") -> str:
+    detail = f": {server}" if server else ""
     if status == 401:
         return f"cannot publish to {where}: the Hub refused the token (401{detail}); check HF_TOKEN or `hf auth login`"
     if status == 403:

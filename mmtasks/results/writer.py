@@ -442,7 +442,8 @@ def claim_folder(folder: Path, kind: str, *, what: str | None = None,
                 raise OutputError(f"holds files that mmtasks did not write ({shown}): "
                                   f"refusing to write the {what} into it", file=folder,
                                   hint=f"choose a new or empty folder; a folder mmtasks wrote carries {CLAIM_MARKER} "
-                                  "and is rebuilt in place")
+                                  "and is rebuilt in place (one written before the marker existed: remove it and "
+                                  "build again)")
             yield FolderClaim(folder, kind, what)
             return
         if marker["kind"] != kind:
