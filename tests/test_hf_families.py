@@ -92,7 +92,7 @@ def test_family_matches_reference(family: str, tmp_path: Path, pictures: dict[st
         # the backend's prompt is the reference path's, token for token (one BOS, not two)
         for doc, paths in pictures.items():
             row = _Row(0, model._render(_request(doc, paths).messages), _request(doc, paths))
-            inputs, _ = model._encode([(row, [model.images.load(img) for img in row.request.images])])
+            inputs, _ = model._encode([(row, [model.images.load(img) for img in row.request.images], [])])
             assert inputs["input_ids"][0].tolist() == reference[doc][0], f"{family}: prompt of {doc!r}"
         for batch in (1, 4):
             model.batch_size = batch

@@ -32,7 +32,7 @@ def test_multi_image_requests_are_one_sample_each(tmp_path: Path) -> None:
         one = Request((Message("user", (Image(path=paths[2]), Text("and this?"))),), greedy)
         assert model._render(two.messages) == "<|im_start|>user\n<image> <image>\nwhich?<|im_end|>\n<|im_start|>assistant\n"
         rows = [_Row(0, model._render(two.messages), two), _Row(1, model._render(one.messages), one)]
-        inputs, lengths = model._encode([(row, [model.images.load(img) for img in row.request.images]) for row in rows])
+        inputs, lengths = model._encode([(row, [model.images.load(img) for img in row.request.images], []) for row in rows])
         # two samples (of 2 and 1 images), not three single-image samples
         assert inputs["batch_num_images"].tolist() == [2, 1]
         assert lengths == inputs["attention_mask"].sum(dim=1).tolist()

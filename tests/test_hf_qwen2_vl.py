@@ -53,7 +53,7 @@ def test_real_processor_and_chat_template(qwen2_vl_dir: Path, tmp_path: Path) ->
         # the batch planner's estimate from the file header matches what the processor makes
         assert model._image_tokens(image) == 6
         row = _Row(0, model._render(request.messages), request)
-        inputs, lengths = model._encode([(row, [model.images.load(image)])])
+        inputs, lengths = model._encode([(row, [model.images.load(image)], [])])
         assert lengths == [int(inputs["attention_mask"].sum())]
         pad = model.tokenizer.convert_tokens_to_ids("<|image_pad|>")
         assert int((inputs["input_ids"] == pad).sum()) == 6
@@ -85,3 +85,35 @@ def test_realbench_ranking_hard_end_to_end(qwen2_vl_dir: Path, tmp_path: Path, c
     assert stats["rows"] == results["run_stats"]["sent"]["model"] > 0
     assert stats["batches"] >= stats["rows"] / 4
     assert stats["prompt_tokens"] <= stats["padded_slots"]
+
+
+def test_a_video_goes_natively_with_the_sampled_frames_and_their_times(qwen2_vl_dir: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``{{ video(0) }}`` reaches the Qwen2-VL processor as one video (``videos=``, a
+    ``<|video_pad|>`` in the prompt): the frames the rule names, in order, and their indices and
+    frame rate as the video's metadata, so the processor samples none of its own."""
+    pytest.importorskip("av")
+    import mmtasks
+    from transformers import Qwen2VLProcessor
+
+    from tests.test_video_input import colour_index, make_task
+
+    seen: list[dict] = []
+    original = Qwen2VLProcessor.__call__
+
+    def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if kwargs.get("videos"):
+            seen.append({"videos": [[colour_index(f) for f in video] for video in kwargs["videos"]],
+                         "metadata": [(m.total_num_frames, m.fps, list(m.frames_indices)) for m in kwargs["video_metadata"]],
+                         "text": kwargs["text"], "sample": kwargs["do_sample_frames"]})
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Qwen2VLProcessor, "__call__", spy)
+    make_task(tmp_path, "vidhf", "{field: video, fps: 1, max_frames: 4, max_side: 28}", user="{{ video(0) }}Which colour?")
+    mmtasks.evaluate(tasks="vidhf", model=f"hf:{qwen2_vl_dir}", include_path=str(tmp_path / "tasks"), data_dir=tmp_path / "data",
+                     output_path=tmp_path / "run", use_cache=False, gen_kwargs={"max_new_tokens": 2})
+    videos = [v for call in seen for v in call["videos"]]
+    assert videos == [[0, 2, 4, 8], [0, 2, 4, 8]]  # the MP4 and the GIF
+    assert sorted(m for call in seen for m in call["metadata"]) == [(10, 2.0, [0, 2, 4, 8])] * 2
+    assert all("<|video_pad|>" in t and "<|image_pad|>" not in t for call in seen for t in call["text"])
+    assert all(call["sample"] is False for call in seen)

@@ -248,6 +248,18 @@ class VideoClip:
         return tuple(round(i / self.info.fps, 3) for i in self.indices)
 
     @property
+    def fps(self) -> float:
+        return self.info.fps
+
+    @property
+    def total_frames(self) -> int:
+        return self.info.frames
+
+    @property
+    def duration(self) -> float:
+        return self.info.duration
+
+    @property
     def subtitles(self) -> list[str]:
         return windowed(self.cues, self.timestamps)
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mmtasks.core.conversation import Image, Message
+from mmtasks.core.conversation import Image, Message, VideoRun, video_runs
 from mmtasks.documents.image_loader import ImageLoader, image_key
 from mmtasks.models.hf_batches import BatchStats, prepared_ahead
 from mmtasks.errors import ModelError
@@ -70,6 +70,10 @@ class HFOptions(BaseModel):
     batch_size: int | None = Field(default=None, ge=1)
     #: the most images one request may carry
     max_images: int | None = Field(default=None, ge=0)
+    #: a video placed whole (``{{ video(i) }}``): ``native``, as one video to a processor that takes
+    #: ``videos=`` (the Qwen-VL family), its sampled frames and their indices and frame rate as the
+    #: video's metadata (the processor samples none of its own); ``frames``: as images
+    video: Literal["native", "frames"] = "native"
 
     @classmethod
     def parse(cls, args: dict[str, Any]) -> "HFOptions":
@@ -98,6 +102,8 @@ class HFModel(ChatModel):
         self.tokenizer.padding_side = "left"
         #: text-only checkpoints load a bare tokenizer as their "processor"
         self.multimodal = hasattr(self.processor, "image_processor")
+        #: videos go to the processor as videos (its own video processor), not as frames
+        self.native_video = self.options.video == "native" and getattr(self.processor, "video_processor", None) is not None
         #: decodes each distinct image once (while cached), ahead of the batch that needs it
         self.images = ImageLoader()
         #: prepares the next batch while the model generates (see mmtasks.models.hf_batches)
@@ -161,7 +167,8 @@ class HFModel(ChatModel):
         if self.multimodal:
             conversation = [
                 {"role": m.role, "content": [
-                    {"type": "image"} if isinstance(p, Image) else {"type": "text", "text": p.text} for p in m.parts
+                    {"type": "video"} if isinstance(p, VideoRun) else {"type": "image"} if isinstance(p, Image)
+                    else {"type": "text", "text": p.text} for p in self._parts(m)
                 ]}
                 for m in messages
             ]
@@ -180,6 +187,22 @@ class HFModel(ChatModel):
         batched conversation."""
         bos = getattr(self.tokenizer, "bos_token", None)
         return not (bos and prompt.startswith(bos))
+
+    def _parts(self, message: Message) -> list[Any]:
+        """The message's parts, each video placed whole as one :class:`VideoRun` when videos go natively."""
+        return video_runs(message.parts) if self.native_video else list(message.parts)
+
+    def _pixels(self, request: Request) -> tuple[list[Any], list[tuple[list[Any], VideoRun]]]:
+        """The request's decoded images, and its videos (their decoded frames) when they go natively."""
+        images: list[Any] = []
+        videos: list[tuple[list[Any], VideoRun]] = []
+        for message in request.messages:
+            for part in self._parts(message):
+                if isinstance(part, VideoRun):
+                    videos.append(([self.images.load(f) for f in part.frames], part))
+                elif isinstance(part, Image):
+                    images.append(self.images.load(part))
+        return images, videos
 
     def _batches(self, rows: list[_Row]) -> Iterator[_Batch]:
         """Requests with the same generation settings, longest prompt (image tokens included)
@@ -216,10 +239,10 @@ class HFModel(ChatModel):
         image fails only its request), run the processor, refuse prompts over the context."""
         start = time.perf_counter()
         prepared = _Prepared(batch.generation)
-        ready: list[tuple[_Row, list[Any]]] = []
+        ready: list[tuple[_Row, list[Any], list[tuple[list[Any], VideoRun]]]] = []
         for row in batch.rows:
             try:
-                ready.append((row, [self.images.load(img) for img in row.request.images]))
+                ready.append((row, *self._pixels(row.request)))
             except Exception as exc:  # DataError for missing/corrupt files, names the file
                 prepared.failures.append((row.index, Reply.failure(str(exc))))
         while ready:
@@ -235,18 +258,27 @@ class HFModel(ChatModel):
             except Exception as exc:  # the processor refused this batch: retried one by one by _answer
                 prepared.error = f"generation failed: {type(exc).__name__}: {exc}"
             break
-        prepared.rows = [row for row, _ in ready]
+        prepared.rows = [item[0] for item in ready]
         self.stats.prepare_s += time.perf_counter() - start
         return prepared
 
-    def _encode(self, ready: list[tuple[_Row, list[Any]]]) -> tuple[Any, list[int]]:
+    def _encode(self, ready: list[tuple[_Row, list[Any], list[tuple[list[Any], VideoRun]]]]) -> tuple[Any, list[int]]:
         """The processor's padded batch on the model's device, and each row's unpadded length."""
-        prompts = [row.prompt for row, _ in ready]
+        prompts = [item[0].prompt for item in ready]
         kwargs: dict[str, Any] = {"text": prompts, "padding": True, "return_tensors": "pt",
                                   "add_special_tokens": self._adds_special_tokens(prompts[0])}
-        images = [pixels for _, pixels in ready]
+        images = [item[1] for item in ready]
         if any(images):
             kwargs["images"] = images
+        videos = [video for item in ready for video in item[2]]
+        if videos:
+            from transformers.video_utils import VideoMetadata
+
+            kwargs["videos"] = [frames for frames, _ in videos]
+            kwargs["video_metadata"] = [VideoMetadata(total_num_frames=run.clip.total_frames, fps=run.clip.fps,
+                                                      frames_indices=list(run.clip.indices),
+                                                      duration=run.clip.duration) for _, run in videos]
+            kwargs["do_sample_frames"] = False
         inputs = self.processor(**kwargs)
         lengths = [int(n) for n in inputs["attention_mask"].sum(dim=1).tolist()]
         generation = ready[0][0].request.generation
@@ -255,8 +287,9 @@ class HFModel(ChatModel):
             if over:
                 raise ContextOverflow(over)
         inputs = inputs.to(self.model.device)
-        if "pixel_values" in inputs and self.model.dtype.is_floating_point:
-            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        for key in ("pixel_values", "pixel_values_videos"):
+            if key in inputs and self.model.dtype.is_floating_point:
+                inputs[key] = inputs[key].to(self.model.dtype)
         return inputs, lengths
 
     def _answer(self, prepared: _Prepared) -> Iterator[tuple[int, Reply]]:
