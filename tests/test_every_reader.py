@@ -20,7 +20,7 @@ Run B replays run A's answers (``--model replay:run-a``) through the command lin
 ``random`` judge: a second run on the same samples, for the two-run view and the judge agreement.
 
 Then each reader must exit 0 and show the counts results.json holds: ``leaderboard build`` (its
-entries' ``problems`` and ``coverage``), ``leaderboard plot``, ``leaderboard publish --dry-run``,
+entries' ``problems`` and ``coverage``), ``leaderboard plot``, ``leaderboard publish --dry-run`` (to the loopback Hub),
 ``view`` of one run and of two (the index's per-task counts, the rows' failure kinds),
 ``judge agreement`` (the items only one run has a verdict for) and the API's ``.samples``.
 A results.json field that a reader does not know fails here. The buckets are a CRC-32 of the
@@ -206,9 +206,18 @@ def test_leaderboard_build_plot_and_publish(runs: Runs) -> None:
     for bench in board["benchmarks"]:
         assert (figures / f"{bench['id']}_bar.svg").is_file(), bench["id"]
 
-    proc = cli("leaderboard", "publish", str(out), "--repo", "someone/board", "--dry-run", tmp=runs.tmp)
+    # the dry run reads what the repo holds (from the loopback Hub) and changes nothing
+    from tests.builders import serving
+    from tests.hub_server import hub_server
+    from tests.test_publish import TOKEN, publish
+
+    server, state = hub_server({TOKEN: {"mmtasks-org"}})
+    with serving(server) as port:
+        proc = publish([str(out), "--repo", "mmtasks-org/board", "--with-site", "--dry-run"], runs.tmp,
+                       f"http://127.0.0.1:{port}")
     assert proc.returncode == 0, proc.stderr
-    assert "leaderboard.json" in proc.stdout and "nothing sent" in proc.stdout
+    assert "upload leaderboard.json" in proc.stdout and "0 to delete" in proc.stdout
+    assert all(r.method == "GET" for r in state.requests) and not state.repos
 
 
 def view_data(folder: Path, key: str, rel: str) -> Any:
