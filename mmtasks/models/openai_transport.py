@@ -8,7 +8,13 @@ The ``openai`` SDK sends each attempt through :class:`GuardedTransport`, which
   read timeout alone lets a server that trickles one byte at a time hold a request forever);
 - caps the answer's size, before and after decompression, reading it in small pieces (a
   1.5 GB body, or a gzip bomb, is never held in memory);
-- checks that a 200 answer to a chat-completions call is a chat completion (``check``).
+- checks that a 200 answer to a chat-completions call is a chat completion (``check``);
+- never lets a redirect take the request to another origin (scheme, host, port): the client
+  would resend every header there, ``default_headers={"api-key": ...}`` included (httpx strips
+  only ``Authorization``). Such a redirect reaches the client without its ``Location``, as an
+  error answer naming where it pointed, so it is a failure of that request, never followed.
+  A redirect within the origin is followed as before. This one transport carries the model's,
+  the judge's and the note taker's requests and the readiness probe.
 
 Each of these is raised as a transport error of the SDK's HTTP library (``httpx2`` or ``httpx``,
 see :mod:`mmtasks.models.openai_http`), which the SDK retries (with its own
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import urllib.request
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -67,6 +74,40 @@ class _Pieces(http.AsyncByteStream):
             yield bytes(view[start:start + _PIECE])
 
 
+#: the statuses a client follows (with their ``Location``)
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def origin(url: http.URL) -> tuple[str, str, int | None]:
+    """A URL's origin: scheme, host and port (the default port of the scheme when none is given)."""
+    port = url.port if url.port is not None else {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, port
+
+
+def _other_origin(current: http.URL, location: str) -> str | None:
+    """Where a redirect points, as ``scheme://host:port``, when that is another origin; else None."""
+    try:
+        target = current.join(location)
+    except (http.InvalidURL, ValueError):
+        return "an unreadable location"
+    if origin(target) == origin(current):
+        return None
+    scheme, host, port = origin(target)
+    return f"{scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+def _refused_redirect(status: int, request: http.Request, elsewhere: str) -> http.Response:
+    """The redirect as an error answer the client does not follow (no ``Location``)."""
+    from mmtasks.errors import printable
+
+    here = "{}://{}:{}".format(*origin(request.url))
+    message = (f"the server at {here} redirected ({status}) to another origin, {printable(elsewhere)[:200]}: "
+               "not followed, so no credential or header leaves for it; point base_url at the final address")
+    body = json.dumps({"error": {"message": message, "type": "redirect_refused"}}).encode()
+    return http.Response(status, headers=[("content-type", "application/json")], content=body,
+                         extensions={"reason_phrase": b"Redirect Not Followed"})
+
+
 class GuardedTransport(http.AsyncBaseTransport):
     """Wraps a transport; see the module docstring."""
 
@@ -88,6 +129,10 @@ class GuardedTransport(http.AsyncBaseTransport):
             if limit.expired():
                 raise DeadlineExceeded(f"no complete answer within the {self.deadline:g}s deadline", request=request) from None
             raise
+        if status in _REDIRECTS and "location" in headers:
+            elsewhere = _other_origin(request.url, headers["location"])
+            if elsewhere is not None:
+                return _refused_redirect(status, request, elsewhere)
         body = await self._decoded(request, status, headers, raw)
         if self.check is not None:
             problem = self.check(request, status, body)
