@@ -38,7 +38,8 @@ from mmtasks.config.task_config import VideoConfig
 from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.config.yaml_loader import did_you_mean
 from mmtasks.core.request import GenerationConfig, Reply, Request
-from mmtasks.core.sample import Dialogue
+from mmtasks.core.sample import Dialogue, Sample
+from mmtasks.dialogues.judging import UNPARSED_VERDICT
 from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.documents.dataset import Scan, scan_documents
 from mmtasks.documents.paths import data_root
@@ -167,7 +168,8 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
         count += 1
         max_images = max(max_images, n_source_images(doc))
         try:
-            _drive(task.protocol.run(unscored, doc, ctx), stand_in, task)
+            sample = _drive(task.protocol.run(unscored, doc, ctx), stand_in, task)
+            _check_verdicts(task, doc.doc_id, sample)
         except MmtasksError as exc:
             report(exc)
             # The dialogue stopped at its first problem: the templates every protocol renders
@@ -323,14 +325,34 @@ def _stand_in() -> RandomModel:
     return _StandIn()
 
 
-def _drive(dialogue: Dialogue, stand_in: RandomModel, task: Task | None = None) -> None:
-    """Run a dialogue to its end, every request (model, judge, note taker) answered by ``stand_in``."""
+def _drive(dialogue: Dialogue, stand_in: RandomModel, task: Task | None = None) -> Sample | None:
+    """Run a dialogue to its end, every request (model, judge, note taker) answered by ``stand_in``;
+    its sample."""
     try:
         requests = next(dialogue)
         while True:
             requests = dialogue.send([_answer(stand_in, r, task) for r in requests])
-    except StopIteration:
+    except StopIteration as done:
+        return done.value if isinstance(done.value, Sample) else None
+
+
+def _check_verdicts(task: Task, doc_id: str, sample: Sample | None) -> None:
+    """The judge's parser must read the placeholder verdicts the ``random`` judge drew from the
+    judge's declared space (``judge.space``, else the parser's own): a judge that cannot parse its
+    own declared shape would fail every call of a ``--judge random`` run, and says nothing of a
+    real judge's replies either."""
+    judge = task.config.judge
+    if sample is None or judge is None:
         return
+    for verdict in sample.judge:
+        if verdict.get("fields") is None and verdict.get("error") == UNPARSED_VERDICT:
+            replies = [r for r in verdict.get("replies", []) if isinstance(r, str)]
+            shown = replies[-1].splitlines()[-1] if replies and replies[-1].strip() else ""
+            raise ConfigError(f"judge parser {judge.parser!r} cannot read a verdict of the judge's declared space "
+                              f"(the random judge answered {shown[:120]!r})", file=task.file, doc_id=doc_id or None,
+                              field="judge.space",
+                              hint="declare the verdict in judge.space ({kind: verdict, format: json, fields: "
+                                   "{score: [1, 10]}}: fields, ranges, choices) or fix judge.parser_args")
 
 
 def _answer(stand_in: RandomModel, request: Request, task: Task | None) -> Reply:

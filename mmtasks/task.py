@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from mmtasks import registry
-from mmtasks.config.task_config import TaskConfig, TransformConfig, space_problem
+from mmtasks.config.task_config import TaskConfig, TransformConfig, is_template, space_problem
 from mmtasks.config.task_registry import BUILTIN_TASKS_DIR
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.protocols import ProtocolSpec
@@ -161,6 +161,8 @@ class Task:
                 raise ConfigError("unknown key", file=self.file, field=where, hint=hint) from None
             if err["type"] == "missing":
                 raise ConfigError("required key is missing", file=self.file, field=where) from None
+            if err["type"] == "answer_space":
+                raise ConfigError(err["ctx"]["message"], file=self.file, field=f"{where}.{err['ctx']['key']}") from None
             raise ConfigError(err["msg"], file=self.file, field=where) from None
 
     def _metric_functions(self, get: Callable[[Any, str, str], Any]) -> tuple[dict[str, Metric], dict[str, EvaluateMetric]]:
@@ -365,7 +367,7 @@ class Task:
                     out[k] = rendered
             else:
                 out[k] = v
-        problem = space_problem(out)
+        problem = space_problem(out, any_kind=is_template(space.get("kind")))
         if problem is not None:
             raise TemplateError(problem[1], file=self.file, doc_id=doc.doc_id, field=f"{field_name}.{problem[0]}")
         return out

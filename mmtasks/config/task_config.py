@@ -8,9 +8,10 @@ names the file and the key. This module is the reference for the task format
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from mmtasks.config.yaml_loader import did_you_mean
 from mmtasks.core.request import GenerationConfig
@@ -27,8 +28,23 @@ def safe_name(name: str, kind: str) -> str:
     return name
 
 
+#: the keys each kind of answer space reads, besides :data:`COMMON_SPACE_KEYS` (see ``AnswerConfig.space``)
+SPACE_KEYS: dict[str, tuple[str, ...]] = {
+    "text": ("source_text", "refusal", "refusal_rate"),
+    "choice": ("choices",),
+    "image_index": (),
+    "image_subset": (),
+    "verdict": ("format", "fields"),
+}
 #: the kinds of answer space the ``random`` baseline draws from (see ``AnswerConfig.space``)
-SPACE_KINDS = ("text", "choice", "image_index", "image_subset", "verdict")
+SPACE_KINDS = tuple(SPACE_KEYS)
+#: the keys every kind reads: ``kind``, and ``n_images`` (how many images an image answer is drawn
+#: from; default: the document's)
+COMMON_SPACE_KEYS = ("kind", "n_images")
+#: how a verdict's fields are written (``format`` of a verdict space)
+VERDICT_FORMATS = ("python", "json")
+#: the named kinds of verdict field (besides ``[low, high]`` and ``{choices: [...]}``)
+VERDICT_FIELD_KINDS = ("bool", "image_subset")
 
 
 def is_template(value: Any) -> bool:
@@ -36,20 +52,70 @@ def is_template(value: Any) -> bool:
     return isinstance(value, str) and ("{{" in value or "{%" in value)
 
 
-def space_problem(space: dict[str, Any]) -> tuple[str, str] | None:
+def space_problem(space: dict[str, Any], *, any_kind: bool = False) -> tuple[str, str] | None:
     """(key, message) of what is wrong with an answer space whose values are known (rendered,
-    or literal), or None. Template values are not judged here: they are checked once rendered."""
+    or literal), or None. Template values are not judged here: they are checked once rendered.
+    Every key at every level is checked: an unknown one gets a "did you mean". ``any_kind``: the
+    space's kind was a template, so it may hold the keys of any kind (MMMU's choices or text)."""
     kind = space.get("kind", "text")
-    if isinstance(kind, str) and not is_template(kind) and kind not in SPACE_KINDS:
+    literal_kind = isinstance(kind, str) and not is_template(kind)
+    if literal_kind and kind not in SPACE_KINDS:
         return "kind", f"unknown answer space kind {kind!r} ({did_you_mean(kind, SPACE_KINDS, 'one of')})"
-    if "choices" in space and (kind == "choice" or is_template(kind)):  # only a choice space reads them
+    every = [*COMMON_SPACE_KEYS, *dict.fromkeys(k for keys in SPACE_KEYS.values() for k in keys)]
+    # a templated kind may be any kind, so a key of any kind may be given (MMMU: choices or text)
+    allowed = [*COMMON_SPACE_KEYS, *SPACE_KEYS[kind]] if literal_kind and not any_kind else every
+    for key in space:
+        if key not in allowed:
+            if key in every:
+                owners = [k for k, keys in SPACE_KEYS.items() if key in keys]
+                return str(key), (f"{key!r} does not apply to a {kind!r} space (it is read by kind "
+                                  f"{' or '.join(owners)}; a {kind!r} space reads {', '.join(allowed)})")
+            return str(key), f"unknown key ({did_you_mean(str(key), allowed)})"
+    if "choices" in space and (kind == "choice" or not literal_kind):  # only a choice space reads them
         choices = space["choices"]
         if is_template(choices):
             return None
         if not isinstance(choices, list) or not choices:
             return "choices", (f"expected a non-empty list of choices, got {str(choices)[:80]!r}: write a YAML list "
                                "(choices: [A, B, C]), a JSON list in a string, or a template rendering one")
+    if kind == "verdict":
+        return _verdict_problem(space)
     return None
+
+
+def _verdict_problem(space: dict[str, Any]) -> tuple[str, str] | None:
+    """What is wrong with a verdict space's ``format`` and ``fields`` (see ``JudgeConfig.space``)."""
+    fmt = space.get("format", "python")
+    if not is_template(fmt) and fmt not in VERDICT_FORMATS:
+        return "format", f"unknown verdict format {fmt!r} ({did_you_mean(str(fmt), VERDICT_FORMATS, 'one of')})"
+    fields = space.get("fields", {})
+    if is_template(fields):
+        return None
+    if not isinstance(fields, dict):
+        return "fields", f"expected a mapping of verdict field -> [low, high], {{choices: [...]}}, bool or image_subset, got {str(fields)[:80]!r}"
+    for name, spec in fields.items():
+        where = f"fields.{name}"
+        if isinstance(spec, list):
+            if len(spec) != 2 or not all(_is_bound(b) for b in spec):
+                return where, f"a range is [low, high] (numbers, or the name of an earlier field), got {str(spec)[:80]!r}"
+        elif isinstance(spec, dict):
+            for key in spec:
+                if key != "choices":
+                    return f"{where}.{key}", f"unknown key ({did_you_mean(str(key), ['choices'])})"
+            choices = spec.get("choices")
+            if not is_template(choices) and (not isinstance(choices, list) or not choices):
+                return f"{where}.choices", f"expected a non-empty list of choices, got {str(choices)[:80]!r}"
+        elif isinstance(spec, str) and not is_template(spec):
+            if spec not in VERDICT_FIELD_KINDS:
+                return where, (f"unknown verdict field kind {spec!r} ({did_you_mean(spec, VERDICT_FIELD_KINDS, 'one of')}; "
+                               "or [low, high], or {choices: [...]})")
+        elif not is_template(spec):
+            return where, f"expected [low, high], {{choices: [...]}}, bool or image_subset, got {str(spec)[:80]!r}"
+    return None
+
+
+def _is_bound(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _json_choices(space: dict[str, Any]) -> dict[str, Any]:
@@ -69,8 +135,14 @@ def _json_choices(space: dict[str, Any]) -> dict[str, Any]:
         space = {**space, "choices": [str(c) if isinstance(c, (bool, int, float)) else c for c in space["choices"]]}
     problem = space_problem(space)
     if problem is not None:
-        raise ValueError(f"{problem[0]}: {problem[1]}")
+        # a custom error: its message is the line shown ("space.kidn: unknown key ..."), with no
+        # "Value error," before it
+        raise PydanticCustomError("answer_space", "{key}: {message}", {"key": problem[0], "message": problem[1]})
     return space
+
+
+#: an answer space (``answer.space``, ``judge.space``, a protocol's ``*_space``): every key checked at load
+AnswerSpace = Annotated[dict[str, Any], AfterValidator(_json_choices)]
 
 
 class _Strict(BaseModel):
@@ -232,9 +304,10 @@ class AnswerConfig(_Strict):
     against the parser's own schema."""
     retries: int = 0
     """Re-ask up to this many times while the reply cannot be parsed (RealBench: "retry 5")."""
-    space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
+    space: AnswerSpace = Field(default_factory=lambda: {"kind": "text"})
     """What a valid answer looks like, for the ``random`` baseline: ``{kind: choice, choices: [...]}``,
-    ``{kind: image_index}``, ``{kind: image_subset}``, ``{kind: text}``. String values are templates.
+    ``{kind: image_index}``, ``{kind: image_subset}``, ``{kind: text, source_text: ..., refusal: ...,
+    refusal_rate: ...}`` (see :data:`SPACE_KEYS`; an unknown key is an error). String values are templates.
     ``choices`` is a YAML list, a string holding a JSON list, or a template rendering one; anything
     else is an error (checked at load, and once rendered for each document by the preflight).
     A list (``space: [True, False]``, ``[yes, no]``) is ``{kind: choice, choices: LIST}``: a text
@@ -247,11 +320,6 @@ class AnswerConfig(_Strict):
     def _space_list(cls, v: Any) -> Any:
         # ``space: [True, False]`` is a text space: ``{kind: choice, choices: [True, False]}``
         return {"kind": "choice", "choices": v} if isinstance(v, list) else v
-
-    @field_validator("space")
-    @classmethod
-    def _space(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return _json_choices(v)
 
 
 class MetricConfig(_Strict):
@@ -326,17 +394,15 @@ class JudgeConfig(_Strict):
     judge failure."""
     default_model: str | None = None
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
-    space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
+    space: AnswerSpace = Field(default_factory=lambda: {"kind": "text"})
     """What a valid verdict looks like, for the ``random`` baseline used as a judge (a chance-level
     judge that exercises the whole pipeline offline): ``{kind: verdict, format: python|json,
-    fields: {name: [low, high] | bool | image_subset}}``; a bound may name an earlier field.
-    String values are templates rendered with the judge prompt's variables. When it is not
-    given, the verdict parser's own description is used (MMDU's and MMRC's give one)."""
-
-    @field_validator("space")
-    @classmethod
-    def _space(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return _json_choices(v)
+    fields: {name: [low, high] | {choices: [...]} | bool | image_subset}}``; a bound may name an
+    earlier field. String values are templates rendered with the judge prompt's variables. When
+    it is not given, the verdict parser's own description is used (``json_object``: its
+    ``required`` and ``ranges``; MMDU's and MMRC's give one); ``{kind: verdict}`` without
+    ``fields`` takes the parser's fields. The preflight checks that the parser reads these
+    verdicts. Every key is checked at load."""
 
     @model_validator(mode="after")
     def _has_prompt(self) -> "JudgeConfig":

@@ -194,6 +194,8 @@ def _problem(model: type[BaseModel], err: Any, file: Path | str) -> ConfigError:
         return ConfigError("unknown key", file=file, field=loc, hint=did_you_mean(str(err["loc"][-1]), keys_at(model, err["loc"][:-1])))
     if err["type"] == "missing":
         return ConfigError("required key is missing", file=file, field=loc)
+    if err["type"] == "answer_space":  # a space's own check names the key inside it
+        return ConfigError(err["ctx"]["message"], file=file, field=f"{loc}.{err['ctx']['key']}")
     return ConfigError(err["msg"], file=file, field=loc or None)
 
 

@@ -39,6 +39,9 @@ class Verdict:
 
 JudgeParser = Callable[[str], "dict[str, Any] | None"]
 
+#: the error of a verdict whose every reply the verdict parser could not read
+UNPARSED_VERDICT = "judge reply could not be parsed"
+
 #: the most characters of model text (the answer, the earlier turns the judge is shown) one judge
 #: prompt may quote (ours: past any judge's context window, under the template bound of 4,000,000
 #: characters). A call over it is not made: it is a judge failure of that document, never an error
@@ -98,7 +101,7 @@ def ask_judge(requests: "Sequence[Request | Unaskable]", parse: JudgeParser | Se
                 continue  # the backend already retried transport errors
             parsed = parsers[i](reply.text or "")
             if parsed is None:
-                v.error = "judge reply could not be parsed"
+                v.error = UNPARSED_VERDICT
                 still.append(i)
             else:
                 v.fields, v.error = parsed, None
@@ -121,13 +124,24 @@ def judge_request(task: "Task", doc: "Document", *, position: int, **variables: 
     if judge.system:
         messages.append(Message.text("system", judge.system))
     messages.append(Message("user", tuple(parts)))
-    if "space" not in judge.model_fields_set and task.judge_parser is not None and task.judge_parser.spec.space is not None:
-        # the verdict parser knows its verdict's fields (the task need not restate them)
-        space = task.rendered_space(task.judge_parser.spec.space(task.variables(doc, **variables)), doc, "judge.parser")
-    else:
-        space = task.rendered_space(judge.space, doc, "judge.space", **variables)
+    space = task.rendered_space(judge_space(task, doc, **variables), doc, "judge.space", **variables)
     return Request(messages=tuple(messages), generation=judge.generation, target="judge",
                    task=task.name, doc_id=doc.doc_id, position=position, meta={"answer_space": space})
+
+
+def judge_space(task: "Task", doc: "Document", **variables: Any) -> dict[str, Any]:
+    """What a valid verdict looks like, for the ``random`` judge: the task's ``judge.space``; when
+    it is not given, the verdict parser's own (its fields and ranges: the task need not restate
+    them); a ``{kind: verdict}`` that names no ``fields`` takes the parser's fields."""
+    judge = task.config.judge
+    assert judge is not None
+    declared = judge.space if "space" in judge.model_fields_set else None
+    own = task.judge_parser.space(task.variables(doc, **variables)) if task.judge_parser is not None else None
+    if declared is None:
+        return own if own is not None else judge.space
+    if own is not None and declared.get("kind") == "verdict" == own.get("kind"):
+        return {**own, **declared}
+    return declared
 
 
 def _asked(request: "Request | Unaskable") -> Request:

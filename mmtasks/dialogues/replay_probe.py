@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mmtasks.config.task_config import AnswerSpace
 from mmtasks.core.conversation import Message
 from mmtasks.core.request import Reply, Request
 from mmtasks.core.sample import Dialogue, Sample
@@ -96,7 +97,7 @@ class ReplayProbeArgs(BaseModel):
     group_field: str | None = None
     """A question field that groups questions (MMRC: ``ability``): each judge entry of the sample
     carries its value as ``group``, so that ``mmtasks judge agreement`` reports per group."""
-    probe_space: dict[str, Any] = Field(default_factory=lambda: {"kind": "text"})
+    probe_space: AnswerSpace = Field(default_factory=lambda: {"kind": "text"})
     """What a valid answer looks like, for the ``random`` baseline (see ``answer.space``);
     string values are templates with the variable ``question``."""
     judge_conversation: str = ""

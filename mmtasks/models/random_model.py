@@ -54,8 +54,9 @@ class RandomModel(ChatModel):
 def random_verdict(rng: random.Random, space: dict[str, Any], n_images: int) -> str:
     """A judge reply in the task's verdict format with random field values.
 
-    ``fields`` maps a name to ``[low, high]`` (integers; a bound may name an earlier
-    field, e.g. ``matched_items: [0, model_items]``), ``bool`` or ``image_subset``.
+    ``fields`` maps a name to ``[low, high]`` (a bound may name an earlier field, e.g.
+    ``matched_items: [0, model_items]``; integer bounds draw an integer, others a number),
+    ``{choices: [...]}`` (one of them), ``bool`` or ``image_subset``.
     """
     fields: dict[str, Any] = dict(space.get("fields") or {})
     values: dict[str, Any] = {}
@@ -70,14 +71,26 @@ def random_verdict(rng: random.Random, space: dict[str, Any], n_images: int) -> 
                 values[name] = rng.random() < 0.5
             elif spec == "image_subset":
                 values[name] = sorted(rng.sample(range(1, n_images + 1), rng.randint(0, n_images)))
+            elif isinstance(spec, dict):
+                values[name] = rng.choice(list(spec["choices"]))
             else:
-                low, high = (values[b] if isinstance(b, str) else int(b) for b in spec)
-                values[name] = rng.randint(low, max(low, high))
+                low, high = (values[b] if isinstance(b, str) else b for b in spec)
+                if _integral(low) and _integral(high):
+                    values[name] = rng.randint(int(low), max(int(low), int(high)))
+                else:
+                    values[name] = min(max(float(low), round(rng.uniform(float(low), float(high)), 3)), max(float(low), float(high)))
     if space.get("format") == "json":
         body = json.dumps(values)
     else:
         body = "{" + ", ".join(f"{k!r}: {v!r}" for k, v in values.items()) + "}"
     return f"Random verdict (chance-level judge).\n{body}"
+
+
+def _integral(value: Any) -> bool:
+    """A bound that draws integers: an int, or a float with no fraction (``1.0``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"a range bound must be a number, got {value!r}")
+    return isinstance(value, int) or value.is_integer()
 
 
 def _last_user_text(req: Request) -> str:

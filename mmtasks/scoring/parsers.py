@@ -79,15 +79,16 @@ class ParserSpec:
     fn: Callable[..., Any]
     args: type[ParserArgs] | None = None
     #: what a valid reply looks like, for the ``random`` baseline: ``space(context) -> answer
-    #: space`` (see ``answer.space``). A verdict parser gives one so that a task need not restate
-    #: its verdict's fields in ``judge.space``.
-    space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    #: space`` (see ``answer.space``), or ``space(context, args)`` for a parser with arguments
+    #: (``json_object``'s fields and ranges). A verdict parser gives one so that a task need not
+    #: restate its verdict's fields in ``judge.space``.
+    space: Callable[..., dict[str, Any]] | None = None
     #: whether ``fn`` takes the document (a parser without arguments may be ``fn(text)``)
     takes_doc: bool = True
 
 
 def parser(name: str, *, args: type[ParserArgs] | None = None, registry: Registry[Any] = _parsers,
-           space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+           space: Callable[..., dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn(text, doc)`` (or ``fn(text, doc, args)`` with ``args``) as the parser ``name``."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -107,6 +108,14 @@ class BoundParser:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def space(self, context: Mapping[str, Any]) -> dict[str, Any] | None:
+        """What a valid reply looks like, as the parser declares it (None: it declares nothing)."""
+        if self.spec.space is None:
+            return None
+        if self.spec.args is not None and _positional(self.spec.space) >= 2:
+            return self.spec.space(context, self.args)
+        return self.spec.space(context)
 
     def __call__(self, text: str, doc: Mapping[str, Any]) -> Any:
         if self.spec.args is not None:

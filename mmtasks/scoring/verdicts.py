@@ -38,12 +38,13 @@ from mmtasks.scoring.parsers import ParserArgs, parser
 
 
 def verdict_parser(name: str, *, args: type[ParserArgs] | None = None,
-                   space: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+                   space: Callable[..., dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn(text, context)`` (or ``fn(text, context, args)``) as the verdict parser ``name``.
 
-    ``space(context)``, when given, says what a valid verdict looks like for the ``random``
-    judge (``{kind: verdict, format: json|python, fields: {name: [low, high] | bool |
-    image_subset}}``); a task's own ``judge.space`` takes precedence."""
+    ``space(context)`` (``space(context, args)`` with ``args``), when given, says what a valid
+    verdict looks like for the ``random`` judge (``{kind: verdict, format: json|python, fields:
+    {name: [low, high] | {choices: [...]} | bool | image_subset}}``); a task's own ``judge.space``
+    takes precedence (a ``{kind: verdict}`` without ``fields`` takes the parser's)."""
     return parser(name, args=args, registry=verdict_parsers, space=space)
 
 
@@ -175,7 +176,18 @@ class JsonObjectArgs(ParserArgs):
     """Fields that must be numbers within [low, high] when present."""
 
 
-@verdict_parser("json_object", args=JsonObjectArgs)
+def json_object_space(context: Mapping[str, Any], args: JsonObjectArgs) -> dict[str, Any]:
+    """The verdict ``json_object`` declares: a JSON object of its required and ranged fields, each
+    ranged one drawn in its range (integral bounds draw integers: ``[1, 10]``), each other one
+    drawn 0 or 1 (ours: the parser accepts any value there; give ``ranges`` for a score's scale)."""
+    fields: dict[str, Any] = {}
+    for name in dict.fromkeys([*args.required, *args.ranges]):
+        bounds = args.ranges.get(name)
+        fields[name] = [int(b) if float(b).is_integer() else b for b in bounds] if bounds is not None else [0, 1]
+    return {"kind": "verdict", "format": "json", "fields": fields}
+
+
+@verdict_parser("json_object", args=JsonObjectArgs, space=json_object_space)
 def json_object(text: str, context: Mapping[str, Any], args: JsonObjectArgs) -> dict[str, Any] | None:
     """The last JSON object of the reply, when it holds the required fields and its ranged
     fields are numbers in range."""
