@@ -181,7 +181,7 @@ def test_an_image_past_pils_own_bomb_limit_is_shown_as_not_decoded(tmp_path: Pat
     Image.new("1", (15000, 15000)).save(bomb)
     store = ImageStore(tmp_path / "site", atomic_write_bytes)
     shown = store.show(str(bomb))
-    assert shown.name == "bomb.png" and shown.missing == "cannot be decoded (ValueError)" and shown.thumb is None
+    assert shown.name == "bomb.png" and shown.missing == "cannot be decoded (DecompressionBombError)" and shown.thumb is None
     assert store.written == 0 and not (tmp_path / "site").exists()
 
 

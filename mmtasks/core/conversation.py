@@ -112,12 +112,18 @@ class Image:
         if self.data is not None:
             return self.data
         assert self.path is not None
+        from mmtasks.core.pixels import MAX_IMAGE_FILE_BYTES, read_image_file
+
         try:
-            return self.path.read_bytes()
+            data = read_image_file(self.path)
         except FileNotFoundError:
             raise DataError("image file not found", file=self.path, doc_id=self.doc_id, field="images") from None
         except OSError as exc:
             raise DataError(f"cannot read image: {exc.strerror}", file=self.path, doc_id=self.doc_id, field="images") from None
+        if len(data) > MAX_IMAGE_FILE_BYTES:
+            raise DataError(f"image file larger than {MAX_IMAGE_FILE_BYTES // (1024 * 1024)} MB", file=self.path,
+                            doc_id=self.doc_id, field="images")
+        return data
 
     def load(self) -> "PILImage":
         """Decode to an RGB PIL image (the only place pixels are made)."""

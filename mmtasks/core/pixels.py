@@ -12,9 +12,14 @@ naming the file and document, before any pixel is decoded.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
+import os
+import stat
+import struct
 import warnings
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PIL import Image as PILImageModule
@@ -34,7 +39,16 @@ MAX_IMAGE_PIXELS = 100_000_000
 # code that opens images without going through this module (e.g. a Hugging Face processor).
 PILImageModule.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
 
-_DECODE_ERRORS = (UnidentifiedImageError, OSError, SyntaxError, ValueError)
+#: every error PIL's decoders raise on a hostile or damaged file (what a fuzz of TIFF, IM, DDS, PNG,
+#: GIF, JPEG, WebP... found: a retyped TIFF StripOffsets is a TypeError or an OverflowError, an
+#: unknown DDS pixel format NotImplementedError); the one list every decoding place catches
+DECODE_ERRORS: tuple[type[BaseException], ...] = (
+    UnidentifiedImageError, OSError, SyntaxError, ValueError, TypeError, OverflowError, IndexError, KeyError,
+    ZeroDivisionError, EOFError, struct.error, NotImplementedError, MemoryError, RecursionError,
+)
+_DECODE_ERRORS = DECODE_ERRORS
+#: the most bytes an image file may have to be read whole (a larger file is no image we decode)
+MAX_IMAGE_FILE_BYTES = 512 * 1024 * 1024
 
 # What the header readers (the data check's :mod:`mmtasks.documents.image_header`, the API
 # encoder's :func:`mmtasks.models.image_encoding.read_header`) recognise a file by.
@@ -42,6 +56,52 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 JPEG_SIGNATURE = b"\xff\xd8\xff"
 #: JPEG start-of-frame markers (SOF0-SOF15: baseline, extended, progressive, lossless; not DHT, JPG, DAC): they hold the size
 JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
+
+def read_image_file(path: Path, limit: int = MAX_IMAGE_FILE_BYTES) -> bytes:
+    """An image file's bytes, at most ``limit`` + 1 of them (the caller sees it is over). Only a
+    regular file is read: a FIFO or a device is refused (``OSError`` "not a regular file") from
+    the open file itself (non-blocking, so a FIFO never waits for a writer)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class Undecodable(ValueError):
+    """An image the decoders could not read (see :func:`decoding`): ``kind`` names the decoder's
+    error (``TypeError``, ``DecompressionBombError``...), the message says why."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@contextlib.contextmanager
+def decoding() -> Iterator[None]:
+    """Decoder errors inside the block, whatever the format raises (:data:`DECODE_ERRORS`, PIL's
+    bomb guard), as one :class:`Undecodable`: the one translation of decoder failures."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PILImageModule.DecompressionBombWarning)
+            yield
+    except PILImageModule.DecompressionBombError:
+        raise Undecodable("DecompressionBombError", BEYOND_TWICE_THE_LIMIT) from None
+    except Undecodable:
+        raise
+    except DECODE_ERRORS as exc:
+        raise Undecodable(type(exc).__name__, f"{exc}"[:300] or type(exc).__name__) from None
 
 
 def _unreadable(image: "Image", exc: BaseException) -> DataError:
@@ -74,14 +134,12 @@ def open_image(image: "Image", data: bytes | None = None) -> Iterator["PILImage"
     if data is None:
         data = image.read_bytes()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PILImageModule.DecompressionBombWarning)
-            with PILImageModule.open(io.BytesIO(data)) as img:
-                check_pixel_budget(img.width, img.height, image)
-                yield img
-    except PILImageModule.DecompressionBombError:
-        raise DataError(BEYOND_TWICE_THE_LIMIT, file=image.path or image.label, doc_id=image.doc_id, field="images") from None
-    except _DECODE_ERRORS as exc:
+        with decoding(), PILImageModule.open(io.BytesIO(data)) as img:
+            check_pixel_budget(img.width, img.height, image)
+            yield img
+    except Undecodable as exc:
+        if exc.kind == "DecompressionBombError":
+            raise DataError(BEYOND_TWICE_THE_LIMIT, file=image.path or image.label, doc_id=image.doc_id, field="images") from None
         raise _unreadable(image, exc) from None
 
 

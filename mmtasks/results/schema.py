@@ -367,6 +367,11 @@ class ResultsFile(_Open):
 
     @model_validator(mode="after")
     def _tasks_have_results(self) -> ResultsFile:
+        from mmtasks.config.task_config import safe_name
+
+        for task in self.results:
+            # task names name files (samples/<task>.jsonl): names, never paths, in a received run too
+            safe_name(task, "task")
         for name in _PER_TASK:
             unknown = sorted(set(getattr(self, name)) - set(self.results))
             if unknown:

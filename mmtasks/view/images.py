@@ -8,6 +8,7 @@ name and the reason, never as a link to its path.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,21 +73,27 @@ class ImageStore:
         name = Path(described.replace("\\", "/")).name or "image"
         if described.startswith("<"):  # an in-memory image (``<bytes>``, ``<PIL image>``): nothing on disk
             return Shown(name=described, missing="not a file: the run kept no copy of it")
+        from mmtasks.core.pixels import read_image_file
+
         path = Path(described)
         try:
-            with path.open("rb") as fh:
-                data = fh.read(MAX_FILE_BYTES + 1)
+            data = read_image_file(path, MAX_FILE_BYTES)  # a FIFO or a device is refused, never waited on
         except OSError as exc:
+            if exc.errno == errno.EINVAL:
+                return Shown(name=name, missing=f"{exc.strerror}: not shown")
             return Shown(name=name, missing=f"not found where the run read it ({exc.strerror or 'unreadable'})")
         if len(data) > MAX_FILE_BYTES:
             return Shown(name=name, missing=f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB: not shown")
         digest = hashlib.sha256(data).hexdigest()[:24]
         done = self._by_hash.get(digest)
         if done is None:
+            from mmtasks.core.pixels import Undecodable, decoding
+
             try:
-                done = self._by_hash[digest] = self._encode(digest, data)
-            except (OSError, ValueError, SyntaxError) as exc:  # PIL's errors for bad or truncated files
-                return Shown(name=name, missing=f"cannot be decoded ({type(exc).__name__})")
+                with decoding():  # every decoder error of every format, in the one place they are named
+                    done = self._by_hash[digest] = self._encode(digest, data)
+            except Undecodable as exc:
+                return Shown(name=name, missing=f"cannot be decoded ({exc.kind})")
         thumb, large, width, height = done
         return Shown(name=name, thumb=thumb, large=large, width=width, height=height)
 
@@ -97,11 +104,7 @@ class ImageStore:
 
         thumb_rel = f"{IMG_DIR}/{digest}.t.jpg"
         large_rel = f"{IMG_DIR}/{digest}.l.jpg"
-        try:
-            opened_file = Image.open(io.BytesIO(data))
-        except Image.DecompressionBombError as exc:  # past twice PIL's own limit: refused like any image past MAX_PIXELS
-            raise ValueError(str(exc)) from None
-        with opened_file as opened:
+        with Image.open(io.BytesIO(data)) as opened:
             if opened.width * opened.height > MAX_PIXELS:
                 raise ValueError(f"{opened.width}x{opened.height} pixels")
             image = ImageOps.exif_transpose(opened)  # the orientation EXIF asks for, then the EXIF is gone

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mmtasks.config.task_config import SAFE_NAME
 from mmtasks.documents.jsonl import MAX_DEPTH, json_value_problem
 from mmtasks.errors import DataError
 from mmtasks.results.schema import RESULTS_FILE, ResultsFile, read_results
@@ -37,8 +38,22 @@ class ViewRun:
         return self.folder / "samples"
 
     def samples_file(self, task: str) -> Path | None:
+        """``samples/<task>.jsonl``, confined to the run's folder: a task name that is not a name
+        (results.json refuses those) has none, and a link leading out of the run is an error."""
+        if not SAFE_NAME.fullmatch(task):
+            return None
         path = self.samples_dir / f"{task}.jsonl"
-        return path if path.is_file() else None
+        if not path.is_file():
+            return None
+        try:
+            target = path.resolve(strict=True)
+            target.relative_to(self.folder.resolve(strict=True))
+        except OSError:
+            return None
+        except ValueError:
+            raise DataError(f"the samples file links out of the run folder (to {target}): refusing to read it",
+                            file=path) from None
+        return path
 
     @property
     def tasks(self) -> list[str]:

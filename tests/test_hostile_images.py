@@ -1,0 +1,107 @@
+"""Issue 31, finding 9: image decoding in one place, with every decoder error caught.
+
+A 37x23 TIFF with one byte of its StripOffsets entry retyped passes the header check, then made
+PIL raise ``TypeError`` in the openai encoder, the hf/vLLM decoders and the viewer (a traceback,
+nothing written): only ``OSError``, ``ValueError`` and ``SyntaxError`` were caught. A seeded fuzz
+of TIFF (every tag retyped to every type), IM and DDS files (bytes changed) found the rest. Every
+decoder now goes through ``core.pixels.decoding`` (:data:`DECODE_ERRORS`): a document's data
+error naming file and document, or in the viewer the image shown as not decoded."""
+
+from __future__ import annotations
+
+import io
+import random
+import struct
+from pathlib import Path
+
+import pytest
+from PIL import Image as PIL
+
+from mmtasks.core.conversation import Image
+from mmtasks.core.pixels import decode_image
+from mmtasks.documents.image_header import image_file_problem
+from mmtasks.documents.image_loader import ImageLoader
+from mmtasks.errors import DataError
+from mmtasks.models.image_encoding import ImageEncoder
+from mmtasks.results.writer import atomic_write_bytes
+from mmtasks.view.images import ImageStore
+
+
+def encoded(fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    PIL.new("RGB", (37, 23), (10, 200, 30)).save(buffer, format=fmt)
+    return buffer.getvalue()
+
+
+def tiff_entries(data: bytes) -> list[tuple[int, int]]:
+    """(offset of the entry, tag) of each entry of a little-endian TIFF's first directory."""
+    first = struct.unpack("<I", data[4:8])[0]
+    count = struct.unpack("<H", data[first:first + 2])[0]
+    return [(first + 2 + 12 * k, struct.unpack("<H", data[first + 2 + 12 * k: first + 4 + 12 * k])[0]) for k in range(count)]
+
+
+def retyped(data: bytes, entry: int, kind: int) -> bytes:
+    out = bytearray(data)
+    out[entry + 2: entry + 4] = struct.pack("<H", kind)
+    return bytes(out)
+
+
+def corrupt_tiff() -> bytes:
+    data = encoded("TIFF")
+    entry = next(offset for offset, tag in tiff_entries(data) if tag == 273)  # StripOffsets
+    return retyped(data, entry, 2)  # LONG -> ASCII
+
+
+def fuzzed() -> list[tuple[str, bytes]]:
+    """Every TIFF tag retyped to each of types 0-19; 120 IM and 120 DDS files with 1-3 bytes changed (seeded)."""
+    cases = []
+    tiff = encoded("TIFF")
+    for entry, tag in tiff_entries(tiff):
+        cases += [(f"tiff-{tag}-{kind}", retyped(tiff, entry, kind)) for kind in range(20)]
+    rng = random.Random(1)
+    for fmt in ("IM", "DDS"):
+        base = encoded(fmt)
+        for n in range(120):
+            data = bytearray(base)
+            for _ in range(rng.randint(1, 3)):
+                data[rng.randrange(min(len(data), 600))] = rng.choice([rng.randrange(256), *b"0123456789 ;:,-x\r\nLRGBAP"])
+            cases.append((f"{fmt.lower()}-{n}", bytes(data)))
+    return cases
+
+
+def test_a_corrupt_tiff_is_one_data_error_in_every_decoder_and_not_decoded_in_the_view(tmp_path: Path) -> None:
+    path = tmp_path / "scan.tif"
+    path.write_bytes(corrupt_tiff())
+    assert image_file_problem(path) is None  # the header is sound: only decoding finds the damage
+    image = Image(path=path, doc_id="doc-3")
+    loader = ImageLoader(workers=1)
+    try:
+        for decode in (decode_image, loader.load, ImageEncoder().data_url):  # hf, vllm / hf, openai
+            with pytest.raises(DataError) as info:  # before: TypeError
+                decode(image)
+            assert str(path) in str(info.value) and "document 'doc-3'" in str(info.value)
+    finally:
+        loader.close()
+    shown = ImageStore(tmp_path / "site", atomic_write_bytes).show(str(path))
+    assert shown.thumb is None and shown.missing == "cannot be decoded (TypeError)"  # before: TypeError
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.filterwarnings("ignore")
+def test_fuzzed_tiff_im_and_dds_files_are_data_errors_or_images(tmp_path: Path) -> None:
+    escaped: dict[str, str] = {}
+    store = ImageStore(tmp_path / "site", atomic_write_bytes)
+    for name, data in fuzzed():
+        path = tmp_path / name
+        path.write_bytes(data)
+        try:
+            decode_image(Image(path=path, doc_id=name))
+        except DataError:
+            pass
+        except Exception as exc:  # noqa: BLE001 (what the test looks for)
+            escaped.setdefault(type(exc).__name__, name)
+        try:
+            store.show(str(path))
+        except Exception as exc:  # noqa: BLE001
+            escaped.setdefault(f"view {type(exc).__name__}", name)
+    assert escaped == {}  # before: TypeError, OverflowError (TIFF), NotImplementedError (DDS), ...
