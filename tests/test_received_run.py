@@ -87,3 +87,14 @@ def test_a_fifo_named_as_an_image_does_not_hang_the_view(run: Path, tmp_path: Pa
     build_view([load_view_run(hostile)], site)  # before: blocked for ever opening the FIFO
     chunk = next((site).glob("d-*/t0/c0.js")).read_text()
     assert "image.png" in chunk and "not a regular file" in chunk
+
+
+def test_a_task_name_holding_terminal_escapes_never_reaches_the_terminal_raw(
+        run: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    name = "x\x1b]0;owned\x07\x1b[2J"
+    hostile = _renamed(run, tmp_path, name)
+    (hostile / "samples" / f"{TASK}.jsonl").rename(hostile / "samples" / f"{name}.jsonl")
+    code = cli_main(["view", str(hostile), "--out", str(tmp_path / "site")])
+    out, err = capfd.readouterr()
+    assert "\x1b" not in out + err and "\x07" not in out + err  # before: the task name printed raw to stderr
+    assert code == 2 and "is not a safe name" in err

@@ -26,14 +26,15 @@ def add_view_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
 
 def view_command(args: argparse.Namespace) -> int:
+    from mmtasks.errors import printable
     from mmtasks.view.records import load_view_run
     from mmtasks.view.site import build_view
 
     runs = [load_view_run(args.run)] + ([load_view_run(args.run_b)] if args.run_b is not None else [])
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
-    index = build_view(runs, args.out, tasks=tasks, progress=lambda task: print(f"  {task}", file=sys.stderr))
+    index = build_view(runs, args.out, tasks=tasks, progress=lambda task: print(printable(f"  {task}"), file=sys.stderr))
     total = sum(t["n"] for t in index["tasks"])
-    print(f"wrote the view of {total} documents in {len(index['tasks'])} task(s) to {args.out} "
-          f"({index['images_written']} image files written)")
-    print(f"open {args.out / 'index.html'} in a browser, or serve {args.out} with any static web server")
+    print(printable(f"wrote the view of {total} documents in {len(index['tasks'])} task(s) to {args.out} "
+                    f"({index['images_written']} image files written)"))
+    print(printable(f"open {args.out / 'index.html'} in a browser, or serve {args.out} with any static web server"))
     return 0
