@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 
 #: file names in a folder of frames that are frames
 FRAME_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
-#: a frame this many seconds or more past the decoder's position is reached by seeking (to the
-#: key frame before it) instead of decoding every frame in between
+#: the key-frame spacing assumed until two key frames have been seen (streaming sites encode a key
+#: frame every 2 s or so): a frame one spacing or more past the last key frame decoded is reached
+#: by seeking to the key frame before it instead of decoding every frame in between
 SEEK_SECONDS = 2.0
 #: decoded frames kept for reuse, in bytes (about 2,700 448x448 RGB frames)
 DEFAULT_CACHE_BYTES = 1 << 30
@@ -376,7 +377,11 @@ def decode_frames(path: Path, indices: Sequence[int], info: VideoInfo, bound: Bo
     past the decoder's position; a frame is known by its presentation time (index = time x
     frame rate). An animated GIF is decoded in order, frames counted. A frame past the end of the
     stream (a header that over-counts) is the last frame decoded. Errors are
-    :class:`DataError` naming the file and document."""
+    :class:`DataError` naming the file and document.
+
+    The decoder seeks to a frame at least one key-frame spacing (the last two key frames seen;
+    :data:`SEEK_SECONDS` before that) past the last key frame decoded: a key frame lies between,
+    so the frames before it need not be decoded."""
     if info.kind == "folder":
         from PIL import Image as PILImage
 
@@ -403,9 +408,12 @@ def decode_frames(path: Path, indices: Sequence[int], info: VideoInfo, bound: Bo
             tb = stream.time_base
             frames_iter = None
             position = -1  # index of the last frame decoded
+            last_key = 0  # index of the last key frame decoded
+            spacing = SEEK_SECONDS * info.fps  # key-frame spacing: between two key frames decoded one after the other
             last = None
+            sought = True
             for target in wanted:
-                if frames_iter is None or (not counted and (target - position) / info.fps >= SEEK_SECONDS):
+                if frames_iter is None or (not counted and target > position + 1 and target - last_key >= spacing):
                     if frames_iter is not None or target > 0:
                         if counted:
                             container.seek(0)
@@ -414,12 +422,17 @@ def decode_frames(path: Path, indices: Sequence[int], info: VideoInfo, bound: Bo
                             container.seek(start + int(Fraction(target) / Fraction(info.fps).limit_denominator(1_000_000) / tb),
                                            stream=stream, backward=True, any_frame=False)
                     frames_iter = container.decode(stream)
+                    sought = True  # the next key frame follows a seek, not the last key frame
                 found = None
                 for frame in frames_iter:
                     if counted or frame.pts is None:
                         position += 1
                     else:
                         position = int(round(float((frame.pts - start) * tb) * info.fps))
+                    if frame.key_frame:
+                        if last is not None and not sought and position > last_key:
+                            spacing = position - last_key
+                        last_key, sought = position, False
                     last = frame
                     if position >= target:
                         found = frame
