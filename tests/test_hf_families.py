@@ -89,6 +89,7 @@ def test_family_matches_reference(family: str, tmp_path: Path, pictures: dict[st
         assert model.multimodal
         reference = {doc: _reference(model.model, model.processor, doc, paths) for doc, paths in pictures.items()}
         expected = {doc: reply for doc, (_, reply) in reference.items()}
+        assert any(expected.values()), f"{family}: the reference path generated nothing to compare"
         # the backend's prompt is the reference path's, token for token (one BOS, not two)
         for doc, paths in pictures.items():
             row = _Row(0, model._render(_request(doc, paths).messages), _request(doc, paths))
