@@ -140,7 +140,8 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
     (log.info if checked.seconds >= 1.0 else log.debug)(
         "preflight: %d documents of %d tasks checked in %.1f s, no problems", checked.documents, len(tasks), checked.seconds)
     root = data_root(run.data_dir)
-    max_images = max((s.max_images for s in scans.values()), default=1)
+    # a combined image mode tiles each request's images into one
+    max_images = 1 if run.image_mode == "combined" else max((s.max_images for s in scans.values()), default=1)
     context = ModelContext(seed=run.seed, batch_size=run.batch_size, max_images_per_request=max(1, max_images), verbose=run.verbose)
 
     judged = _judge_spec(run, tasks)

@@ -519,6 +519,80 @@ def build_deepseek_vl(out: Path) -> Path:
     return _save(out, config, processor, tokenizer)
 
 
+# -- Idefics2 and LLaVA-NeXT -------------------------------------------------------------------
+
+def build_idefics2(out: Path) -> Path:
+    from transformers import Idefics2Config, Idefics2Processor
+    from transformers.models.idefics2.image_processing_idefics2 import Idefics2ImageProcessor
+
+    tokenizer = family_tokenizer(("<fake_token_around_image>", "<image>", "<end_of_utterance>"), bos="<s>", eos="</s>",
+                                 extra={"image_token": "<image>", "image_boundary_token": "<fake_token_around_image>",
+                                        "end_of_utterance_token": "<end_of_utterance>"})
+    latents = 4
+    config = Idefics2Config(
+        text_config=_text(tokenizer, model_type="mistral", sliding_window=None),
+        vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                       "image_size": 56, "patch_size": 14},
+        perceiver_config={"hidden_size": 64, "resampler_n_latents": latents, "resampler_depth": 1, "resampler_n_heads": 2,
+                          "resampler_head_dim": 16, "num_key_value_heads": 1},
+        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+    )
+    image_processor = Idefics2ImageProcessor(do_image_splitting=False, size={"shortest_edge": 56, "longest_edge": 56})
+    processor = Idefics2Processor(image_processor=image_processor, tokenizer=tokenizer, image_seq_len=latents,
+                                  chat_template=IDEFICS3_TEMPLATE)
+    return _save(out, config, processor, tokenizer)
+
+
+#: Ours: Vicuna-style "USER: ... ASSISTANT:" with <image> in place (llava-hf/llava-v1.6-vicuna-7b-hf's format).
+LLAVA_NEXT_TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'][0]['text'] }} "
+    "{% elif m['role'] == 'user' %}USER: {% for c in m['content'] %}{% if c['type'] == 'image' %}<image>\n"
+    "{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %} "
+    "{% else %}ASSISTANT: {{ m['content'][0]['text'] }}{{ eos_token }}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+)
+
+
+def build_llava_next(out: Path) -> Path:
+    from transformers import CLIPVisionConfig, LlavaNextConfig, LlavaNextProcessor
+    from transformers.models.llava_next.image_processing_llava_next import LlavaNextImageProcessor
+
+    tokenizer = family_tokenizer(("<image>",), bos="<s>", eos="</s>")
+    pinpoints = [[56, 56], [56, 112], [112, 56], [112, 112]]
+    config = LlavaNextConfig(
+        text_config=_text(tokenizer, model_type="llama"),
+        vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                                       image_size=56, patch_size=14, projection_dim=32),
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"), image_grid_pinpoints=pinpoints,
+        vision_feature_select_strategy="default", vision_feature_layer=-1,
+    )
+    image_processor = LlavaNextImageProcessor(size={"shortest_edge": 56}, crop_size={"height": 56, "width": 56},
+                                              image_grid_pinpoints=pinpoints)
+    processor = LlavaNextProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=14,
+                                   vision_feature_select_strategy="default", chat_template=LLAVA_NEXT_TEMPLATE,
+                                   num_additional_image_tokens=1)
+    return _save(out, config, processor, tokenizer)
+
+
+# -- PaliGemma (single image: refused for multi-image runs) -----------------------------------
+
+def build_paligemma(out: Path) -> Path:
+    from transformers import PaliGemmaConfig, PaliGemmaProcessor
+    from transformers.models.siglip.image_processing_siglip import SiglipImageProcessor
+
+    tokenizer = family_tokenizer(("<image>",), bos="<bos>", eos="<eos>")
+    seq = (56 // 14) ** 2
+    image_processor = SiglipImageProcessor(size={"height": 56, "width": 56})
+    image_processor.image_seq_length = seq
+    config = PaliGemmaConfig(text_config=_text(tokenizer, model_type="gemma"), vision_config=_siglip(),
+                             image_token_index=tokenizer.convert_tokens_to_ids("<image>"), projection_dim=64)
+    # PaliGemma checkpoints ship no chat template; ours puts the text of the one user turn after
+    # the image, as its processor expects ("<image>" * n + bos + prompt + "\n")
+    template = "{% for m in messages %}{% for c in m['content'] %}{% if c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}{% endfor %}"
+    processor = PaliGemmaProcessor(image_processor=image_processor, tokenizer=tokenizer, chat_template=template)
+    return _save(out, config, processor, tokenizer)
+
+
 @dataclass(frozen=True)
 class Family:
     """One architecture the hf backend is tested on."""
@@ -532,6 +606,9 @@ class Family:
     template_source: str
     #: whether the architecture takes several images in one prompt
     multi_image: bool = True
+    #: how the hf backend treats it: "tested" (equal to the reference path), or "refused" (with
+    #: one line, mmtasks.models.hf_architectures)
+    status: str = "tested"
     #: extra notes for docs/models.md
     notes: str = ""
     extras: tuple[str, ...] = field(default_factory=tuple)
@@ -558,8 +635,13 @@ FAMILIES: dict[str, Family] = {
         Family("llava_onevision", "LLaVA-OneVision", build_llava_onevision,
                "ours, ChatML with a message's images first (lmms-eval's prompt order)"),
         Family("mllama", "Llama 3.2 Vision (mllama)", build_mllama, "ours, in Llama-3.2-Vision-Instruct's header format"),
-        Family("llama4", "Llama 4", build_llama4, "ours, in Llama-4-Scout-Instruct's header format"),
         Family("glm4v", "GLM-4V", build_glm4v, "ours, in GLM-4.1V's [gMASK]<sop><|user|> format"),
+        Family("idefics2", "Idefics2", build_idefics2, "ours, Idefics3's User:/Assistant: turn format"),
+        Family("llava_next", "LLaVA-NeXT", build_llava_next, "ours, in llava-v1.6-vicuna's USER:/ASSISTANT: format"),
+        Family("paligemma", "PaliGemma", build_paligemma, "ours (the checkpoints ship none)", multi_image=False,
+               status="refused", notes="single image: refused when a request may carry several; runs with one"),
+        Family("llama4", "Llama 4", build_llama4, "ours, in Llama-4-Scout-Instruct's header format", status="refused",
+               notes="transformers 5.24's Llama4ForConditionalGeneration fails every forward (reference path too)"),
         Family("deepseek_vl", "DeepSeek-VL", build_deepseek_vl, "ours, in deepseek-vl-chat's User:/Assistant: format"),
     )
 }

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.core.conversation import Image, Message, VideoRun, video_runs
 from mmtasks.documents.image_loader import ImageLoader, image_key
+from mmtasks.models.hf_architectures import check_architecture
 from mmtasks.models.hf_batches import BatchStats, prepared_ahead
 from mmtasks.errors import ModelError
 from mmtasks.models.hub import hub_preflight, looks_local
@@ -97,7 +98,8 @@ class HFModel(ChatModel):
             raise ModelError("the hf backend needs a model: hf:ORG/NAME or hf:/path/to/checkpoint", field="--model")
         self.options = HFOptions.parse(spec.args)
         self.batch_size = self.options.batch_size or self.context.batch_size or DEFAULT_BATCH_SIZE
-        self.processor, self.model = _load(os.path.expanduser(spec.name), self.options)
+        self.processor, self.model = _load(os.path.expanduser(spec.name), self.options,
+                                           self.context.max_images_per_request)
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         self.tokenizer.padding_side = "left"
         #: text-only checkpoints load a bare tokenizer as their "processor"
@@ -446,8 +448,8 @@ def _cut_at_stop(text: str, stop: Sequence[str]) -> str:
     return text[:cut]
 
 
-def _load(name: str, options: HFOptions) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor
+def _load(name: str, options: HFOptions, max_images_per_request: int = 1) -> tuple[Any, Any]:
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor
 
     common: dict[str, Any] = {"trust_remote_code": options.trust_remote_code}
     if options.revision:
@@ -464,6 +466,10 @@ def _load(name: str, options: HFOptions) -> tuple[Any, Any]:
     if hub_preflight(name, options.revision):
         common["local_files_only"] = True
     try:
+        # the config alone first: an architecture the generic path cannot drive is refused before
+        # any weights load (mmtasks.models.hf_architectures)
+        config = AutoConfig.from_pretrained(name, **common)
+        check_architecture(name, getattr(config, "model_type", None), max_images_per_request)
         processor = AutoProcessor.from_pretrained(name, **common, **pixel_args)
         try:
             model = AutoModelForImageTextToText.from_pretrained(name, **model_args)
