@@ -124,11 +124,11 @@ def evaluate(
     ``limit``, ``seed``, ``batch_size``, ``image_mode``, ``history``, ``probe``,
     ``predict_only``, ``gen_kwargs``, ``use_cache``, ``cache_dir``, ``include_paths`` (or
     ``include_path``: one folder or a list, as the CLI's ``--include-path``), ``strategy``,
-    ``notetaker``, ``max_live``, ``allow_failures``, ``progress`` (default False here),
+    ``notetaker``, ``matcher``/``matcher_args`` (the LLM answer matcher), ``max_live``, ``allow_failures``, ``progress`` (default False here),
     ``verbose``. A bad option raises :class:`~mmtasks.errors.ConfigError`; a run with
     failures returns normally (see ``.problems``): unlike the CLI there is no exit status.
     """
-    for key in ("model_args", "judge_args", "notetaker_args"):
+    for key in ("model_args", "judge_args", "notetaker_args", "matcher_args"):
         if key in options:
             options[key] = parse_component_args(options[key], key)
     options.setdefault("progress", False)

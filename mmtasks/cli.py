@@ -38,6 +38,10 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", choices=["none", "notetaking"], default="none", help="wrap the model with a strategy")
     p.add_argument("--notetaker", default=None, metavar="SPEC", help="note-taker model for --strategy notetaking (default: the model)")
     p.add_argument("--notetaker-args", default="", metavar="K=V,...", help="for the note taker's backend")
+    p.add_argument("--matcher", default=None, metavar="SPEC",
+                   help="LLM answer matcher for tasks with answer.matcher (BLINK, MMIU): asked which option a reply chose when "
+                        "no rule reads one; a model spec, or 'default' for the task's (the authors') matcher. Off unless given")
+    p.add_argument("--matcher-args", default="", metavar="K=V,...", help="for the matcher's backend")
     p.add_argument("--data-dir", type=Path, default=None, metavar="DIR", help="benchmark data root (default: $MMTASKS_DATA_DIR)")
     p.add_argument("--output-path", type=Path, default=None, metavar="DIR", help="write DIR/results.json and DIR/samples/<task>.jsonl")
     p.add_argument("--overwrite", action="store_true", help="replace another run's results in --output-path (the same command again resumes without it)")

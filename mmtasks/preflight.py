@@ -41,6 +41,7 @@ from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import UNPARSED_VERDICT
 from mmtasks.dialogues.protocols import DialogueContext
+from mmtasks.dialogues.matching import matcher_request
 from mmtasks.documents.dataset import Scan, scan_documents
 from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError, DataError, MmtasksError, Problems, TemplateError
@@ -170,6 +171,8 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
         try:
             sample = _drive(task.protocol.run(unscored, doc, ctx), stand_in, task)
             _check_verdicts(task, doc.doc_id, sample)
+            if task.config.answer.matcher is not None:  # its templates, rendered for every document
+                matcher_request(task, doc, "(placeholder reply)", position=0)
         except MmtasksError as exc:
             report(exc)
             # The dialogue stopped at its first problem: the templates every protocol renders

@@ -90,6 +90,13 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
             rows.append((f"  {m}", _fmt(metrics.get(m)), _fmt(metrics.get(f"{m}_stderr")), ""))
             if partial_cov and f"{m}_all" in metrics:  # every unit, the unscored counted as 0
                 rows.append((f"  {m}_all", _fmt(metrics.get(f"{m}_all")), "", ""))
+            matcher = results.get("matcher", {}).get(task)
+            if matcher and m in (matcher.get("without_matcher") or {}):  # the rule's readings alone
+                rows.append((f"  {m} without matcher", _fmt(matcher["without_matcher"][m]), "", ""))
+        matcher = results.get("matcher", {}).get(task)
+        if matcher:
+            read = matcher.get("read_by") or {}
+            rows.append(("  read by matcher", str(read.get("matcher", 0)), "", f"{matcher.get('asked', 0)} asked"))
         if cov:
             percent = cov.get("percent")
             if percent is None and cov.get("total"):
@@ -126,7 +133,9 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
     header = f"{'Task / metric':<{name_width}}" + "".join(f" {title:>{w}}" for title, w in _NUM_COLS)
     model = results.get("config", {}).get("model")
     judge = results.get("config", {}).get("judge")
-    title = f"mmtasks results: {model}" + (f" (judge {judge})" if judge else "")
+    matcher_model = results.get("config", {}).get("matcher")
+    title = (f"mmtasks results: {model}" + (f" (judge {judge})" if judge else "")
+             + (f" (matcher {matcher_model})" if matcher_model else ""))
     lines = [_fit(title, WIDTH), "-" * len(header), header, "-" * len(header)]
     for name, value, stderr, n in rows:
         cells = (value, stderr, n)

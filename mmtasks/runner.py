@@ -30,6 +30,7 @@ from mmtasks.secrets import REDACTED, SECRET_QUERY_NAME, public_args, redact, sa
 from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scoring import rouge
 from mmtasks.scoring.aggregation import TaskResult, aggregate
+from mmtasks.scoring.matcher_results import WithoutMatcher, matcher_summary
 from mmtasks.task import Task
 
 log = logging.getLogger("mmtasks")
@@ -108,6 +109,27 @@ def _judge_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | Non
         raise for_component(exc, "judge", spec, origin) from None
 
 
+def _matcher_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | None] | None:
+    """The answer matcher (``--matcher``) and, for ``--matcher default``, the task whose default it
+    is; None when the run asks for none, predicts only, or no task has an ``answer.matcher``."""
+    matched = [t for t in tasks if t.config.answer.matcher is not None]
+    if run.matcher is None or run.predict_only or not matched:
+        return None
+    spec, origin = run.matcher, None
+    if spec == "default":
+        defaults = {t.name: t.config.answer.matcher.default_model for t in matched
+                    if t.config.answer.matcher is not None and t.config.answer.matcher.default_model}
+        if not defaults:
+            raise ConfigError(f"task {matched[0].name!r} names no default matcher model", field="--matcher",
+                              hint="pass --matcher SPEC")
+        first = next(iter(defaults))
+        spec, origin = defaults[first], f"the default matcher of task {first!r}"
+    try:
+        return parse_model_spec(spec, run.matcher_args), origin
+    except MmtasksError as exc:
+        raise for_component(exc, "matcher", spec, origin) from None
+
+
 def _load_component(role: str, spec: ModelSpec, context: ModelContext, ranks: distributed.Ranks,
                     origin: str | None = None) -> ChatModel:
     """Load and check one model; its errors name the component (``--judge-args`` ...)."""
@@ -146,6 +168,8 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
 
     judged = _judge_spec(run, tasks)
     judge_spec = judged[0] if judged is not None else None
+    matching = _matcher_spec(run, tasks)
+    matcher_spec = matching[0] if matching is not None else None
     notetaker_spec = None
     if run.strategy == "notetaking" and run.notetaker:
         try:
@@ -171,6 +195,10 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
             models["judge"] = _load_component("judge", judge_spec, context, ranks, origin)
             if origin:
                 log.info("judge: %s (%s; choose the judge with --judge)", judge_spec.display, origin)
+        if matching is not None:
+            models["matcher"] = _load_component("matcher", matching[0], context, ranks, matching[1])
+            if matching[1]:
+                log.info("matcher: %s (%s)", matching[0].display, matching[1])
         models["model"] = _load_component("model", model_spec, context, ranks)
         if run.strategy == "notetaking":
             if notetaker_spec is not None:
@@ -178,7 +206,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
             else:
                 models["notetaker"] = models["model"]
         check_limits(tasks, models, overridden="max_new_tokens" in run.gen_kwargs)
-        return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started)
+        return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started, matcher_spec)
 
 
 def check_limits(tasks: list[Task], models: dict[Target, ChatModel], overridden: bool = False) -> None:
@@ -244,10 +272,12 @@ def recorded_settings(value: Any, key: str = "") -> Any:
     return value
 
 
-def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks, started: float) -> RunOutcome:
+def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks, started: float,
+         matcher_spec: ModelSpec | None = None) -> RunOutcome:
     cache = ResponseCache(run.cache_dir or default_cache_dir()) if run.use_cache else None
     writer = SamplesWriter(run.output_path / "samples") if run.output_path and ranks.is_main else None
-    ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking")
+    ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking",
+                          has_matcher="matcher" in models)
     total = sum(s.count for s in scans.values())
     progress = Progress(total=ranks.shard_size(total), enabled=run.progress and ranks.is_main)
     # Full samples are streamed to disk and aggregated from there; without an output
@@ -324,12 +354,20 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     if judge_spec is not None:
         config["judge"] = judge_spec.display
         config["judge_spec"] = judge_spec.model_dump()
+    matched: dict[str, dict[str, Any]] = {}
+    if matcher_spec is not None:
+        config["matcher"] = matcher_spec.display
+        config["matcher_spec"] = matcher_spec.model_dump()
+        for task in tasks:
+            if task.config.answer.matcher is not None:
+                without = aggregate(task, task.aggregator, WithoutMatcher(scored[task.name]), BOOTSTRAP_SEED)
+                matched[task.name] = matcher_summary(scored[task.name], without.metrics)
     # wall-clock seconds from the start of evaluate() (task and model loading included) to the
     # scores (lm-eval's total_evaluation_time_seconds); shown under the results table
     stats["total_evaluation_time_s"] = round(time.perf_counter() - started, 3)
     data = build_results(tasks={t.name: t for t in tasks}, results=results,
                          n_original={n: s.total for n, s in scans.items()}, groups=groups,
-                         run_config=config, stats=stats)
+                         run_config=config, stats=stats, matcher=matched)
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
     return RunOutcome(results=data, samples=given)

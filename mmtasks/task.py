@@ -26,7 +26,7 @@ from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
 from mmtasks.scoring.metrics import bind_metric
-from mmtasks.scoring.parsers import BoundParser, bind, document_labels, is_guess, option_letters
+from mmtasks.scoring.parsers import BoundParser, LabelArgs, bind, document_labels, is_guess, option_letters
 from mmtasks.templates import TagError, render, split_on_images, split_on_tags
 
 ImageMode = Literal["separate", "combined"]
@@ -76,6 +76,8 @@ class Task:
     judge_parser: BoundParser | None = field(init=False, default=None)
     #: the text of ``judge.prompt_file``, read byte-exact ("" when there is none)
     judge_prefix: str = field(init=False, default="")
+    #: the text of ``answer.matcher.prompt_file``, read byte-exact ("" when there is none)
+    matcher_prefix: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
         cfg, origin = self.config, str(self.file)
@@ -103,12 +105,37 @@ class Task:
                                 for i, t in enumerate(cfg.transforms))
         if cfg.dataset.adapter:
             self.adapter = get(registry.adapters, cfg.dataset.adapter, "dataset.adapter")
+        if cfg.answer.matcher is not None:
+            self._check_matcher()
         if cfg.judge is not None:
             self.judge_parser = bind(cfg.judge.parser, cfg.judge.parser_args, registry=registry.verdict_parsers,
                                      plugins=self.plugins, file=origin, field="judge")
             if cfg.judge.prompt_file:
                 self.judge_prefix = read_prompt_file(self.file.parent / cfg.judge.prompt_file, task_file=self.file,
                                                      roots=(*self.roots, BUILTIN_TASKS_DIR))
+
+    def _check_matcher(self) -> None:
+        """An ``answer.matcher`` needs a parser whose options it can name (``choice`` or ``label``),
+        and its prompt file is read now."""
+        matcher = self.config.answer.matcher
+        assert matcher is not None
+        if self.parser.name not in ("choice", "label"):
+            raise ConfigError(f"an answer matcher names one of the options, but parser {self.parser.name!r} reads no options",
+                              file=self.file, field="answer.matcher", hint="use the choice or label parser, or remove the matcher")
+        if matcher.prompt_file:
+            self.matcher_prefix = read_prompt_file(self.file.parent / matcher.prompt_file, task_file=self.file,
+                                                   roots=(*self.roots, BUILTIN_TASKS_DIR), field_name="answer.matcher.prompt_file")
+
+    def answer_labels(self, doc: Document) -> list[str]:
+        """The options a reply to ``doc`` may name, as the task's parser reads them (``choice``:
+        the record's letters or the fixed ones; ``label``: the space's labels); [] for another parser."""
+        args = self.parser.args
+        if isinstance(args, LabelArgs):
+            return document_labels(doc.record, args)
+        if self.parser.name == "choice" and args is not None:
+            letters = getattr(args, "letters", None)
+            return list(letters) if letters else option_letters(doc.record, getattr(args, "options_field"))
+        return []
 
     def _answer_parser(self) -> BoundParser:
         """``answer.parser`` with its arguments; the default ``text`` parser under a declared text
@@ -396,20 +423,22 @@ class Task:
         return out
 
 
-def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = ()) -> str:
+def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = (), field_name: str = "judge.prompt_file") -> str:
     """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped.
-    It must be a regular file (links followed) inside the task file's folder or ``roots``, never anywhere else."""
+    It must be a regular file (links followed) inside the task file's folder or ``roots``, never anywhere else.
+    ``field_name``: the key that names it (``judge.prompt_file``, ``answer.matcher.prompt_file``)."""
+    what = "matcher" if field_name.startswith("answer.matcher") else "judge"
     folders = [r.resolve() for r in (task_file.parent, *roots)]
     real = path.resolve()
     if not any(real.is_relative_to(f) for f in folders) or (real.exists() and not real.is_file()):
-        raise ConfigError(f"the judge prompt file {path} is not a file inside the task's folder or the task folders",
-                          file=task_file, field="judge.prompt_file")
+        raise ConfigError(f"the {what} prompt file {path} is not a file inside the task's folder or the task folders",
+                          file=task_file, field=field_name)
     try:
         return path.read_bytes().decode("utf-8")
     except OSError as exc:
-        raise ConfigError(f"cannot read the judge prompt file {path}: {exc.strerror}", file=task_file, field="judge.prompt_file") from None
+        raise ConfigError(f"cannot read the {what} prompt file {path}: {exc.strerror}", file=task_file, field=field_name) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"the judge prompt file {path} is not UTF-8 ({exc.reason} at byte {exc.start})", file=task_file, field="judge.prompt_file") from None
+        raise ConfigError(f"the {what} prompt file {path} is not UTF-8 ({exc.reason} at byte {exc.start})", file=task_file, field=field_name) from None
 
 
 def n_source_images(doc: Document) -> int:

@@ -24,6 +24,8 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         strategy=args.strategy,
         notetaker=args.notetaker,
         notetaker_args=parse_component_args(args.notetaker_args, "--notetaker-args"),
+        matcher=args.matcher,
+        matcher_args=parse_component_args(args.matcher_args, "--matcher-args"),
         data_dir=args.data_dir,
         output_path=args.output_path,
         overwrite=args.overwrite,

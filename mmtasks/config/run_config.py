@@ -38,6 +38,11 @@ class RunConfig(BaseModel):
     notetaker: str | None = None
     """Note-taker model spec for ``--strategy notetaking`` (default: the model itself)."""
     notetaker_args: dict[str, Any] = Field(default_factory=dict)
+    matcher: str | None = None
+    """The LLM answer matcher (``--matcher``) for tasks with an ``answer.matcher``: a model spec, or
+    ``default`` (the task's ``answer.matcher.default_model``). None: no matcher (replies no rule
+    reads stay unparsed or guessed)."""
+    matcher_args: dict[str, Any] = Field(default_factory=dict)
     data_dir: Path | None = None
     output_path: Path | None = None
     overwrite: bool = False
@@ -113,7 +118,7 @@ class RunConfig(BaseModel):
             raise ConfigError(f"{message} (got {shown!r})" if name != "tasks" else message,
                               field=flag_for(name)) from None
 
-    @field_validator("model_args", "judge_args", "notetaker_args", mode="after")
+    @field_validator("model_args", "judge_args", "notetaker_args", "matcher_args", mode="after")
     @classmethod
     def _register_secrets(cls, value: dict[str, Any]) -> dict[str, Any]:
         register_arg_secrets(value)  # header values: redacted from every message and record
@@ -130,6 +135,7 @@ class RunConfig(BaseModel):
             "batch_size": self.batch_size, "image_mode": self.image_mode,
             "history": self.history, "probe": self.probe, "predict_only": self.predict_only,
             **({"gen_kwargs": self.gen_kwargs} if self.gen_kwargs else {}),
+            **({"matcher": self.matcher, "matcher_args": public_args(self.matcher_args)} if self.matcher else {}),
             **({"video": self.video_override} if self.video_override else {}),
         }
 

@@ -295,6 +295,39 @@ class PromptConfig(_Strict):
     text piece beside an image are removed, and whitespace-only pieces dropped."""
 
 
+class MatcherConfig(_Strict):
+    """An LLM answer matcher (``answer.matcher``), as the BLINK and MMIU authors and VLMEvalKit use
+    one: when no rule of the task's parser reads an option in a reply, an LLM is asked which
+    option the reply chose. Off unless the run asks for it (``--matcher SPEC`` or ``--matcher
+    default``); its requests go through the same scheduler and response cache as judge calls."""
+
+    prompt: str = ""
+    """Matcher prompt template (Jinja), rendered with ``question``, ``options`` (the rendered
+    ``options`` template), ``prediction`` (the model's reply) beside ``doc``; it follows the
+    ``prompt_file`` text when both are given."""
+    prompt_file: str | None = None
+    """A file, relative to the task YAML, whose text starts the matcher prompt: read byte-exact,
+    never templated (the authors' prompt is copied verbatim)."""
+    question: str = "{{ doc.question }}"
+    """Template of the ``question`` variable."""
+    options: str = ""
+    """Template of the ``options`` variable (how the authors list the options in the prompt)."""
+    system: str | None = None
+    """System message of every matcher call (None: none)."""
+    default_model: str | None = None
+    """The matcher the authors used (``openai:gpt-3.5-turbo``), for ``--matcher default``."""
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    none_label: str = "Z"
+    """The label the matcher answers when no option matches (the authors' ``Z``): the reply
+    then stays unread (unparsed, or the parser's random guess)."""
+
+    @model_validator(mode="after")
+    def _has_prompt(self) -> "MatcherConfig":
+        if not self.prompt and not self.prompt_file:
+            raise ValueError("a matcher needs a prompt or a prompt_file")
+        return self
+
+
 class AnswerConfig(_Strict):
     parser: str = "text"
     """Registered parser turning the raw reply into the compared value (None result = unparsed):
@@ -314,6 +347,10 @@ class AnswerConfig(_Strict):
     space, which the default ``text`` parser reads replies onto (the ``label`` parser: case,
     surrounding punctuation and emphasis ignored; a reply outside it is unparsed), and which
     every target must be in."""
+
+    matcher: MatcherConfig | None = None
+    """An optional LLM answer matcher for replies no rule reads (see :class:`MatcherConfig`);
+    used only when the run asks for it (``--matcher``)."""
 
     @field_validator("space", mode="before")
     @classmethod

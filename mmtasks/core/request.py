@@ -12,13 +12,14 @@ from pydantic import BaseModel, ConfigDict
 from mmtasks.core.conversation import Image, Message, Text
 
 #: Who a request is for: the model under test, the judge, or a helper model
-#: such as the note taker. The scheduler routes by this.
-Target = Literal["model", "judge", "notetaker"]
+#: such as the note taker or the answer matcher. The scheduler routes by this.
+Target = Literal["model", "judge", "notetaker", "matcher"]
 #: the command-line flags naming each target's spec and args (errors name the one at fault)
 COMPONENT_FLAGS: dict[str, tuple[str, str]] = {
     "model": ("--model", "--model-args"),
     "judge": ("--judge", "--judge-args"),
     "notetaker": ("--notetaker", "--notetaker-args"),
+    "matcher": ("--matcher", "--matcher-args"),
 }
 
 

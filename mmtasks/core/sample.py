@@ -30,6 +30,10 @@ class Sample:
     #: answers that named nothing and were replaced by a random guess (the ``choice`` parser's
     #: ``fallback: random``), scored as answers; counted as the task's ``guessed`` problem
     guessed: int = 0
+    #: how the answer was read (single-turn protocols): ``rule`` (the parser's rule found the letter
+    #: or label), ``option_text`` (an option's text), ``matcher`` (the LLM answer matcher),
+    #: ``random`` (a guess); None: no answer was read (unparsed, or a failed request)
+    read_by: str | None = None
     #: how the task's record policy (``dataset.record_policy``) treated this record, when it did:
     #: treatment (``kept_as_text``, ``scored_wrong``) -> reason; counted in the task's ``problems``
     #: and, by reason, in its ``coverage``
@@ -53,11 +57,12 @@ class Sample:
 
         Aggregators get slim samples (read back from the samples file, or kept in memory
         when a run writes none), so memory does not grow with the text of samples. They read
-        ``metrics``, ``failures``, ``unparsed``, ``irregular``, ``breakdown``, ``judge_failures`` and
+        ``metrics``, ``failures``, ``unparsed``, ``read_by``, ``irregular``, ``breakdown``, ``judge_failures`` and
         ``extra`` (per-turn / per-question records), which are kept.
         """
         return Sample(task=self.task, doc_id=self.doc_id, doc_index=self.doc_index, metrics=self.metrics,
-                      failures=self.failures, unparsed=self.unparsed, guessed=self.guessed, irregular=self.irregular,
+                      failures=self.failures, unparsed=self.unparsed, guessed=self.guessed, read_by=self.read_by,
+                      irregular=self.irregular,
                       breakdown=self.breakdown,
                       judge_failures=self.judge_failures, extra=self.extra)
 

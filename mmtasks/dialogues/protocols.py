@@ -33,6 +33,9 @@ class DialogueContext:
     has_judge: bool = False
     #: wrap the model with the note-taking strategy (MMRC)
     notetaking: bool = False
+    #: an answer matcher model is configured for this run (``--matcher``): tasks with an
+    #: ``answer.matcher`` ask it about replies no rule read
+    has_matcher: bool = False
 
 
 class NoArgs(BaseModel):

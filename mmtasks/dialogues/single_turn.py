@@ -11,6 +11,12 @@ fields are kept in ``extra["verdict"]``; those named in ``judge.metrics`` (every
 numeric field when it names none), times ``judge.report_factor``, become the
 sample's metrics beside the metric functions' - for the default aggregator to
 average, or for a task's own aggregator to read.
+
+With ``answer.matcher`` and a run that asks for it (``--matcher``), a reply no rule read
+(unparsed, or a random guess) is shown to the LLM answer matcher
+(:mod:`mmtasks.dialogues.matching`); ``extra["matcher"]`` records the call and
+``extra["without_matcher"]`` the scores of the rule's reading alone. ``Sample.read_by`` says
+how the answer was read: ``rule``, ``option_text``, ``matcher`` or ``random``.
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ from typing import TYPE_CHECKING
 from mmtasks.core.request import Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
+from mmtasks.dialogues.matching import ask_matcher
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.scoring.aggregation import add_corpus_pair
-from mmtasks.scoring.parsers import is_guess
+from mmtasks.scoring.parsers import is_guess, read_by
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
@@ -59,6 +66,15 @@ def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue
         # A failed request is never scored as an answer, nor judged.
         sample.metrics = {name: None for name in task.metric_fns}
         return sample
+    if (parsed is None or is_guess(parsed)) and ctx.has_matcher and task.config.answer.matcher is not None:
+        # no rule read an option: the LLM answer matcher is asked (a guess stays when it reads none)
+        matched, call = yield from ask_matcher(task, doc, sample.responses[-1] or "", position=0)
+        sample.extra["matcher"] = call.to_json()
+        # the rule's reading and its scores, for results.json's accuracy without the matcher
+        sample.extra["without_matcher"] = {"read_by": read_by(parsed), "metrics": dict(task.score(parsed, target, doc))}
+        if matched is not None:
+            parsed = sample.parsed = matched
+    sample.read_by = read_by(parsed)
     sample.unparsed = int(parsed is None)
     sample.guessed = int(is_guess(parsed))
     sample.metrics = dict(task.score(parsed, target, doc))

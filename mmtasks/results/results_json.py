@@ -67,6 +67,7 @@ def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
 def build_results(
     *, tasks: Mapping[str, Task], results: Mapping[str, TaskResult], n_original: Mapping[str, int],
     groups: Mapping[str, list[str]], run_config: dict[str, Any], stats: dict[str, Any],
+    matcher: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """results.json's object, validated by :class:`ResultsFile` (a bug here fails loudly,
     before the file is written)."""
@@ -81,6 +82,7 @@ def build_results(
         n_samples={name: {"original": n_original.get(name, r.n_samples), "effective": r.n_samples, **r.counts}
                    for name, r in results.items()},
         higher_is_better={name: r.higher_is_better for name, r in results.items()},
+        matcher=dict(matcher or {}),
         config={**run_config, "mmtasks_version": __version__},
         run_stats=stats,
         git_hash=git_hash(),

@@ -258,6 +258,10 @@ class RunConfig(_Open):
     own. A run with one is not the benchmark's official setting."""
     model_spec: dict[str, Any] | None = None
     judge_spec: dict[str, Any] | None = None
+    matcher: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The LLM answer matcher's spec (``--matcher``), when the run used one (absent otherwise)."""
+    matcher_args: dict[str, Any] | str = Field(default_factory=dict, exclude_if=lambda v: not v)
+    matcher_spec: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
     mmtasks_version: str | None = None
 
     @model_validator(mode="before")
@@ -322,6 +326,21 @@ class RunConfig(_Open):
         return not self.gen_kwargs and not self.video
 
 
+class MatcherResult(_Strict):
+    """``matcher[task]``: the LLM answer matcher's part in a task's scores (runs with ``--matcher``)."""
+
+    read_by: dict[str, NonNegativeInt]
+    """How the scored answers were read: ``rule``, ``option_text``, ``matcher``, ``random`` (a guess),
+    ``none`` (not read: unparsed)."""
+    asked: NonNegativeInt = 0
+    """Replies shown to the matcher (those no rule read)."""
+    failed: NonNegativeInt = 0
+    """Matcher requests that failed or were not sent (the reply stays as the rule read it)."""
+    without_matcher: dict[str, MetricValue] = Field(default_factory=dict)
+    """The task's metrics from the rule's readings alone (what a run without ``--matcher`` gives on
+    the same replies); ``results[task]`` holds them with the matcher."""
+
+
 class RunStats(_Open):
     """``run_stats``: what the scheduler did, per target (``model``, ``judge``, ``notetaker``)."""
 
@@ -334,7 +353,7 @@ class RunStats(_Open):
 #: dimension -> bucket -> {metric: value, "n": count}
 TaskBreakdowns = dict[str, dict[str, dict[str, MetricValue]]]
 
-_PER_TASK = ("breakdowns", "problems", "coverage", "configs", "versions", "n_samples", "higher_is_better")
+_PER_TASK = ("breakdowns", "problems", "coverage", "configs", "versions", "n_samples", "higher_is_better", "matcher")
 
 
 class ResultsFile(_Open):
@@ -359,6 +378,9 @@ class ResultsFile(_Open):
     versions: dict[str, int | float | str] = Field(default_factory=dict)
     n_samples: dict[str, NSamples] = Field(default_factory=dict, alias="n-samples")
     higher_is_better: dict[str, dict[str, bool]] = Field(default_factory=dict)
+    matcher: dict[str, MatcherResult] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """task -> the LLM answer matcher's part (how answers were read, metrics without it), for
+    runs with ``--matcher`` and tasks with an ``answer.matcher``; absent otherwise."""
     config: RunConfig
     run_stats: RunStats | None = None
     git_hash: str | None = None

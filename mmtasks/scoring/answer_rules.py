@@ -56,21 +56,28 @@ def last_occurrence_choice(reply: str, letters: Sequence[str], texts: Mapping[st
     ``letters`` are the option letters in order; ``texts`` maps letters to their option text
     (may be empty: the option-text step then finds nothing).
     """
+    return last_occurrence_choice_step(reply, letters, texts)[0]
+
+
+def last_occurrence_choice_step(reply: str, letters: Sequence[str],
+                                texts: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """:func:`last_occurrence_choice` and the step that found the letter: ``"letter"`` (steps 1
+    and 2, the letter itself) or ``"option_text"`` (step 3, the option's text); (None, None)."""
     for char in _EDGE_CHARACTERS:
         reply = reply.strip(char)
     padded = f" {reply} "
     bracketed = [k for k in letters if f"({k})" in padded]
     if bracketed:
-        return _last(bracketed, lambda k: padded.rfind(f"({k})"))
+        return _last(bracketed, lambda k: padded.rfind(f"({k})")), "letter"
     spaced = [k for k in letters if f" {k} " in padded]
     if spaced:
-        return _last(spaced, lambda k: padded.rfind(f" {k} "))
+        return _last(spaced, lambda k: padded.rfind(f" {k} ")), "letter"
     if len(padded.split()) > 5:
         folded = padded.lower()
         named = [k for k in letters if k in texts and texts[k].lower() in folded]
         if named:
-            return _last(named, lambda k: folded.rfind(texts[k].lower()))
-    return None
+            return _last(named, lambda k: folded.rfind(texts[k].lower())), "option_text"
+    return None, None
 
 
 # --- open answers --------------------------------------------------------------------------

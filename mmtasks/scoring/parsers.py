@@ -60,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.registry import Registry
 from mmtasks.registry import parsers as _parsers
-from mmtasks.scoring.answer_rules import Normalized, last_occurrence_choice, parse_open
+from mmtasks.scoring.answer_rules import Normalized, last_occurrence_choice_step, parse_open
 from mmtasks.scoring.text_normalize import nfkc, strip_answer_prefix
 from mmtasks.templates import literal
 
@@ -318,6 +318,34 @@ def is_guess(value: Any) -> bool:
     return isinstance(value, Guess)
 
 
+class OptionText(str):
+    """A letter read from the text of its option, not from the letter itself (MMMU's rule, step
+    3: "... so it is a cat" names the option "a cat"): scored as an answer, recorded as read by
+    ``option_text``."""
+
+
+class Matched(str):
+    """An option the LLM answer matcher read in a reply no rule could read (``answer.matcher``)."""
+
+
+#: how an answer was read (``Sample.read_by``): by the parser's rule from a letter or label, from
+#: an option's text, by the LLM answer matcher, or drawn at random (a guess); None: not read
+READ_BY = ("rule", "option_text", "matcher", "random")
+
+
+def read_by(value: Any) -> str | None:
+    """How a parsed answer was read (see :data:`READ_BY`); None for no answer."""
+    if value is None:
+        return None
+    if isinstance(value, Guess):
+        return "random"
+    if isinstance(value, OptionText):
+        return "option_text"
+    if isinstance(value, Matched):
+        return "matcher"
+    return "rule"
+
+
 def literal_options(doc: Mapping[str, Any], field: str, text: str) -> list[Any]:
     """A string holding a list, as a Python literal (``"['a', 'b']"``) or JSON, as that list."""
     try:
@@ -498,7 +526,8 @@ def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
     if args.rule == "mmmu":
         texts = {} if args.letters else option_texts(doc, args.options_field)
         letters = args.letters or list(texts)
-        found = last_occurrence_choice(text, letters, texts)
+        letter, step = last_occurrence_choice_step(text, letters, texts)
+        found = OptionText(letter) if letter is not None and step == "option_text" else letter
     else:
         letters = args.letters or option_letters(doc, args.options_field)
         found = choose_letter(text, letters) if all(is_letter(k) for k in letters) else choose_label(text, letters)

@@ -1,0 +1,92 @@
+"""The optional LLM answer matcher (``answer.matcher``): when no rule of the task's parser reads
+an option in a reply, an LLM is asked which option the reply chose, as the BLINK and MMIU
+authors (gpt-3.5-turbo, gpt-4o-mini) and VLMEvalKit do.
+
+It is used only when the run asks for it (``--matcher SPEC``; ``DialogueContext.has_matcher``),
+after the re-asks of ``answer.retries``, and before a parser's random fallback counts: a guess
+is replaced by the option the matcher reads, and stays when the matcher reads none. Its requests
+(``target="matcher"``) go through the scheduler and the response cache like judge calls; its
+reply is read by the task's own label rule among the document's options and the matcher's "none"
+label (``none_label``, the authors' ``Z``): ``(B)`` or ``B`` is B, ``Z`` (or nothing readable)
+leaves the reply unread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mmtasks.core.conversation import Message, Text
+from mmtasks.core.request import Reply, Request
+from mmtasks.dialogues.judging import MAX_JUDGED_CHARS
+from mmtasks.scoring.parsers import Matched, choose_label, choose_letter, is_letter
+
+if TYPE_CHECKING:
+    from mmtasks.documents.dataset import Document
+    from mmtasks.task import Task
+
+
+@dataclass
+class MatcherCall:
+    """What the matcher was asked and said, for ``Sample.extra["matcher"]``."""
+
+    prompt: list[dict[str, Any]]
+    reply: str | None = None
+    error: str | None = None
+    #: the option it read (None: it named none, or its request failed)
+    read: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "reply": self.reply, "error": self.error, "read": self.read}
+
+
+def matcher_request(task: "Task", doc: "Document", prediction: str, *, position: int) -> Request:
+    """The matcher call for one reply: the ``prompt_file`` text (verbatim), then ``prompt``
+    rendered with ``question``, ``options`` and ``prediction`` (the reply); text only."""
+    matcher = task.config.answer.matcher
+    if matcher is None:
+        raise ValueError(f"task {task.name!r} has no answer matcher")
+    variables = {
+        "question": task.render(matcher.question, doc, "answer.matcher.question"),
+        "options": task.render(matcher.options, doc, "answer.matcher.options") if matcher.options else "",
+        "prediction": prediction,
+    }
+    text = task.matcher_prefix + (task.render(matcher.prompt, doc, "answer.matcher.prompt", **variables) if matcher.prompt else "")
+    messages: list[Message] = []
+    if matcher.system:
+        messages.append(Message.text("system", matcher.system))
+    messages.append(Message("user", (Text(text),)))
+    space = {"kind": "choice", "choices": [*task.answer_labels(doc), matcher.none_label]}
+    return Request(messages=tuple(messages), generation=matcher.generation, target="matcher",
+                   task=task.name, doc_id=doc.doc_id, position=position, meta={"answer_space": space})
+
+
+def read_matcher_reply(text: str, labels: list[str], none_label: str) -> str | None:
+    """The option a matcher's reply names among ``labels`` (the first one, by the choice rule:
+    ``(B)``, ``B``, ``Your output: B``); None when it names ``none_label`` first, or nothing."""
+    every = [*labels, none_label]
+    found = choose_letter(text, every) if all(is_letter(k) for k in every) else choose_label(text, every)
+    return None if found is None or found == none_label else found
+
+
+def ask_matcher(task: "Task", doc: "Document", prediction: str, *,
+                position: int) -> Generator[list[Request], list[Reply], tuple[Matched | None, MatcherCall]]:
+    """Sub-dialogue (use with ``yield from``): ask the matcher once which option ``prediction``
+    chose; returns the option (a :class:`~mmtasks.scoring.parsers.Matched`) or None, and the record
+    of the call. A reply too large for a prompt is not sent (:data:`MAX_JUDGED_CHARS`)."""
+    matcher = task.config.answer.matcher
+    assert matcher is not None
+    if len(prediction) > MAX_JUDGED_CHARS:
+        return None, MatcherCall(prompt=[], error=f"the reply ({len(prediction):,} characters) is too large for a "
+                                                  f"matcher prompt (at most {MAX_JUDGED_CHARS:,}): not asked")
+    request = matcher_request(task, doc, prediction, position=position)
+    call = MatcherCall(prompt=[m.to_json() for m in request.messages])
+    (reply,) = yield [request]
+    call.reply = reply.text
+    if not reply.ok:
+        call.error = reply.error or "matcher request failed"
+        return None, call
+    found = read_matcher_reply(reply.text or "", task.answer_labels(doc), matcher.none_label)
+    call.read = found
+    return (Matched(found) if found is not None else None), call
