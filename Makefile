@@ -3,7 +3,7 @@
 #                 transformers: the demo runs the `random` baseline), run every benchmark (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench,
 #                 MMMU, BLINK, Mantis-Eval, MMIU, MM-MT-Bench) on the bundled sample data with the `random` baseline
 #                 (and random chance-level judge), build the run's view and the leaderboard that links to it
-#   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate,
+#   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate, captions,
 #                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
 PYTHON ?= python3
 VENV := .venv
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml $(DEMO_STAMP)
 	# torchvision fails to import beside a torch it was not built for). pip takes both from this
 	# machine's local wheel folder; the plain `torch` requirement would download a multi-GB build.
 	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
-	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,video,test]'
+	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,video,captions,test]'
 	touch $(STAMP)
 
 install-demo: $(DEMO_STAMP)

@@ -5,6 +5,7 @@ protocols use."""
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -25,12 +26,14 @@ from mmtasks.documents.dataset import Document, Report, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
-from mmtasks.scoring.metrics import bind_metric
+from mmtasks.scoring.metrics import CorpusFunction, bind_metric, declared_references, is_corpus_function
 from mmtasks.scoring.parsers import BoundParser, LabelArgs, bind, document_labels, is_guess, option_letters
 from mmtasks.templates import TagError, render, split_on_images, split_on_tags
 
 ImageMode = Literal["separate", "combined"]
 
+#: a metric computed once over the task's (answer, reference) pairs
+CorpusMetric = EvaluateMetric | CorpusFunction
 #: a per-sample metric: (parsed, target, doc record) -> score (None: not applicable to this sample)
 Metric = Callable[[Any, Any, dict], "float | None"]
 
@@ -65,9 +68,12 @@ class Task:
     parser: BoundParser = field(init=False)
     #: the per-sample metric functions (``aggregation: mean``), by metric name
     metric_fns: dict[str, Metric] = field(init=False)
-    #: the ``evaluate:`` metrics computed once over the task's (answer, reference) pairs
-    #: (``aggregation: corpus``), by metric name
-    corpus_metrics: dict[str, EvaluateMetric] = field(init=False, default_factory=dict)
+    #: the ``evaluate:`` metrics (``aggregation: corpus``) and corpus metric functions
+    #: (``corpus_bleu``, ``cider_d``) computed once over the task's (answer, reference) pairs, by metric name
+    corpus_metrics: "dict[str, CorpusMetric]" = field(init=False, default_factory=dict)
+    #: how many references each metric function takes (``one``, ``several``; None: it reads its
+    #: target its own way), by metric name: a list target for a ``one`` metric is a data error
+    metric_references: dict[str, str | None] = field(init=False, default_factory=dict)
     transforms: tuple[tuple[Transform, TransformConfig], ...] = field(init=False, default=())
     #: the resolved ``dataset.adapter`` (None: records are read as they are)
     adapter: Adapter | None = field(init=False, default=None)
@@ -192,11 +198,11 @@ class Task:
                 raise ConfigError(err["ctx"]["message"], file=self.file, field=f"{where}.{err['ctx']['key']}") from None
             raise ConfigError(err["msg"], file=self.file, field=where) from None
 
-    def _metric_functions(self, get: Callable[[Any, str, str], Any]) -> tuple[dict[str, Metric], dict[str, EvaluateMetric]]:
+    def _metric_functions(self, get: Callable[[Any, str, str], Any]) -> tuple[dict[str, Metric], dict[str, CorpusMetric]]:
         """The per-sample metric functions and the corpus metrics of ``metrics:``, each checked
         (the ``evaluate:`` ones loaded) before any model is built."""
         per_sample: dict[str, Metric] = {}
-        corpus: dict[str, EvaluateMetric] = {}
+        corpus: dict[str, CorpusMetric] = {}
         roots = (*(self.roots or (self.file.parent,)), BUILTIN_TASKS_DIR)
         for i, m in enumerate(self.config.metrics):
             where = f"metrics[{i}].function"
@@ -205,11 +211,17 @@ class Task:
                 for key in ("key", "report_factor"):
                     if key in m.model_fields_set:
                         raise ConfigError(f"{key} applies to evaluate: metrics only", file=self.file, field=f"metrics[{i}].{key}")
-            if m.aggregation == "corpus" and not evaluate_fn:
-                raise ConfigError("aggregation: corpus needs an evaluate: metric (a registered function scores one answer)",
+            fn = None if evaluate_fn or not m.function else get(registry.metrics, m.function, where)
+            corpus_fn = is_corpus_function(fn)
+            if corpus_fn and m.aggregation == "mean" and "aggregation" in m.model_fields_set:
+                raise ConfigError(f"metric function {m.function!r} is computed over the whole corpus, not per answer",
+                                  file=self.file, field=f"metrics[{i}].aggregation", hint="aggregation: corpus, or leave it out")
+            if m.aggregation == "corpus" and not evaluate_fn and not corpus_fn:
+                raise ConfigError("aggregation: corpus needs an evaluate: metric or a corpus metric function "
+                                  "(corpus_bleu, cider_d); this function scores one answer",
                                   file=self.file, field=f"metrics[{i}].aggregation",
-                                  hint="e.g. function: evaluate:sacrebleu; or aggregation: mean")
-            if m.aggregation == "corpus" and not self.protocol.corpus_metrics:
+                                  hint="e.g. function: corpus_bleu; or aggregation: mean")
+            if (m.aggregation == "corpus" or corpus_fn) and not self.protocol.corpus_metrics:
                 raise ConfigError(f"protocol {self.protocol.name!r} keeps no (answer, reference) pairs, so it cannot "
                                   "give a corpus metric", file=self.file, field=f"metrics[{i}].aggregation")
             if not m.function:
@@ -220,8 +232,17 @@ class Task:
                     corpus[m.name] = metric
                 else:
                     per_sample[m.name] = metric
+            elif corpus_fn:
+                for module in getattr(fn, "requires", ()):
+                    if importlib.util.find_spec(module) is None:
+                        raise ConfigError(f"metric function {m.function!r} needs the {module!r} package", file=self.file,
+                                          field=where, hint="pip install 'mmtasks[captions]'")
+                if "args" in m.model_fields_set:
+                    raise ConfigError(f"metric function {m.function!r} takes no args", file=self.file, field=f"metrics[{i}].args")
+                self.metric_references[m.name] = declared_references(fn)
+                corpus[m.name] = CorpusFunction(m.name, fn)
             else:
-                fn = get(registry.metrics, m.function, where)
+                self.metric_references[m.name] = declared_references(fn)
                 if "args" in m.model_fields_set:
                     fn = bind_metric(m.function, fn, m.args, file=self.file, field=f"metrics[{i}].args")
                 per_sample[m.name] = fn
@@ -342,6 +363,8 @@ class Task:
         return parsed if self.parser.name == "label" else value
 
     def _check_target(self, value: Any, doc: Document, field_name: str) -> Any:
+        if isinstance(value, list):
+            self._check_references(value, doc, field_name)
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
         try:
             parsed = self.parser(text, doc.record)
@@ -352,6 +375,27 @@ class Task:
                             file=doc.source, line=doc.line, doc_id=doc.doc_id, field=field_name,
                             hint=self._answer_vocabulary(doc))
         return parsed
+
+    def _check_references(self, value: list[Any], doc: Document, field_name: str) -> None:
+        """A list target is several references: every metric function must take several (see
+        :func:`~mmtasks.scoring.metrics.takes_references`), and, for a metric that does, each
+        reference must be a non-empty string."""
+        where = {"file": doc.source, "line": doc.line, "doc_id": doc.doc_id, "field": field_name}
+        one = [name for name, kind in self.metric_references.items() if kind == "one"]
+        if one:
+            several = sorted(n for n in registry.metrics.names(self.plugins)
+                             if declared_references(registry.metrics.get(n, plugins=self.plugins)) == "several")
+            raise DataError(f"the target is a list of references, but metric {one[0]!r} "
+                            f"({self._function_of(one[0])}) takes one reference", **where,
+                            hint=f"metrics that take several: {', '.join(several)}; or a target of one string")
+        if any(kind == "several" for kind in self.metric_references.values()):
+            bad = next((r for r in value if not isinstance(r, str) or not r.strip()), None) if value else ""
+            if bad is not None:
+                raise DataError(f"a reference must be a non-empty string, got {str(bad)[:80]!r} "
+                                f"(the target is {str(value)[:80]!r})", **where)
+
+    def _function_of(self, metric_name: str) -> str:
+        return next((str(m.function) for m in self.config.metrics if m.name == metric_name), metric_name)
 
     def _answer_vocabulary(self, doc: Document) -> str | None:
         """What the parser accepts for this record, where its arguments say (a field of options)."""

@@ -293,7 +293,9 @@ def test_rouge_l_empty_and_bad_inputs() -> None:
     with pytest.raises(DataError, match="non-empty"):
         m.rouge_l_zh("x", "  ", DOC)
     with pytest.raises(DataError, match="string"):
-        m.rouge_l_zh("x", ["x"], DOC)
+        m.rouge_l_zh("x", [1], DOC)
+    # several references (issue 27): the best F1 over them
+    assert m.rouge_l_zh("上午九点", ["晚上", "上午九点。"], DOC) == pytest.approx(100.0, abs=1e-5)
 
 
 def test_jieba_initialises_quietly() -> None:

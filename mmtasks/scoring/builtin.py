@@ -5,4 +5,5 @@ aggregators (``per_turn_mean``: :mod:`mmtasks.scoring.turn_aggregation`) and jud
 
 from __future__ import annotations
 
-from mmtasks.scoring import aggregation, metrics, parsers, text_metrics, turn_aggregation, verdicts  # noqa: F401  (register)
+from mmtasks.scoring import (aggregation, caption_metrics, metrics, parsers, text_metrics, turn_aggregation,  # noqa: F401  (register)
+                             verdicts)

@@ -13,9 +13,10 @@ Register one with ``@metric("name")`` (or, from a plugin file,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -32,6 +33,76 @@ Metric = Callable[[Any, Any, Mapping[str, Any]], "float | None"]
 def metric(name: str) -> Callable[[Metric], Metric]:
     """Register ``fn(parsed, target, doc) -> float | None`` as the metric function ``name``."""
     return _metrics.register(name)
+
+
+References = Literal["one", "several"]
+
+
+def takes_references(kind: References) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare how many references a text metric takes: ``one`` (the target must be one string)
+    or ``several`` (the target may be a list of reference strings, ``target: "field:captions"``).
+    A task whose target is a list is a ``check`` error, per document, for a metric that takes
+    ``one``; a metric that declares nothing reads its target its own way (``exact_set``: a list
+    of integers). Put it under ``@metric``."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.references = kind  # type: ignore[attr-defined]
+        return fn
+
+    return deco
+
+
+def declared_references(fn: Any) -> References | None:
+    """What a metric function declares with :func:`takes_references` (None: nothing)."""
+    kind = getattr(getattr(fn, "func", fn), "references", None)  # a partial (bound args) keeps its function's
+    return kind if kind in ("one", "several") else None
+
+
+def reference_list(target: Any, doc: Mapping[str, Any]) -> list[str]:
+    """The references of a target: one string, or a non-empty list of non-empty strings."""
+    refs = [target] if isinstance(target, str) else target
+    if not isinstance(refs, (list, tuple)) or not refs or not all(isinstance(r, str) and r.strip() for r in refs):
+        doc_id = next((str(doc[k]) for k in ("id", "doc_id", "idx", "question_id") if k in doc), None)
+        raise DataError(f"the target must be a non-empty string or a non-empty list of them, got {str(target)[:120]!r}",
+                        doc_id=doc_id, field="target")
+    return list(refs)
+
+
+CorpusFn = Callable[[Sequence[Any], Sequence[Any]], float]
+
+
+def corpus_metric(name: str, *, references: References = "several",
+                  requires: tuple[str, ...] = ()) -> Callable[[CorpusFn], CorpusFn]:
+    """Register ``fn(predictions, references) -> float`` (0-100) as a corpus metric function:
+    computed once over every (answer, target) pair of the task (and of each breakdown group),
+    like an ``evaluate:`` metric with ``aggregation: corpus``. ``requires``: modules it imports
+    (checked when a task naming it loads, so a missing extra is a load error)."""
+
+    def deco(fn: CorpusFn) -> CorpusFn:
+        fn.corpus = True  # type: ignore[attr-defined]
+        fn.references = references  # type: ignore[attr-defined]
+        fn.requires = requires  # type: ignore[attr-defined]
+        return _metrics.register(name)(fn)
+
+    return deco
+
+
+def is_corpus_function(fn: Any) -> bool:
+    return getattr(fn, "corpus", False) is True
+
+
+@dataclass(frozen=True, eq=False)
+class CorpusFunction:
+    """A registered corpus metric function (see :func:`corpus_metric`) as the task computes it."""
+
+    name: str
+    fn: CorpusFn
+
+    def compute(self, predictions: Sequence[Any], references: Sequence[Any]) -> float | None:
+        """The metric over these pairs (None: no pairs); an unparsed answer was kept as ``""``."""
+        if not predictions:
+            return None
+        return float(self.fn(["" if p is None else str(p) for p in predictions], list(references)))
 
 
 class MetricArgs(BaseModel):
@@ -148,21 +219,28 @@ def choice_acc(parsed: str | None, target: Any, doc: Mapping[str, Any]) -> float
 
 
 @metric("rouge_l_zh")
+@takes_references("several")
 def rouge_l_zh(parsed: str | None, target: Any, doc: Mapping[str, Any]) -> float:
-    """ROUGE-L F1 on jieba-segmented text (rouge-chinese), x100.
+    """ROUGE-L F1 on jieba-segmented text (rouge-chinese), x100; with several references, the
+    best F1 over them (Lin 2004, "ROUGE", section 2.1: the maximum of the pairwise scores is
+    the multiple-reference score).
 
     The gold answer goes through the same :func:`strip_answer_prefix` as the
     prediction, so that an answer copied with its final period is not
     penalised for the period the parser removed.
     """
-    if not isinstance(target, str):
-        raise bad_target(doc, "a string", target)
-    reference = strip_answer_prefix(target)
-    if not reference:
+    if isinstance(target, (list, tuple)) and target and all(isinstance(t, str) for t in target):
+        targets = list(target)
+    elif isinstance(target, str):
+        targets = [target]
+    else:
+        raise bad_target(doc, "a string or a list of strings", target)
+    references = [strip_answer_prefix(t) for t in targets]
+    if not all(references):
         raise bad_target(doc, "a non-empty string", target)
     if parsed is None:
         return 0.0
-    return 100.0 * rouge_l_f1(parsed, reference)
+    return 100.0 * max(rouge_l_f1(parsed, reference) for reference in references)
 
 
 def accepted_answers(target: Any, doc: Mapping[str, Any]) -> str | list[str]:

@@ -578,6 +578,15 @@ def text_answer(text: str, doc: Mapping[str, Any]) -> str:
     return strip_answer_prefix(text)
 
 
+@parser("verbatim")
+def verbatim_answer(text: str, doc: Mapping[str, Any]) -> str:
+    """The reply as the model wrote it, surrounding whitespace stripped; never unparsed. For
+    captions and other free text scored by a metric with its own tokenizer (``bleu``,
+    ``corpus_bleu``, ``cider_d``): the metric treats the answer's punctuation as it treats the
+    references' (``text`` drops a final period, which the references keep)."""
+    return text.strip()
+
+
 
 # --- labels of a declared space -------------------------------------------------
 

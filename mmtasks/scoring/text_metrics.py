@@ -41,7 +41,7 @@ from pydantic import Field, field_validator
 
 from mmtasks.errors import DataError
 from mmtasks.registry import metrics
-from mmtasks.scoring.metrics import MetricArgs, takes_args
+from mmtasks.scoring.metrics import MetricArgs, reference_list, takes_args, takes_references
 
 
 def _reference(target: Any, doc: dict) -> str:
@@ -65,26 +65,34 @@ def _hypothesis(parsed: Any) -> str | None:
 
 
 def _sentence_score(parsed: Any, target: Any, doc: dict, score: Any) -> float:
-    """``score(hypothesis, [reference]).score`` as a float; an unparsed answer scores 0."""
+    """``score(hypothesis, references).score`` as a float (one reference, or the target's
+    several); an unparsed answer scores 0."""
+    refs = reference_list(target, doc)
     hyp = _hypothesis(parsed)
     if hyp is None:
         return 0.0
-    return float(score(hyp, [_reference(target, doc)]).score)
+    return float(score(hyp, refs).score)
 
 
 @metrics.register("chrf")
+@takes_references("several")
 def chrf(parsed: Any, target: Any, doc: dict) -> float:
-    """chrF (sacrebleu's sentence-level defaults), 0-100."""
+    """chrF (sacrebleu's sentence-level defaults), 0-100; with several references, sacrebleu's
+    (the statistics of the best-scoring reference)."""
     return _sentence_score(parsed, target, doc, _sacrebleu().sentence_chrf)
 
 
 @metrics.register("bleu")
+@takes_references("several")
 def bleu(parsed: Any, target: Any, doc: dict) -> float:
-    """Sentence BLEU (sacrebleu's defaults: ``13a`` tokenizer, ``exp`` smoothing), 0-100."""
+    """Sentence BLEU (sacrebleu's defaults: ``13a`` tokenizer, ``exp`` smoothing), 0-100; with
+    several references, n-gram counts clipped by the most in any reference and the closest
+    reference length (sacrebleu's multi-reference BLEU)."""
     return _sentence_score(parsed, target, doc, _sacrebleu().sentence_bleu)
 
 
 @metrics.register("bleu_zh")
+@takes_references("several")
 def bleu_zh(parsed: Any, target: Any, doc: dict) -> float:
     """Sentence BLEU with sacrebleu's ``zh`` tokenizer (CJK characters are tokens), 0-100."""
     return _sentence_score(parsed, target, doc, lambda hyp, refs: _sacrebleu().sentence_bleu(hyp, refs, tokenize="zh"))
@@ -118,13 +126,15 @@ def rouge_l_char_f1(hypothesis: str, reference: str) -> float:
 
 
 @metrics.register("rouge_l_char")
+@takes_references("several")
 def rouge_l_char(parsed: Any, target: Any, doc: dict) -> float:
-    """Character-level ROUGE-L F1 (see the module docstring), 0-100."""
-    ref = _reference(target, doc)
+    """Character-level ROUGE-L F1 (see the module docstring), 0-100; with several references,
+    the best F1 over them (Lin 2004, "ROUGE", section 2.1: the maximum of the pairwise scores)."""
+    refs = reference_list(target, doc)
     hyp = _hypothesis(parsed)
     if hyp is None:
         return 0.0
-    return 100.0 * rouge_l_char_f1(hyp, ref)
+    return 100.0 * max(rouge_l_char_f1(hyp, ref) for ref in refs)
 
 
 class ExactMatchArgs(MetricArgs):
@@ -171,6 +181,7 @@ def exact_match_form(text: str, args: ExactMatchArgs) -> str:
 
 
 @metrics.register("exact_match")
+@takes_references("one")
 @takes_args(ExactMatchArgs)
 def exact_match(parsed: Any, target: Any, doc: dict, args: ExactMatchArgs | None = None) -> float:
     """100 when the answer equals the reference, both stripped of surrounding whitespace (and,

@@ -1,0 +1,75 @@
+"""Corpus metrics over several references (captioning): corpus BLEU and CIDEr-D.
+
+Both are computed once over every (answer, target) pair of a task (and of each breakdown
+group), where a target is one reference or a list of them (``target: "field:captions"``):
+
+- ``corpus_bleu``: ``sacrebleu.corpus_bleu`` with sacrebleu's defaults (``13a`` tokenizer, no
+  lowercasing, no smoothing at corpus level), the references of a document as its reference
+  streams; documents with fewer references than the most have the missing ones as ``None``,
+  which sacrebleu reads as "no reference" (its variable-reference support). 0-100.
+- ``cider_d``: CIDEr-D (Vedantam et al., CVPR 2015, arXiv 1411.5726: tf-idf n-grams for
+  n = 1..4, idf over the references of the corpus, clipped counts, a Gaussian length penalty
+  with sigma 6, times 10) computed by the reference implementation, ``pycocoevalcap``'s
+  ``CiderScorer`` (the COCO caption evaluation code, tylin/coco-caption, packaged on PyPI;
+  the ``captions`` extra). It is reported x100 (``1.0`` CIDEr-D is 100, as papers write it;
+  ours: every mmtasks metric is on 0-100 where it can be).
+
+Tokenization for CIDEr-D: the COCO code runs the Stanford PTBTokenizer (Java) lowercased and
+drops punctuation tokens. mmtasks runs no Java: :func:`ptb_tokens` is ours, written after the
+same rules (lowercase; clitics split as PTB does, ``don't`` -> ``do n't``, ``dog's`` ->
+``dog 's``; punctuation split off, then the COCO list of punctuation tokens dropped). Every
+token of a plain caption comes out as the Stanford tokenizer gives it; words the Stanford
+tokenizer treats specially (abbreviations with periods, URLs) may differ. The answer and the
+references are tokenized alike, so the period that ends a caption counts in neither.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from mmtasks.errors import DataError
+from mmtasks.scoring.metrics import corpus_metric, reference_list
+
+#: the punctuation tokens the COCO caption evaluation drops after PTB tokenization
+#: (pycocoevalcap/tokenizer/ptbtokenizer.py, PUNCTUATIONS)
+COCO_PUNCTUATION = frozenset(["''", "'", "``", "`", "-lrb-", "-rrb-", "-lcb-", "-rcb-", ".", "?", "!", ",", ":", "-",
+                              "--", "...", ";"])
+_CLITIC = re.compile(r"(?i)(\w)(n't)\b|(\w)('(?:s|re|ve|ll|d|m))\b")
+_TOKEN = re.compile(r"n't|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-./]\w+)*|\.\.\.|--|[^\w\s]")
+
+
+def ptb_tokens(text: str) -> list[str]:
+    """A caption's tokens as the COCO evaluation reads them (see the module docstring)."""
+    text = _CLITIC.sub(lambda m: f"{m.group(1)} {m.group(2)}" if m.group(1) else f"{m.group(3)} {m.group(4)}", text.lower())
+    return [t for t in _TOKEN.findall(text) if t not in COCO_PUNCTUATION]
+
+
+def _references(references: Sequence[Any]) -> list[list[str]]:
+    return [reference_list(r, {}) for r in references]
+
+
+@corpus_metric("corpus_bleu", references="several")
+def corpus_bleu(predictions: Sequence[str], references: Sequence[Any]) -> float:
+    """Corpus BLEU over several references (sacrebleu's defaults), 0-100."""
+    import sacrebleu
+
+    refs = _references(references)
+    width = max(len(r) for r in refs)
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    return float(sacrebleu.corpus_bleu(list(predictions), streams).score)
+
+
+@corpus_metric("cider_d", references="several", requires=("pycocoevalcap",))
+def cider_d(predictions: Sequence[str], references: Sequence[Any]) -> float:
+    """CIDEr-D of the corpus, by pycocoevalcap's ``CiderScorer`` (n = 4, sigma = 6), x100."""
+    from pycocoevalcap.cider.cider_scorer import CiderScorer
+
+    scorer = CiderScorer(n=4, sigma=6.0)
+    for prediction, refs in zip(predictions, _references(references)):
+        scorer += (" ".join(ptb_tokens(prediction)), [" ".join(ptb_tokens(r)) for r in refs])
+    if not scorer.size():
+        raise DataError("cider_d: no answers to score", field="metrics")
+    score, _ = scorer.compute_score()
+    return 100.0 * float(score)
