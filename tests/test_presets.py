@@ -129,3 +129,27 @@ def test_placement_args_leave_the_cache_identity_alone():
                                                        "distributed_executor_backend": "ray", "pipeline_parallel_size": 2})
     assert relaid.identity() == base.identity()
     assert parse_model_spec("vllm:qwen2.5-vl-72b", {"mm_processor_kwargs": {"max_pixels": 401408}}).identity() != base.identity()
+
+
+def test_the_current_model_presets_and_where_they_run():
+    """Issue 28: presets for the models reports evaluate now, each listing the backends it runs on."""
+    for name in ("qwen2.5-vl-7b", "qwen3-vl-8b", "qwen3-vl-8b-thinking", "internvl3-8b", "gemma-3-27b", "idefics3-8b",
+                 "smolvlm-2b", "llama-4-scout", "mistral-small-3.1-24b", "pixtral-12b"):
+        assert name in PRESETS, name
+    assert PRESETS["llama-4-scout"].runs_on() == ["vllm", "openai"]  # hf refuses Llama 4 (docs/models.md)
+    assert PRESETS["gemma-3-27b"].runs_on() == ["hf", "vllm", "openai"]
+    assert PRESETS["smolvlm-2b"].runs_on() == ["hf", "openai"]
+    with pytest.raises(ConfigError, match="cannot run on the hf backend"):
+        parse_model_spec("hf:llama-4-scout")
+    # the hf extra installs what the tested families' processors import (SmolVLM: num2words)
+    extra = next(line for line in (ROOT / "pyproject.toml").read_text().splitlines() if line.startswith("hf = "))
+    assert "num2words" in extra
+
+
+def test_models_command_lists_where_each_preset_runs(capsys: pytest.CaptureFixture[str]):
+    from mmtasks.cli import main
+
+    assert main(["models"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[:1] == ["internvl2-8b"])
+    assert lines[at + 1].split() == ["runs", "on:", "vllm,", "openai;", "not", "on:", "hf"]

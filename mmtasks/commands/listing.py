@@ -64,4 +64,8 @@ def list_models(args: argparse.Namespace) -> int:
     print("Presets:")
     for name, preset in load_presets().items():
         print(printable(f"  {name:24s} {preset.backend}:{preset.weights}  {preset.description}"))
+        line = "runs on: " + ", ".join(preset.runs_on())
+        if preset.unsupported:
+            line += "; not on: " + ", ".join(sorted(preset.unsupported))
+        print(printable(f"  {'':24s} {line}"))
     return 0

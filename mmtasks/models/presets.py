@@ -58,6 +58,12 @@ class Preset(BaseModel):
             raise ValueError(f"the default backend {self.backend!r} is listed as unsupported")
         return self
 
+    def runs_on(self) -> list[str]:
+        """The backends this preset runs on: its default, those it has settings for, and any
+        OpenAI-compatible server (asked for the weights' name), less the unsupported ones."""
+        named = [self.backend, *sorted(set(self.backends) - {self.backend}), "openai"]
+        return [b for b in dict.fromkeys(named) if b not in self.unsupported]
+
     def to_spec(self, extra_args: dict[str, Any], backend: str | None = None) -> "ModelSpec":
         from mmtasks.models.base import ModelSpec
 
