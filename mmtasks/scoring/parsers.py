@@ -85,14 +85,20 @@ class ParserSpec:
     space: Callable[..., dict[str, Any]] | None = None
     #: whether ``fn`` takes the document (a parser without arguments may be ``fn(text)``)
     takes_doc: bool = True
+    #: a verdict parser whose verdict has no braces: the pattern of the inline mark a verdict is
+    #: written as (MM-MT-Bench's ``[[n]]``), so quotes of the answer's marks can be told from the
+    #: judge's own (see :func:`mmtasks.scoring.verdicts.sole_verdict`)
+    marks: "re.Pattern[str] | None" = None
 
 
 def parser(name: str, *, args: type[ParserArgs] | None = None, registry: Registry[Any] = _parsers,
-           space: Callable[..., dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+           space: Callable[..., dict[str, Any]] | None = None,
+           marks: "re.Pattern[str] | None" = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn(text, doc)`` (or ``fn(text, doc, args)`` with ``args``) as the parser ``name``."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        registry.register(name, ParserSpec(name=name, fn=fn, args=args, space=space, takes_doc=args is not None or _positional(fn) >= 2))
+        registry.register(name, ParserSpec(name=name, fn=fn, args=args, space=space, marks=marks,
+                                           takes_doc=args is not None or _positional(fn) >= 2))
         return fn
 
     return deco

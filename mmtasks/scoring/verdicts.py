@@ -27,6 +27,7 @@ Which verdict fields become metrics, and on which scale, is the task's choice
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -38,14 +39,19 @@ from mmtasks.scoring.parsers import ParserArgs, parser
 
 
 def verdict_parser(name: str, *, args: type[ParserArgs] | None = None,
-                   space: Callable[..., dict[str, Any]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+                   space: Callable[..., dict[str, Any]] | None = None,
+                   marks: "re.Pattern[str] | None" = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn(text, context)`` (or ``fn(text, context, args)``) as the verdict parser ``name``.
 
     ``space(context)`` (``space(context, args)`` with ``args``), when given, says what a valid
     verdict looks like for the ``random`` judge (``{kind: verdict, format: json|python, fields:
     {name: [low, high] | {choices: [...]} | bool | image_subset}}``); a task's own ``judge.space``
-    takes precedence (a ``{kind: verdict}`` without ``fields`` takes the parser's)."""
-    return parser(name, args=args, registry=verdict_parsers, space=space)
+    takes precedence (a ``{kind: verdict}`` without ``fields`` takes the parser's).
+
+    ``marks``: for a verdict written without braces, the pattern of its inline mark (MM-MT-Bench's
+    ``[[n]]``): a mark that is a piece of the model's text is a quote, never the judge's verdict,
+    (:func:`sole_verdict`)."""
+    return parser(name, args=args, registry=verdict_parsers, space=space, marks=marks)
 
 
 def is_number(value: Any) -> bool:
@@ -156,17 +162,35 @@ def sole_verdict(parse: Callable[[str, Mapping[str, Any]], Any], reply: str, con
             own = own.replace(span, "\n")
         spans = brace_spans(own)
     if not spans:
-        fields = parse(own, context)
-        return fields if isinstance(fields, dict) else None
+        return _without_braces(parse, own, texts, context)
     found = [f for f in (parse(span, context) for span in spans) if isinstance(f, dict)]
     if not found:
         for span in spans:
             own = own.replace(span, " ")
-        fields = parse(own, context)
-        return fields if isinstance(fields, dict) else None
+        return _without_braces(parse, own, texts, context)
     if len({json.dumps(f, sort_keys=True, default=str) for f in found}) != 1:
         return None
     return found[-1]
+
+
+def _without_braces(parse: Callable[[str, Mapping[str, Any]], Any], own: str, texts: list[str],
+                    context: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The verdict of a reply read without braces. For a parser that declares its inline mark
+    (``marks``, e.g. ``[[n]]``), a mark that is a piece of the model's text (``"[[10]]"`` quoted
+    inline) is cut, never read as the judge's, and the parser reads what is left (the first of the
+    judge's own marks, as the official code reads the first); marks that are all quotes leave no
+    verdict (None: the judge is asked again, then the call is a judge failure)."""
+    pattern = getattr(getattr(parse, "spec", None), "marks", None)
+    if pattern is not None and texts:
+        model = " ".join(" ".join(texts).split()).lower()
+        marks = list(dict.fromkeys(m.group(0) for m in pattern.finditer(own)))
+        quoted = [m for m in marks if " ".join(m.split()).lower() in model]
+        if quoted and len(quoted) == len(marks):
+            return None
+        for mark in quoted:
+            own = own.replace(mark, " ")
+    fields = parse(own, context)
+    return fields if isinstance(fields, dict) else None
 
 
 class JsonObjectArgs(ParserArgs):

@@ -12,7 +12,10 @@ Reference: mistralai/mistral-evals ``eval/tasks/mm_mt_bench.py`` (commit d61811f
   ``MultimodalLLMJudge._get_judge_prompt`` does.
 - ``mm_mt_bench_rating`` (verdict parser): ``BRACKET_SCORE_RE``,
   ``\\[\\[(\\d+\\.?\\d*)\\]\\]``, its first match read with ``ast.literal_eval``
-  (``get_score``); no match is not a verdict.
+  (``get_score``); no match is not a verdict. Ours: the parser declares ``[[n]]`` as its
+  verdict mark, so a mark that quotes the model's answer is cut from the judge's reply before
+  the first is taken (``sole_verdict``; the official code would take the answer's own rating,
+  see docs/benchmarks.md).
 - ``mm_mt_bench`` (aggregator): ``per_turn_mean`` (``score``: the mean over
   every judged turn, the official ``micro_average_score``) plus
   ``macro_average_score``, which ``aggregate_metrics`` computes as the mean of
@@ -89,7 +92,7 @@ def _rating_space(context: Any) -> dict[str, Any]:
     return {"kind": "choice", "choices": [f"Rating: [[{n}]]" for n in range(1, 11)]}
 
 
-@verdict_parser("mm_mt_bench_rating", space=_rating_space)
+@verdict_parser("mm_mt_bench_rating", space=_rating_space, marks=BRACKET_SCORE_RE)
 def mm_mt_bench_rating(text: str, context: Any) -> dict[str, float] | None:
     """``get_score``: the first ``[[n]]`` of the reply, read as a Python number."""
     match = BRACKET_SCORE_RE.search(text)

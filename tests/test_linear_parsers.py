@@ -1,0 +1,60 @@
+"""Issue 31, finding 12: every answer parser is linear on any reply.
+
+The reply ``"`` + spaces + ``x`` (200 KB, 0.6% of the response cap) used to parse for minutes: two
+``\\s*`` that meet in the answer-prefix pattern split one run of spaces every way (8,000 spaces
+about 1 s, 100,000 more than 100 s). Now every whitespace run there is possessive. The test runs
+every registered parser over replies built to make a backtracking pattern split one long run
+(spaces, quotes, bold markers, repeated prefixes, digits and ranges), 200,000 characters each;
+its bound is the pytest timeout (a hang guard far above the milliseconds it takes), never a clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mmtasks.registry import parsers
+from mmtasks.scoring.parsers import as_spec
+from mmtasks.scoring.text_normalize import strip_answer_prefix
+
+N = 200_000
+REPLIES = {
+    "quote-spaces": '"' + " " * N + "x",
+    "spaces": " " * N + "x",
+    "prefix-spaces": "The answer is" + " " * N + "x",
+    "bold-spaces": "**" + " " * N + "x",
+    "quote-bold-spaces": '"**' + " " * N + "x",
+    "answer-words": "answer " * (N // 7),
+    "answer-colons": "Answer:" * (N // 7),
+    "chinese-prefix": "答案是" * (N // 3),
+    "counts": "一共有" * (N // 3),
+    "ranges": "1-" * (N // 2),
+    "letters": "(A) " * (N // 4),
+    "negations": "not " * (N // 4),
+    "tabs-newlines": "\t\n" * (N // 2) + "x",
+}
+DOC: dict[str, Any] = {"options": ["a", "b", "c", "d"], "answer": "A", "target": "a"}
+
+
+def test_the_answer_prefix_of_a_long_run_of_spaces_is_read_at_once() -> None:
+    reply = REPLIES["quote-spaces"]
+    assert strip_answer_prefix(reply) == reply  # no prefix: unchanged (before: minutes to say so)
+    assert strip_answer_prefix('"' + " " * N + "The answer is" + " " * N + "B\"") == "B"
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("reply", list(REPLIES), ids=list(REPLIES))
+def test_every_parser_is_linear_on_a_hostile_reply(reply: str) -> None:
+    text = REPLIES[reply]
+    for name in parsers.names():
+        spec = as_spec(name, parsers.get(name))
+        if spec.args is not None:
+            try:
+                args = spec.args()
+            except ValueError:
+                continue  # needs settings of its task (label / by_field delegate to the parsers run here)
+            spec.fn(text, DOC, args)
+        elif spec.takes_doc:
+            spec.fn(text, DOC)
+        else:
+            spec.fn(text)
