@@ -145,3 +145,19 @@ def test_llama4_is_refused_because_transformers_cannot_generate_it(tmp_path: Pat
     model = AutoModelForImageTextToText.from_pretrained(folder)
     with pytest.raises(AttributeError, match="image_outputs"):
         _reference(model, AutoProcessor.from_pretrained(folder), "two", pictures["two"])
+
+
+def test_docs_models_table_lists_every_family_as_tested() -> None:
+    """docs/models.md's architecture table has one row per family of tests/tiny_families.py, and
+    says "tested" or "refused" as the tests above show it."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) >= 5:
+            rows[cells[0].strip("`")] = cells
+    assert set(rows) == set(FAMILIES)
+    for name, family in FAMILIES.items():
+        assert rows[name][2] == ("yes" if family.multi_image else "no"), name
+        assert ("tested, equal" if family.status == "tested" else "refused") in rows[name][4], name
+    assert len(TESTED) >= 16
