@@ -42,7 +42,7 @@ from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import UNPARSED_VERDICT
 from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.dialogues.matching import matcher_request
-from mmtasks.documents.dataset import Scan, scan_documents
+from mmtasks.documents.dataset import Exclusions, Scan, scan_documents
 from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError, DataError, MmtasksError, Problems, TemplateError
 from mmtasks.models.base import ModelContext, ModelSpec
@@ -144,28 +144,34 @@ def check_task(task: Task, root: Path | None, report: Report, *, limit: int | No
         report(problem)
 
     try:
-        count, max_images = _check_documents(task, root, limit, ctx, stand_in or _stand_in(), counted)
+        count, max_images, excluded = _check_documents(task, root, limit, ctx, stand_in or _stand_in(), counted)
     except MmtasksError as exc:  # the source itself: no data file, no data directory, a dataset that does not load
         counted(exc)
         return Scan(count=0, total=0, max_images=0), 0
-    return _scan(task, root, limit, count, max_images, bool(found)), count
+    return _scan(task, root, limit, count, max_images, bool(found), excluded), count
 
 
-def _scan(task: Task, root: Path | None, limit: int | None, count: int, max_images: int, problems: bool) -> Scan:
+def _scan(task: Task, root: Path | None, limit: int | None, count: int, max_images: int, problems: bool,
+          excluded: int = 0) -> Scan:
+    """The task's count: ``count`` documents to evaluate, of ``total`` records in the data (the
+    ``excluded`` ones that its record policy leaves out among them)."""
     if limit is not None and not problems:  # the records past the limit still count in the data's size
-        return scan_documents(task.config, root, limit=limit, task_file=task.file, adapter=task.adapter)
-    return Scan(count=count, total=count, max_images=max_images)
+        scan = scan_documents(task.config, root, limit=limit, task_file=task.file, adapter=task.adapter)
+        return Scan(count=scan.count - excluded, total=scan.total, max_images=scan.max_images)
+    return Scan(count=count, total=count + excluded, max_images=max_images)
 
 
 def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: DialogueContext, stand_in: RandomModel,
-                     report: Report, only: Callable[[int], bool] | None = None) -> tuple[int, int]:
-    """The check of each document (of the share ``only`` accepts): (documents read, most images in one)."""
+                     report: Report, only: Callable[[int], bool] | None = None) -> tuple[int, int, int]:
+    """The check of each document (of the share ``only`` accepts): (documents read, most images in
+    one, records the task's record policy excluded)."""
     # The dialogues run on a copy of the task without its metric functions: they score replies,
     # and the stand-in's replies are not worth scoring (nor worth loading a tokenizer for).
     unscored = copy.copy(task)
     unscored.metric_fns = {}
     count = max_images = 0
-    for doc in task.documents(root, limit, report=report, only=only):
+    excluded = Exclusions()
+    for doc in task.documents(root, limit, report=report, only=only, excluded=excluded):
         count += 1
         max_images = max(max_images, n_source_images(doc))
         try:
@@ -185,7 +191,7 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
                     if more.render() not in seen:
                         seen.add(more.render())
                         report(more)
-    return count, max_images
+    return count, max_images, sum(excluded.by_reason.values())
 
 
 # -- several processes --------------------------------------------------------------------
@@ -238,10 +244,10 @@ def _workers(tasks: Sequence[Task], root: Path | None, limit: int | None, worker
 
 
 def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | None, notetaking: bool,
-                        processes: int, shares: dict[str, int]) -> dict[str, tuple[int, int, list[MmtasksError]]]:
+                        processes: int, shares: dict[str, int]) -> dict[str, tuple[int, int, list[MmtasksError], int]]:
     """The tasks' documents checked in ``processes`` forked processes: a task cut into several
     shares is read whole by each, which checks the records whose index modulo the shares is its
-    own. Returns task -> (documents, most images in one, problems in record order)."""
+    own. Returns task -> (documents, most images in one, problems in record order, records excluded)."""
     jobs = [(t, k, shares[t.name]) for t in tasks if t.name in shares for k in range(shares[t.name])]
     _JOB.update(jobs=jobs, root=root, limit=limit, notetaking=notetaking)
     gc.freeze()  # the forked processes' collections then leave the parent's objects (and their pages) alone
@@ -254,7 +260,7 @@ def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | N
     finally:
         pool.terminate()
         _JOB.clear()
-    out: dict[str, tuple[int, int, list[MmtasksError]]] = {}
+    out: dict[str, tuple[int, int, list[MmtasksError], int]] = {}
     for task in tasks:
         mine = [r for (t, _, _), r in zip(jobs, results) if t is task]
         if not mine:
@@ -266,7 +272,7 @@ def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | N
             if error.render() not in seen:
                 seen.add(error.render())
                 problems.append(error)
-        out[task.name] = (sum(r[0] for r in mine), max(r[1] for r in mine), problems)
+        out[task.name] = (sum(r[0] for r in mine), max(r[1] for r in mine), problems, sum(r[3] for r in mine))
     return out
 
 
@@ -277,7 +283,7 @@ def _quiet_worker() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]]]:
+def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]], int]:
     """In a forked process: one share of one task; problems come back as plain tuples, with
     their place in the data (line, else record) to put them in order."""
     task, k, shares = _JOB["jobs"][job]
@@ -294,11 +300,11 @@ def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]]]
 
     ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=_JOB["notetaking"])
     try:
-        count, max_images = _check_documents(task, _JOB["root"], _JOB["limit"], ctx, _stand_in(), report, only)
+        count, max_images, excluded = _check_documents(task, _JOB["root"], _JOB["limit"], ctx, _stand_in(), report, only)
     except MmtasksError as exc:  # the source itself (every share finds it; reported once)
         report(exc)
-        count = max_images = 0
-    return count, max_images, problems
+        count = max_images = excluded = 0
+    return count, max_images, problems, excluded
 
 
 def _portable(problem: MmtasksError) -> tuple[Any, ...]:
@@ -394,10 +400,10 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
     checked = _check_in_processes(tasks, root, limit, notetaking, processes, shares) if processes > 1 else {}
     for task in tasks:
         if task.name in checked:
-            n, max_images, found = checked[task.name]
+            n, max_images, found, excluded = checked[task.name]
             for exc in found:
                 add(task.name, exc)
-            scans[task.name] = _scan(task, root, limit, n, max_images, bool(found))
+            scans[task.name] = _scan(task, root, limit, n, max_images, bool(found), excluded)
         else:
             ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=notetaking)
             scans[task.name], n = check_task(task, root, lambda exc, name=task.name: add(name, exc),

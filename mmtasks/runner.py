@@ -17,6 +17,7 @@ from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
 from mmtasks.config.run_config import RunConfig
 from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.core.sample import Dialogue, Sample
+from mmtasks.documents.dataset import Document, Exclusions
 from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError, MmtasksError, Problems
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
@@ -272,6 +273,13 @@ def recorded_settings(value: Any, key: str = "") -> Any:
     return value
 
 
+def _treated(task: Task, doc: Document, dialogue: Dialogue) -> Dialogue:
+    """``dialogue`` whose sample records what the task's record policy did to the record
+    (:meth:`Task.treated`), for every protocol alike."""
+    sample = yield from dialogue
+    return task.treated(sample, doc)
+
+
 def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks, started: float,
          matcher_spec: ModelSpec | None = None) -> RunOutcome:
     cache = ResponseCache(run.cache_dir or default_cache_dir()) if run.use_cache else None
@@ -286,10 +294,13 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     keep_full = ranks.active
     by_task: dict[str, list[Sample]] = {t.name: [] for t in tasks}
 
+    #: per task, the records its record policy left out (every rank reads every record: rank 0 counts all)
+    exclusions = {t.name: Exclusions() for t in tasks}
+
     def dialogues() -> Iterator[Dialogue]:
-        docs = ((task, doc) for task in tasks for doc in task.documents(root, run.limit))
+        docs = ((task, doc) for task in tasks for doc in task.documents(root, run.limit, excluded=exclusions[task.name]))
         for task, doc in distributed.shard(docs, ranks):
-            yield task.protocol.run(task, doc, ctx)
+            yield _treated(task, doc, task.protocol.run(task, doc, ctx))
 
     def finished(sample: Sample) -> None:
         progress.advance(sample)
@@ -346,7 +357,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         else:
             scored[task.name] = given[task.name] = sorted(by_task[task.name], key=lambda s: s.doc_index)
         # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
-        results[task.name] = aggregate(task, task.aggregator, scored[task.name], BOOTSTRAP_SEED)
+        results[task.name] = aggregate(task, task.aggregator, scored[task.name], BOOTSTRAP_SEED,
+                                       excluded=exclusions[task.name].by_reason)
     config = run.public()
     if run.run_name is not None:  # recorded, but not in the resume identity (_identity): a rename is the same run
         config["run_name"] = run.run_name

@@ -22,7 +22,8 @@ from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.protocols import ProtocolSpec
 from mmtasks.dialogues.transforms import Transform, apply_transforms
 from mmtasks.documents.adapters import Adapter
-from mmtasks.documents.dataset import Document, Report, load_documents
+from mmtasks.core.sample import Sample
+from mmtasks.documents.dataset import Document, Exclusions, Report, load_documents
 from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
@@ -267,13 +268,27 @@ class Task:
         return self.config.task
 
     def documents(self, data_root: Path | None, limit: int | None = None, report: Report | None = None,
-                  only: Callable[[int], bool] | None = None, frames: Any = None) -> Iterator[Document]:
+                  only: Callable[[int], bool] | None = None, frames: Any = None,
+                  excluded: Exclusions | None = None) -> Iterator[Document]:
         """The first ``limit`` documents, transformed. With ``report``, a record's problems go
         there and the record is left out; ``only`` reads a share of them; ``frames``: the store
-        videos are decoded into (see :func:`load_documents`)."""
+        videos are decoded into; the records the task's record policy excludes are counted in
+        ``excluded`` (see :func:`load_documents`)."""
         for doc in load_documents(self.config, data_root, task_file=self.file, adapter=self.adapter, limit=limit,
-                                  report=report, only=only, frames=frames):
+                                  report=report, only=only, frames=frames, excluded=excluded):
             yield apply_transforms(doc, self.transforms, self.image_mode)
+
+    def treated(self, sample: Sample, doc: Document) -> Sample:
+        """``sample`` of ``doc`` with what the record policy did to the record while it was
+        evaluated (``Sample.irregular``); a record scored wrong has 0 on every metric, whatever
+        the reply (a failed request stays a failure: nothing was answered)."""
+        if not doc.treated:
+            return sample
+        sample.irregular = dict(doc.treated)
+        if "scored_wrong" in doc.treated and not sample.failures:
+            sample.metrics = {name: 0.0 for name in {*sample.metrics, *self.metric_fns}}
+            sample.unparsed = sample.guessed = 0  # however the reply reads, the record is wrong
+        return sample
 
     # -- prompts ---------------------------------------------------------
     def variables(self, doc: Document, **extra: Any) -> dict[str, Any]:
@@ -306,8 +321,17 @@ class Task:
         pieces = self._video_frames(pieces, doc, field_name)
         if prompt.image_tags is not None:
             tags = prompt.image_tags
+            rule = self.config.dataset.record_rule("image_tag_unmatched")
+            unmatched: Callable[[str], None] | None = None
+            if rule is not None:  # the dataset's own records name images they lack: kept as text, counted
+                reason = rule.reason
+
+                def keep_as_text(tag: str) -> None:
+                    doc.treated["kept_as_text"] = reason
+
+                unmatched = keep_as_text
             try:
-                pieces = split_on_tags(pieces, re.compile(tags.pattern), len(doc.images), tags.base)
+                pieces = split_on_tags(pieces, re.compile(tags.pattern), len(doc.images), tags.base, unmatched)
             except TagError as exc:
                 raise DataError(str(exc), file=doc.source, doc_id=doc.doc_id, field=field_name,
                                 hint="prompt.image_tags names the images by their tags in the text") from None
@@ -371,6 +395,10 @@ class Task:
         except DataError as exc:  # the record's answer vocabulary itself is malformed (e.g. its options)
             raise DataError(exc.message, file=doc.source, line=doc.line, doc_id=doc.doc_id, field=exc.field, hint=exc.hint) from None
         if parsed is None or is_guess(parsed):  # a parser's random fallback (a guess) is not an answer in the target
+            rule = self.config.dataset.record_rule("target_outside_space")
+            if rule is not None:  # the dataset's own gold beyond its options: asked, scored wrong, counted
+                doc.treated["scored_wrong"] = rule.reason
+                return
             raise DataError(f"target {value!r} is outside the answer space: parser {self.parser.name!r} reads no answer in it",
                             file=doc.source, line=doc.line, doc_id=doc.doc_id, field=field_name,
                             hint=self._answer_vocabulary(doc))

@@ -16,7 +16,7 @@ import contextvars
 import math
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -279,15 +279,18 @@ class TagError(ValueError):
     """A tag that names no image of the document."""
 
 
-def split_on_tags(pieces: list[str | int], pattern: "re.Pattern[str]", n_images: int, base: int = 1) -> list[str | int]:
+def split_on_tags(pieces: list[str | int], pattern: "re.Pattern[str]", n_images: int, base: int = 1,
+                  unmatched: Callable[[str], None] | None = None) -> list[str | int]:
     """Replace each match of ``pattern`` in the text pieces by the image it names.
 
     With a capture group the group is the image's number (``base``: the first image's);
     without one the k-th match is the k-th image. A tag naming an image the document does not
-    have raises :class:`TagError`. Image indices already in ``pieces`` are kept.
+    have raises :class:`TagError`; with ``unmatched``, it is kept as text instead and
+    ``unmatched(tag)`` is called. Image indices already in ``pieces`` are kept.
     """
     out: list[str | int] = []
     k = 0
+    kept = False
     for piece in pieces:
         if not isinstance(piece, str):
             out.append(piece)
@@ -304,6 +307,12 @@ def split_on_tags(pieces: list[str | int], pattern: "re.Pattern[str]", n_images:
             else:
                 index = k
             k += 1
+            if not 0 <= index < n_images and unmatched is not None:
+                unmatched(m.group())  # the tag stays in the text
+                kept = True
+                out.append(m.group())
+                pos = m.end()
+                continue
             if not 0 <= index < n_images:
                 raise TagError(f"image tag {m.group()!r} names image {index + base if pattern.groups else index + 1}, "
                                f"but the document has {n_images} image{'' if n_images == 1 else 's'}")
@@ -311,4 +320,12 @@ def split_on_tags(pieces: list[str | int], pattern: "re.Pattern[str]", n_images:
             pos = m.end()
         if pos < len(piece):
             out.append(piece[pos:])
-    return out
+    if not kept:
+        return out
+    merged: list[str | int] = []  # a kept tag and the text around it are one text piece
+    for part in out:
+        if isinstance(part, str) and merged and isinstance(merged[-1], str):
+            merged[-1] = merged[-1] + part
+        else:
+            merged.append(part)
+    return merged

@@ -12,6 +12,17 @@ read from huggingface_hub's client code (``hf_api.py``, ``_commit_api.py``, ``ut
 - ``GET /api/{type}s/{repo}/tree/{rev}`` (``list_repo_files``, for ``delete_patterns``) and
   ``GET /api/{type}s/{repo}[/revision/{rev}]`` (``repo_info``).
 
+The read side that ``datasets.load_dataset`` and ``hf_hub_download`` use, for a public repo a test
+seeds with :meth:`HubState.seed` (a dataset in its real layout: README with its ``configs``, data files):
+
+- ``GET /api/{type}s/{repo}[/revision/{rev}]`` (``dataset_info``: ``sha``, ``siblings``, ``cardData``);
+- ``GET /api/{type}s/{repo}/tree/{rev}[/{path}]`` (``HfFileSystem.ls`` / ``glob``): files and
+  folders, one level or, with ``recursive=true``, all;
+- ``POST /api/{type}s/{repo}/paths-info/{rev}`` (``paths=...``: the entries that exist);
+- ``HEAD``/``GET /{type}s/{repo}/resolve/{rev}/{path}`` (datasets: ``/datasets/...``): the file, with
+  ``X-Repo-Commit``, ``ETag`` and ``Content-Length`` as the Hub sends them (no Xet: plain HTTP), and
+  ``Range`` requests answered 206. :meth:`HubState.fetched` lists the files downloaded.
+
 Every request is recorded (method, path, headers, body) so a test can check where the token went.
 Auth: ``Authorization: Bearer <token>``; an unknown token is 401 "Invalid credentials in
 Authorization header", a namespace the token may not write is 403, a repo that does not exist 404
@@ -45,6 +56,8 @@ class Repo:
     sdk: str | None = None
     files: dict[str, bytes] = field(default_factory=dict)
     commits: list[dict[str, Any]] = field(default_factory=list)
+    #: anyone may read it (a seeded public dataset); writing still needs a token
+    public: bool = False
 
     @property
     def head(self) -> str:
@@ -69,6 +82,27 @@ class HubState:
         #: a hostile Hub's commit URL (answered instead of the real one when set)
         self.commit_url: str | None = None
 
+    def seed(self, kind: str, repo_id: str, files: dict[str, bytes]) -> Repo:
+        """A public repo holding ``files`` in one commit (a dataset as its card lays it out)."""
+        repo = Repo(kind, repo_id, files=dict(files), public=True)
+        repo.commits.append({"oid": hashlib.sha1(f"{repo_id}{sorted(files)}".encode()).hexdigest(), "summary": "seed",
+                             "paths": sorted(files), "deleted": []})
+        with self.lock:
+            self.repos[(kind, repo_id)] = repo
+        return repo
+
+    def fetched(self, kind: str, repo_id: str) -> list[str]:
+        """The files of ``repo_id`` downloaded (a GET of their ``resolve`` URL), in order, each once."""
+        prefix = f"/{kind}s/{repo_id}/resolve/"
+        out: list[str] = []
+        for r in self.requests:
+            path = unquote(urlsplit(r.path).path)
+            if r.method == "GET" and path.startswith(prefix):
+                name = path[len(prefix):].split("/", 1)[1]
+                if name not in out:
+                    out.append(name)
+        return out
+
 
 def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -91,7 +125,8 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
             if status >= 400 and isinstance(payload, dict) and "error" in payload:
                 self.send_header("X-Error-Message", payload["error"])
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":  # a HEAD answer has no body (the next answer on the connection would break)
+                self.wfile.write(data)
 
         def _base(self) -> str:
             """URLs in answers point at this server, as the Hub's point at itself."""
@@ -119,15 +154,125 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
                 self._send(404, {"error": "Repository not found"}, "RepoNotFound")
             return repo
 
+        def _reader(self, kind: str, repo_id: str) -> Repo | None:
+            """The repo, when this request may read it: public, or a valid token (else 401/404 sent)."""
+            repo = state.repos.get((kind, repo_id))
+            if repo is not None and repo.public and not self.headers.get("Authorization"):
+                return repo
+            if self._auth() is None:
+                return None
+            return self._repo(kind, repo_id)
+
+        def _revision(self, repo: Repo, rev: str) -> bool:
+            if rev in ("main", repo.head):
+                return True
+            self._send(404, {"error": f"Invalid rev id: {rev}"}, "RevisionNotFound")
+            return False
+
+        def _resolve(self, parts: list[str], head_only: bool) -> None:
+            """``/{type}s/{org}/{name}/resolve/{rev}/{path}``: the file's bytes (a Range as 206)."""
+            kind, repo_id, rev, path = parts[0][:-1], f"{parts[1]}/{parts[2]}", parts[4], "/".join(parts[5:])
+            repo = self._reader(kind, repo_id)
+            if repo is None or not self._revision(repo, rev):
+                return
+            data = repo.files.get(path)
+            if data is None:
+                self._send(404, {"error": "Entry not found"}, "EntryNotFound")
+                return
+            status, body = 200, data
+            wanted = self.headers.get("Range", "")
+            if wanted.startswith("bytes=") and not head_only:
+                first, _, last = wanted[len("bytes="):].partition("-")
+                start = int(first) if first else max(0, len(data) - int(last))
+                end = int(last) if first and last else len(data) - 1
+                status, body = 206, data[start:end + 1]
+            self.send_response(status)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("ETag", f'"{git_blob_sha(data)}"')
+            self.send_header("X-Repo-Commit", repo.head)
+            self.send_header("Accept-Ranges", "bytes")
+            if status == 206:
+                self.send_header("Content-Range", f"bytes {start}-{start + len(body) - 1}/{len(data)}")
+            self.end_headers()
+            if not head_only:
+                self.wfile.write(body)
+
+        def do_HEAD(self) -> None:  # noqa: N802
+            self._record(b"")
+            parts = [unquote(p) for p in urlsplit(self.path).path.split("/") if p]
+            if len(parts) >= 6 and parts[0] in ("datasets", "spaces", "models") and parts[3] == "resolve":
+                self._resolve(parts, head_only=True)
+                return
+            self._send(404, {"error": "not found"})
+
+        def _tree(self, repo: Repo, rest: list[str]) -> None:
+            """``tree/{rev}[/{path}]``: the entries under ``path``, one level (folders as ``directory``)
+            or every file with ``recursive=true``."""
+            if not self._revision(repo, rest[1]):
+                return
+            from urllib.parse import parse_qs
+
+            query = parse_qs(urlsplit(self.path).query)
+            recursive = (query.get("recursive") or ["false"])[0].lower() in ("true", "1")
+            prefix = "/".join(rest[2:]).strip("/")
+            base = prefix + "/" if prefix else ""
+            if prefix and prefix in repo.files:
+                self._send(200, [{"type": "file", "oid": git_blob_sha(repo.files[prefix]), "size": len(repo.files[prefix]),
+                                  "path": prefix}])
+                return
+            out: list[dict[str, Any]] = []
+            folders: set[str] = set()
+            for path, data in sorted(repo.files.items()):
+                if not path.startswith(base):
+                    continue
+                inner = path[len(base):].split("/")
+                for depth in range(1, len(inner)):
+                    folder = base + "/".join(inner[:depth])
+                    if folder not in folders and (recursive or depth == 1):
+                        folders.add(folder)
+                        out.append({"type": "directory", "oid": hashlib.sha1(folder.encode()).hexdigest(), "size": 0,
+                                    "path": folder})
+                if recursive or len(inner) == 1:
+                    out.append({"type": "file", "oid": git_blob_sha(data), "size": len(data), "path": path})
+            if prefix and not out:
+                self._send(404, {"error": f"Entry not found: {prefix}"}, "EntryNotFound")
+                return
+            self._send(200, out)
+
+        def _info(self, repo: Repo) -> dict[str, Any]:
+            card: dict[str, Any] = {}
+            readme = repo.files.get("README.md", b"").decode("utf-8", "replace")
+            if readme.startswith("---\n"):
+                import yaml
+
+                card = yaml.safe_load(readme[4:].split("\n---", 1)[0]) or {}
+            return {"id": repo.repo_id, "sha": repo.head, "private": False, "disabled": False, "gated": False,
+                    "lastModified": "2024-01-01T00:00:00.000Z", "cardData": card, "tags": [],
+                    "siblings": [{"rfilename": p} for p in sorted(repo.files)]}
+
         def do_GET(self) -> None:  # noqa: N802
             self._record(b"")
+            parts = [unquote(p) for p in urlsplit(self.path).path.split("/") if p]
+            if len(parts) >= 6 and parts[0] in ("datasets", "spaces", "models") and parts[3] == "resolve":
+                self._resolve(parts, head_only=False)
+                return
+            if len(parts) >= 4 and parts[0] == "api" and (parts[1][:-1], f"{parts[2]}/{parts[3]}") in state.repos:
+                repo = self._reader(parts[1][:-1], f"{parts[2]}/{parts[3]}")
+                if repo is None:
+                    return
+                rest = parts[4:]
+                if rest[:1] == ["tree"] and len(rest) >= 2:
+                    self._tree(repo, rest)
+                    return
+                if rest == [] or (rest[:1] == ["revision"] and len(rest) == 2 and self._revision(repo, rest[1])):
+                    self._send(200, self._info(repo))
+                    return
+                if rest[:1] != ["revision"]:
+                    self._send(404, {"error": "not found"})
+                return
             spaces = self._auth()
             if spaces is None:
-                return
-            parts = [unquote(p) for p in urlsplit(self.path).path.split("/") if p]
-            # /{type}s/{org}/{name}/resolve/{rev}/{path}: a file's bytes (a dataset's or a Space's)
-            if len(parts) >= 6 and parts[0] in ("datasets", "spaces") and parts[3] == "resolve":
-                self._resolve(parts)
                 return
             # /api/{type}s/{org}/{name}/tree/{rev}[/...]  or  /api/{type}s/{org}/{name}[/revision/{rev}]
             if len(parts) < 4 or parts[0] != "api" or parts[1] not in ("datasets", "spaces", "models"):
@@ -150,28 +295,13 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
                 return
             self._send(404, {"error": "Revision not found"}, "RevisionNotFound")
 
-        def _resolve(self, parts: list[str]) -> None:
-            repo = self._repo(parts[0][:-1], f"{parts[1]}/{parts[2]}")
-            if repo is None:
-                return
-            if parts[4] != "main":
-                self._send(404, {"error": "Revision not found"}, "RevisionNotFound")
-                return
-            data = repo.files.get("/".join(parts[5:]))
-            if data is None:
-                self._send(404, {"error": "Entry not found"}, "EntryNotFound")
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/octet-stream")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("X-Repo-Commit", repo.head)
-            self.send_header("ETag", f'"{git_blob_sha(data)}"')
-            self.end_headers()
-            self.wfile.write(data)
-
         def do_POST(self) -> None:  # noqa: N802
             body = self._body()
             self._record(body)
+            parts = [unquote(p) for p in urlsplit(self.path).path.split("/") if p]
+            if len(parts) == 6 and parts[0] == "api" and parts[4] == "paths-info":
+                self._paths_info(parts, body)
+                return
             spaces = self._auth()
             if spaces is None:
                 return
@@ -196,6 +326,25 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
                 (self._preupload if parts[4] == "preupload" else self._commit)(repo, body)
                 return
             self._send(404, {"error": "not found"})
+
+        def _paths_info(self, parts: list[str], body: bytes) -> None:
+            """``paths-info/{rev}``: for each of the form's ``paths`` that exists, its entry."""
+            from urllib.parse import parse_qs
+
+            repo = self._reader(parts[1][:-1], f"{parts[2]}/{parts[3]}")
+            if repo is None or not self._revision(repo, parts[5]):
+                return
+            form = parse_qs(body.decode("utf-8")) if not body.startswith(b"{") else {
+                k: v if isinstance(v, list) else [v] for k, v in json.loads(body).items()}
+            out: list[dict[str, Any]] = []
+            for path in form.get("paths", []):
+                path = path.strip("/")
+                if path in repo.files:
+                    out.append({"type": "file", "oid": git_blob_sha(repo.files[path]), "size": len(repo.files[path]),
+                                "path": path})
+                elif any(p.startswith(path + "/") for p in repo.files):
+                    out.append({"type": "directory", "oid": hashlib.sha1(path.encode()).hexdigest(), "size": 0, "path": path})
+            self._send(200, out)
 
         def _create(self, payload: dict[str, Any], spaces: set[str]) -> None:
             org, name, kind = payload.get("organization"), payload.get("name"), payload.get("type") or "model"
@@ -286,7 +435,18 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):  # a client that closed its kept-alive connection
+            return
+        super().handle_error(request, client_address)
+
+
 def hub_server(tokens: dict[str, set[str]]) -> tuple[http.server.ThreadingHTTPServer, HubState]:
     state = HubState(tokens)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
+    server = _Server(("127.0.0.1", 0), make_handler(state))
     return server, state

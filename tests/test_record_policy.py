@@ -5,7 +5,11 @@ failure of the run."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from mmtasks.api import EvaluationResult
 from mmtasks.config.run_config import RunConfig
@@ -65,3 +69,99 @@ def test_the_viewer_filters_by_treatment() -> None:
     sample = {"doc_id": "a", "irregular": {"kept_as_text": "image tag beyond the record's images"}}
     assert failure_kinds(sample) == 1 << FAILURE_KINDS.index("kept_as_text")
     assert failure_kinds({"doc_id": "b", "irregular": {"scored_wrong": "x"}}) == 1 << FAILURE_KINDS.index("scored_wrong")
+
+
+# --- the policy, end to end on local data -------------------------------------------------
+
+TASK = """\
+task: policy_task
+dataset:
+  local: {dir: d, file: recs.jsonl}
+  images_field: images
+  required_fields: {id: str, question: str, answer: str, options: list}
+  record_policy: RULES
+prompt:
+  image_tags: {pattern: '<image (\\d+)>'}
+  user: "{{ doc.question }}"
+target: "{{ doc.answer }}"
+answer: {parser: choice, parser_args: {options_field: options}, space: {kind: choice, choices: '{{ doc.options | tojson }}'}}
+metrics: [{name: acc, function: choice_acc}]
+"""
+
+RULES = """
+    - {problem: missing_field, field: answer, treat: exclude, reason: answer missing}
+    - {problem: image_tag_unmatched, treat: keep_as_text, reason: tag beyond its images}
+    - {problem: target_outside_space, treat: score_wrong, reason: answer beyond the options}"""
+
+
+def write_task(tmp_path: Path, rules: str) -> tuple[Path, Path]:
+    from tests.builders import write_image
+
+    tasks, data = tmp_path / "tasks", tmp_path / "data" / "d"
+    tasks.mkdir()
+    data.mkdir(parents=True)
+    (tasks / "policy_task.yaml").write_text(TASK.replace("RULES", rules))
+    write_image(data / "a.png")
+    recs = [
+        {"id": 7, "question": "Is <image 1> red? (A) yes (B) no", "answer": "A", "options": ["yes", "no"], "images": ["a.png"]},
+        {"id": 8, "question": "Like <image 2>? (A) yes (B) no", "answer": "B", "options": ["yes", "no"], "images": ["a.png"]},
+        {"id": 9, "question": "Is <image 1> blue?", "answer": None, "options": ["yes", "no"], "images": ["a.png"]},
+        {"id": 10, "question": "Is <image 1> big?", "answer": "D", "options": ["yes", "no"], "images": ["a.png"]},
+    ]
+    (data / "recs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return tasks, tmp_path / "data"
+
+
+def test_each_treatment_is_applied_and_counted(tmp_path: Path, capsys) -> None:
+    from mmtasks.cli import main
+
+    tasks, data = write_task(tmp_path, RULES)
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"task": "policy_task", "doc_id": d, "responses": [r]}) + "\n"
+                            for d, r in (("7", "A"), ("8", "A"), ("10", "A"))))
+    out = tmp_path / "out"
+    code = main(["--tasks", "policy_task", "--include-path", str(tasks), "--data-dir", str(data),
+                 "--model", f"replay:{pred}", "--output-path", str(out), "--no-cache", "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    # 7 right; 8 wrong (gold B), its <image 2> kept as text; 9 excluded; 10 scored wrong (its reply "A" would not matter)
+    assert results["results"]["policy_task"]["acc"] == pytest.approx(100 / 3)
+    assert results["coverage"]["policy_task"] == {
+        "unit": "documents", "scored": 3, "total": 3, "percent": 100.0, "unscored": {},
+        "excluded": {"answer missing": 1}, "kept_as_text": {"tag beyond its images": 1},
+        "scored_wrong": {"answer beyond the options": 1}}
+    assert {k: v for k, v in results["problems"]["policy_task"].items() if v} == {
+        "excluded": 1, "kept_as_text": 1, "scored_wrong": 1}
+    assert "excluded: answer missing" in printed and "scored wrong: answer beyond the options" in printed
+    samples = [json.loads(line) for line in (out / "samples" / "policy_task.jsonl").read_text().splitlines()]
+    assert [s["doc_id"] for s in samples] == ["7", "8", "10"]  # the integer ids, as text
+    # the untagged image first (untagged: first), then the text with the tag kept
+    assert [p.get("text") for p in samples[1]["prompt"][-1]["content"]] == [None, "Like <image 2>? (A) yes (B) no"]
+    assert samples[2]["metrics"] == {"acc": 0.0} and samples[2]["irregular"] == {"scored_wrong": "answer beyond the options"}
+
+
+def test_without_a_policy_each_is_a_preflight_error(tmp_path: Path, capsys) -> None:
+    from mmtasks.cli import main
+
+    tasks, data = write_task(tmp_path, "[]")
+    code = main(["check", "--tasks", "policy_task", "--include-path", str(tasks), "--data-dir", str(data)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "document '8', field 'prompt.user': image tag '<image 2>' names image 2, but the document has 1 image" in err
+    assert "document '9', field 'answer': expected str, got NoneType" in err
+    assert "document '10', field 'target': target 'D' is outside the answer space" in err
+
+
+@pytest.mark.parametrize(("rule", "message"), [
+    ("{problem: image_tag_unmatched, treat: exclude, reason: x}", "a image_tag_unmatched record can be treated as: keep_as_text"),
+    ("{problem: missing_field, treat: exclude, reason: x}", "field names the field of a missing_field rule"),
+    ("{problem: missing_feld, field: a, treat: exclude, reason: x}", "record_policy"),
+])
+def test_a_policy_that_does_not_fit_is_one_line_at_load(tmp_path: Path, capsys, rule: str, message: str) -> None:
+    from mmtasks.cli import main
+
+    tasks, data = write_task(tmp_path, f"[{rule}]")
+    code = main(["check", "--tasks", "policy_task", "--include-path", str(tasks), "--data-dir", str(data)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err

@@ -215,6 +215,46 @@ class VideoConfig(_Strict):
             return f"num_frames={self.num_frames}" + ("" if self.sampling == "linspace" else f",sampling={self.sampling}")
         return f"fps={self.fps:g},max_frames={self.max_frames}"
 
+#: record problems a dataset may hold, and the treatments a task may declare for each
+#: (``dataset.record_policy``); every other record problem stays an error of the preflight
+RECORD_PROBLEMS: dict[str, tuple[str, ...]] = {
+    "missing_field": ("exclude",),
+    "image_tag_unmatched": ("keep_as_text",),
+    "target_outside_space": ("score_wrong",),
+}
+
+
+class RecordRule(_Strict):
+    """One record problem that the dataset itself holds, and how the benchmark's authors treat it
+    (an entry of ``dataset.record_policy``). Each record so treated is counted, by ``reason``, in
+    results.json's ``problems`` and ``coverage``, the results table and the viewer."""
+
+    problem: Literal["missing_field", "image_tag_unmatched", "target_outside_space"]
+    """``missing_field``: the record lacks ``field`` or holds null there; ``image_tag_unmatched``: an
+    image tag of ``prompt.image_tags`` names an image the record does not have;
+    ``target_outside_space``: the gold answer is outside the record's answer space (a letter beyond
+    its options)."""
+    field: str | None = None
+    """The field of a ``missing_field`` rule (one rule per field)."""
+    treat: Literal["exclude", "keep_as_text", "score_wrong"]
+    """``exclude``: the record is left out of the evaluation (not sent, not in the denominator),
+    for ``missing_field``; ``keep_as_text``: the unmatched tag stays in the prompt as text, for
+    ``image_tag_unmatched``; ``score_wrong``: the record is asked and scored 0 on every metric,
+    for ``target_outside_space``."""
+    reason: str = Field(min_length=1, max_length=80)
+    """How the counts name it (``output missing``): ``excluded: output missing = 3``."""
+    source: str | None = None
+    """Where the authors' treatment comes from (their script), for the reader of the task file."""
+
+    @model_validator(mode="after")
+    def _fits(self) -> "RecordRule":
+        allowed = RECORD_PROBLEMS[self.problem]
+        if self.treat not in allowed:
+            raise ValueError(f"a {self.problem} record can be treated as: {', '.join(allowed)} (not {self.treat})")
+        if (self.field is not None) != (self.problem == "missing_field"):
+            raise ValueError("field names the field of a missing_field rule, and only there")
+        return self
+
 
 class DatasetConfig(_Strict):
     local: LocalSource | None = None
@@ -238,6 +278,25 @@ class DatasetConfig(_Strict):
     """How to get the data, shown when it is missing (where to download it); each benchmark says its own."""
     video: VideoConfig | None = None
     """The record's videos and the frame rule (None: the task has no video input)."""
+    record_policy: list[RecordRule] = Field(default_factory=list)
+    """Record problems that the dataset itself holds and how its authors treat them (exclude the
+    record, keep an unmatched image tag as text, score it as wrong), each counted by reason in
+    results.json, the table and the viewer. Every problem no rule names stays a preflight error."""
+
+    def record_rule(self, problem: str, field: str | None = None) -> RecordRule | None:
+        """The rule for ``problem`` (of ``field``), when the task declares one."""
+        return next((r for r in self.record_policy if r.problem == problem and r.field == field), None)
+
+    @field_validator("record_policy")
+    @classmethod
+    def _one_rule_each(cls, v: list[RecordRule]) -> list[RecordRule]:
+        seen = set()
+        for rule in v:
+            key = (rule.problem, rule.field)
+            if key in seen:
+                raise ValueError(f"record_policy: {rule.problem}{f' of {rule.field}' if rule.field else ''} has two rules")
+            seen.add(key)
+        return v
 
     @field_validator("images_field")
     @classmethod

@@ -7,8 +7,9 @@ parts: only their existence and header are checked here, pixels are decoded by a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from mmtasks.documents.jsonl import iter_jsonl, loads_checked
 from mmtasks.documents.paths import ConfinedPaths, inside
 from mmtasks.errors import DataError
 
-__all__ = ["Document", "Scan", "image_entries", "image_file_problem", "load_documents", "scan_documents"]
+__all__ = ["Document", "Exclusions", "Scan", "image_entries", "image_file_problem", "load_documents", "scan_documents"]
 
 #: where problems go when the caller collects them (the preflight) instead of stopping at the first
 Report = Callable[[DataError], None]
@@ -42,12 +43,36 @@ class Document:
     line: int | None = None
     #: the record's videos (``dataset.video``), their frames chosen (``mmtasks.documents.video.VideoClip``)
     videos: tuple[Any, ...] = ()
+    #: how the task's record policy treated this record while it was evaluated: treatment
+    #: (``kept_as_text``, ``scored_wrong``) -> reason; filled as its prompt and target are made
+    #: (shared by the transformed copies of the document), copied to its sample
+    treated: dict[str, str] = field(default_factory=dict, compare=False)
+
+
+@dataclass
+class Exclusions:
+    """The records a task's record policy left out (``treat: exclude``), by reason, counted as the
+    documents are read: they have no document and no sample, and results.json counts them here."""
+
+    by_reason: dict[str, int] = field(default_factory=dict)
+
+    def add(self, reason: str) -> None:
+        self.by_reason[reason] = self.by_reason.get(reason, 0) + 1
+
+
+class _Excluded(Exception):
+    """A record the record policy leaves out (internal: the loader counts it)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path | None = None,
                    adapter: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
                    limit: int | None = None, report: Report | None = None,
-                   only: Callable[[int], bool] | None = None, frames: Any = None) -> Iterator[Document]:
+                   only: Callable[[int], bool] | None = None, frames: Any = None,
+                   excluded: Exclusions | None = None) -> Iterator[Document]:
     """The task's documents (the records before index ``limit``); ``adapter`` is its resolved
     ``dataset.adapter`` (built-ins are looked up when omitted).
 
@@ -60,7 +85,12 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
     several processes); the others are still read far enough to find duplicate ids.
 
     ``frames``: the :class:`~mmtasks.documents.video.FrameStore` the videos' frames are decoded
-    into (shared by the passes of a run; default: one for this pass)."""
+    into (shared by the passes of a run; default: one for this pass).
+
+    A record that a rule of ``dataset.record_policy`` excludes (a field its authors require, null
+    or missing) yields no document and is counted in ``excluded``. An integer id (a Hub ``int64``
+    column) is the document's id as its decimal text, and the record holds that text where the task
+    requires a string id (``required_fields``)."""
     ds = task.dataset
     videos = None
     if ds.video is not None:
@@ -88,9 +118,10 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
                 hint=ds.get_data or f"put the benchmark's data at {path}",
             )
         records = _read_local(path, report)
-        yield from _documents(records, ds, folder, str(path), adapter, report, limit, only, videos)
+        yield from _documents(records, ds, folder, str(path), adapter, report, limit, only, videos, excluded)
     elif ds.hf is not None:
-        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter, report, limit, only, videos)
+        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter, report, limit, only, videos,
+                              excluded)
     else:
         raise DataError(f"task {task.task!r} names no dataset (dataset.local or dataset.hf)", file=task_file, field="dataset")
 
@@ -131,7 +162,8 @@ def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None
         raise DataError("reading a Hugging Face dataset needs the `datasets` package", hint="pip install 'mmtasks[datasets]'") from None
     generation_error = getattr(getattr(datasets, "exceptions", None), "DatasetGenerationError", ValueError)
     try:
-        dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision, data_files=hf.data_files)
+        data_files = hf.data_files if hf.data_files is not None else _split_files(datasets, hf)
+        dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision, data_files=data_files)
     except generation_error as exc:  # a corrupt parquet or arrow file: its reader's own words name it
         cause = exc.__cause__ or exc.__context__ or exc
         raise DataError(
@@ -150,6 +182,22 @@ def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None
         yield index, dict(rec), None
 
 
+def _split_files(datasets: Any, hf: Any) -> dict[str, list[str]] | None:
+    """The data files of the one split a task reads, when its Hub dataset lists several (MMMU's
+    dev, validation and test per subject; BLINK's val and test): ``load_dataset`` with a split
+    still downloads and prepares every split of the config, so it is given that split's files only
+    (the file names come from the dataset's own ``configs``, as ``load_dataset_builder`` resolves
+    them: nothing is downloaded for it). None: read as it is (one split, a split expression such as
+    ``validation[:10]`` or ``dev+validation``, or a dataset whose files are not listed)."""
+    if not re.fullmatch(r"[\w.-]+", hf.split):
+        return None
+    builder = datasets.load_dataset_builder(hf.path, hf.name, revision=hf.revision)
+    files = getattr(builder.config, "data_files", None)
+    if not files or hf.split not in files or len(files) == 1:
+        return None
+    return {hf.split: list(files[hf.split])}
+
+
 def _undecoded_images(dset: Any, datasets: Any) -> Any:
     """Keep Hub image columns as encoded bytes (lazy), not decoded PIL images."""
     for name, feature in dset.features.items():
@@ -165,7 +213,8 @@ def _undecoded_images(dset: Any, datasets: Any) -> Any:
 
 def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str,
                adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, report: Report | None = None,
-               limit: int | None = None, only: Callable[[int], bool] | None = None, videos: Any = None) -> Iterator[Document]:
+               limit: int | None = None, only: Callable[[int], bool] | None = None, videos: Any = None,
+               excluded: Exclusions | None = None) -> Iterator[Document]:
     seen: set[str] = set()
     paths = ConfinedPaths(folder)
     for index, rec, lineno in records:
@@ -178,7 +227,13 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
                 pass  # reported by the share that reads the record
             continue
         problems: list[DataError] = []
-        doc = _document(index, rec, lineno, ds, paths, source, adapter, seen, problems, collect=report is not None, videos=videos)
+        try:
+            doc = _document(index, rec, lineno, ds, paths, source, adapter, seen, problems, collect=report is not None,
+                            videos=videos)
+        except _Excluded as exc:
+            if excluded is not None:
+                excluded.add(exc.reason)
+            continue
         if problems:
             if report is None:
                 raise problems[0]
@@ -202,12 +257,18 @@ def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetCo
             problems.append(exc if exc.file is not None else
                             DataError(exc.message, file=source, line=lineno, doc_id=exc.doc_id, field=exc.field, hint=exc.hint))
             return None
+    raw_id = rec.get(ds.id_field)
+    if isinstance(raw_id, int) and not isinstance(raw_id, bool) and ds.required_fields.get(ds.id_field) == "str":
+        rec = {**rec, ds.id_field: str(raw_id)}  # an int64 id column where the task reads text ids: its decimal text
     doc_id = str(rec.get(ds.id_field, index))
     where = {"file": source, "line": lineno, "doc_id": doc_id}
     if doc_id in seen:
         problems.append(DataError(f"duplicate document id {doc_id!r}", field=ds.id_field, **where))
         return None
     seen.add(doc_id)
+    for rule in ds.record_policy:  # the dataset's own records that its authors leave out
+        if rule.problem == "missing_field" and rule.field is not None and rec.get(rule.field) is None:
+            raise _Excluded(rule.reason)
     for name, kind in ds.required_fields.items():
         if name not in rec:
             problems.append(DataError("required field is missing", field=name, **where))
