@@ -4,6 +4,7 @@ protocols use."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib.util
 import json
@@ -340,7 +341,13 @@ class Task:
                 pieces = [i for i in range(len(doc.images)) if i not in placed] + pieces
         if prompt.strip_around_images:
             pieces = [p if isinstance(p, (int, Image)) else p.strip("\n") for p in pieces if isinstance(p, (int, Image)) or p.strip()]
-        return tuple(doc.images[p] if isinstance(p, int) else p if isinstance(p, Image) else Text(p) for p in pieces if p != "")
+        detail = prompt.image_detail  # the task's word to an API model on each image it sends (BLINK: low)
+
+        def image(part: Image) -> Image:
+            return part if detail is None else dataclasses.replace(part, detail=detail)
+
+        return tuple(image(doc.images[p]) if isinstance(p, int) else image(p) if isinstance(p, Image) else Text(p)
+                     for p in pieces if p != "")
 
     def _video_frames(self, pieces: list[Any], doc: Document, field_name: str) -> list[Any]:
         """``video(i)`` and ``frame(i, k)`` pieces as the frames' image parts."""

@@ -132,6 +132,13 @@ OPEN = {
     # "." stripped, lower-cased, no indicator
     "I don't know.": ["i don't know"],
     "24/7 hours": [7.0, 24.0, "24/7 hours"],
+    # "is " leaves "infinity", which float() reads (the authors' check_is_number): inf, kept and
+    # spelled "inf" (samples are JSON); "nan" reads as NaN, which equals nothing: left out
+    "The limit is infinity": ["inf"],
+    "The limit is -Infinity": ["-inf"],
+    "the answer is nan": [],
+    # "infinite" is no number: text
+    "The sum is infinite": ["infinite"],
 }
 
 
@@ -155,6 +162,14 @@ def test_open_answer_parser(reply: str) -> None:
     ("the answer is 3.429", ["24/7", "3.429"], True),
     ("the answer is 3.44", ["24/7", "3.429"], False),
     ("Transformation.", "transformation", True),
+    # eval_utils.py: normalize_str("infinity") is float("infinity") on both sides, and inf == inf
+    ("The limit is infinity", "infinity", True),
+    ("The limit is infinity", "inf", True),
+    ("The answer is inf", "Infinity", True),
+    ("The limit is -Infinity", "infinity", False),   # -inf is not inf
+    ("The limit is infinity", "-infinity", False),
+    ("The sum is infinite", "infinity", False),     # text "infinite"; the gold is the number inf
+    ("The limit is infinity", "in", False),         # a number: compared as one, never as text
 ])
 def test_open_answer_acc(reply: str, gold: Any, right: bool) -> None:
     assert open_answer_acc(open_answer(reply, {}), gold, {"id": "d"}) == (100.0 if right else 0.0)

@@ -352,6 +352,11 @@ class PromptConfig(_Strict):
     strip_around_images: bool = False
     """The text is sent as the template writes it (False). True: newlines at the edges of each
     text piece beside an image are removed, and whitespace-only pieces dropped."""
+    image_detail: Literal["auto", "low", "high"] | None = None
+    """How closely an API model is asked to look at each image the prompt sends: OpenAI's
+    ``detail`` of its ``image_url`` parts (BLINK's authors send ``low``). None: not said. The
+    ``openai`` backend sends it (its ``image_detail`` model argument, when given, wins); backends
+    without the notion send the pixels as they are."""
 
 
 class MatcherConfig(_Strict):

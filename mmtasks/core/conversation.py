@@ -81,6 +81,10 @@ class Image:
     parts: tuple["Image", ...] = field(default=())
     #: a frame of a video (``path`` is the video's): decoded with the video's other sampled frames
     frame: FrameRef | None = None
+    #: how closely an API model looks at the image, as the task declares it (``prompt.image_detail``:
+    #: OpenAI's ``detail``, ``low``/``high``/``auto``); None: not said. Backends without the notion
+    #: (hf, vllm) send the pixels as they are
+    detail: str | None = None
 
     def __post_init__(self) -> None:
         if self.path is None and self.data is None and not self.parts and self.frame is None:
@@ -145,7 +149,10 @@ class Image:
     def to_json(self) -> dict:
         if self.frame is not None:
             return {"type": "image", "image": self.describe(), "video": str(self.path), "timestamp": self.frame.timestamp}
-        return {"type": "image", "image": self.describe()}
+        out = {"type": "image", "image": self.describe()}
+        if self.detail is not None:
+            out["detail"] = self.detail
+        return out
 
 
 Part = Union[Text, Image]

@@ -78,7 +78,8 @@ class Request:
                 {
                     "role": m.role,
                     "parts": [
-                        {"t": p.text} if isinstance(p, Text) else {"i": p.content_hash}
+                        {"t": p.text} if isinstance(p, Text) else
+                        {"i": p.content_hash, **({"d": p.detail} if p.detail is not None else {})}
                         for p in m.parts
                     ],
                 }

@@ -81,7 +81,8 @@ class OpenAIArgs(BaseModel):
     ``data:video/jpeg;base64,<frame 1>,<frame 2>,...`` (vLLM's server reads that as the video's
     frames, so it samples none of its own)."""
     image_detail: Literal["auto", "low", "high"] | None = None
-    """OpenAI's ``detail`` of image parts (None: not sent)."""
+    """OpenAI's ``detail`` of every image part; None: the task's own (``prompt.image_detail``, BLINK's
+    ``low``), else not sent."""
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Fields merged into every request body (e.g. vLLM's top_k)."""

@@ -25,6 +25,9 @@ def chat_messages(messages: Sequence[Message], image_urls: Iterator[str], detail
     joined and empty ones dropped, so a server never inserts separators of its
     own between them. ``image_urls`` yields one data URL per image, in order.
 
+    ``detail``: OpenAI's ``detail`` of every image (the ``image_detail`` model argument); None:
+    each image's own (``Image.detail``, from the task's ``prompt.image_detail``), else none sent.
+
     ``video_url``: each video placed whole (every sampled frame in a row, :func:`video_runs`) is
     one ``video_url`` part holding the URL it gives (its frames then take no image URL).
     """
@@ -44,8 +47,10 @@ def chat_messages(messages: Sequence[Message], image_urls: Iterator[str], detail
                     parts.append({"type": "text", "text": part.text})
             else:
                 image_url: dict[str, str] = {"url": next(image_urls)}
-                if detail is not None:
-                    image_url["detail"] = detail
+                # the model's image_detail argument, else the detail the task gives the image
+                chosen = detail if detail is not None else part.detail
+                if chosen is not None:
+                    image_url["detail"] = chosen
                 parts.append({"type": "image_url", "image_url": image_url})
         if all(p["type"] == "text" for p in parts):
             content: str | list[dict] = "".join(p["text"] for p in parts)

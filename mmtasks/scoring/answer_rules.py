@@ -139,14 +139,36 @@ def _order(value: Normalized) -> tuple[int, float, str]:
     return (0, value, "") if isinstance(value, float) else (1, 0.0, value)
 
 
+#: an infinite number among the predictions, spelled as text (JSON has no infinity; samples hold
+#: the predictions): no text prediction can be spelled so, since a text that reads as a number is
+#: one (``float("inf")``), and :func:`open_match` compares them as the numbers they are
+INFINITIES = {"inf": math.inf, "-inf": -math.inf}
+
+
+def _json_safe(value: Normalized) -> Normalized | None:
+    """``value`` as it can be stored: an infinity as ``"inf"``/``"-inf"``; NaN as None (dropped:
+    the authors' ``nan in [nan]`` is false for two parses, so a NaN never matches)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
 def parse_open(reply: str) -> list[Normalized]:
     """The normalised predictions of an open answer, without repeats, numbers first (MMMU's
     ``parse_open_response`` returns them as an unordered set; the order changes no score).
-    Non-finite numbers ("nan", "inf") are left out: they equal no gold answer."""
+    An infinity ("infinity", "inf": ``float`` reads them, as the authors' ``check_is_number``
+    does) is kept, spelled ``"inf"``/``"-inf"`` (:data:`INFINITIES`); "nan" is left out."""
     keys = key_answers(reply)
     raw = keys + [n for key in keys for n in extract_numbers(key)]
-    values = {v for item in raw for v in normalize(item) if not (isinstance(v, float) and not math.isfinite(v))}
+    values = {safe for item in raw for v in normalize(item) if (safe := _json_safe(v)) is not None}
     return sorted(values, key=_order)
+
+
+def _as_prediction_number(pred: Normalized) -> float | None:
+    """A prediction's number: a float, or an infinity spelled as :data:`INFINITIES` does."""
+    if isinstance(pred, float):
+        return pred
+    return INFINITIES.get(pred)
 
 
 def open_match(gold: str | Sequence[str], predictions: Sequence[Normalized]) -> bool:
@@ -155,9 +177,10 @@ def open_match(gold: str | Sequence[str], predictions: Sequence[Normalized]) -> 
     golds = [gold] if isinstance(gold, str) else list(gold)
     accepted = [v for g in golds for v in normalize(str(g))]
     for pred in predictions:
-        if isinstance(pred, str):
-            if any(isinstance(ans, str) and ans in pred for ans in accepted):
+        number = _as_prediction_number(pred)
+        if number is not None:  # the authors' float branch: equal to a gold number (inf == inf)
+            if number in accepted:
                 return True
-        elif pred in accepted:
+        elif any(isinstance(ans, str) and ans in pred for ans in accepted):
             return True
     return False
