@@ -55,12 +55,15 @@ def image_file_problem(path: Path) -> str | None:
     try:
         head = os.read(fd, HEAD_BYTES)
         size = header_size(head, fd)
+        moving = not_a_picture(head, fd, None)
     except IsADirectoryError:
         return "image not found"
     except OSError:
         return "not a readable image"
     finally:
         os.close(fd)
+    if moving is not None:
+        return moving
     if size is None:
         size = _pil_size(path, head)
     if size is None:
@@ -70,6 +73,9 @@ def image_file_problem(path: Path) -> str | None:
 
 def image_bytes_problem(data: bytes) -> str | None:
     """:func:`image_file_problem` for an image embedded in a record (a Hub dataset's bytes)."""
+    moving = not_a_picture(data[:HEAD_BYTES], None, data)
+    if moving is not None:
+        return moving
     size = header_size(data[:HEAD_BYTES], None, data)
     if size is None:
         import io
@@ -78,6 +84,77 @@ def image_bytes_problem(data: bytes) -> str | None:
     if size is None:
         return "not a readable image"
     return size if isinstance(size, str) else budget_problem(*size)
+
+
+#: how a file that moves is refused as an image: the input that takes it (docs/vocabulary.md, "Videos")
+VIDEO_HINT = "give it as a video: dataset.video: {field: ..., num_frames: 8} and {{ video(i) }} in the prompt"
+#: ISO-BMFF brands of still images (HEIF, AVIF): an ``ftyp`` box that is not a video
+_STILL_BRANDS = (b"heic", b"heix", b"mif1", b"avif")
+#: GIF blocks walked looking for a second frame before giving up (then: one frame, as PIL would show it)
+_MAX_GIF_BLOCKS = 4096
+
+
+def not_a_picture(head: bytes, fd: int | None, data: bytes | None) -> str | None:
+    """Why a file given as an image is not one picture: a video container (MP4/MOV, WebM/MKV,
+    AVI), or an animated GIF, PNG or WebP (more than one frame); None for a still image. Sent as
+    an image, only its first frame would reach the model, without a word (issue 27)."""
+    kind = None
+    if head[4:8] == b"ftyp" and head[8:12] not in _STILL_BRANDS:
+        kind = "an MP4/MOV video"
+    elif head[:4] == b"\x1a\x45\xdf\xa3":
+        kind = "a WebM/MKV video"
+    elif head[:4] == b"RIFF" and head[8:12] == b"AVI ":
+        kind = "an AVI video"
+    elif head[:6] in (b"GIF87a", b"GIF89a"):
+        if _gif_frames(head, fd, data) > 1:
+            kind = "an animated GIF (more than one frame)"
+    elif head[:8] == PNG_SIGNATURE:
+        at = head.find(b"acTL")
+        idat = head.find(b"IDAT")
+        if at >= 0 and (idat < 0 or at < idat) and len(head) >= at + 8 and struct.unpack(">I", head[at + 4:at + 8])[0] > 1:
+            kind = "an animated PNG (more than one frame)"
+    elif head[:4] == b"RIFF" and head[8:12] == b"WEBP" and head[12:16] == b"VP8X" and len(head) > 20 and head[20] & 0x02:
+        kind = "an animated WebP"
+    return None if kind is None else f"{kind}, not one picture: {VIDEO_HINT}"
+
+
+def _gif_frames(head: bytes, fd: int | None, data: bytes | None) -> int:
+    """The GIF's image descriptors counted up to two (the blocks walked by their lengths, no
+    pixel decoded); a truncated file counts the frames found."""
+    def read(offset: int, n: int) -> bytes:
+        if offset + n <= len(head):
+            return head[offset:offset + n]
+        return _more(fd, data, offset, n)
+
+    pos = 13
+    flags = read(10, 1)
+    if flags and flags[0] & 0x80:  # the global colour table
+        pos += 3 * (2 << (flags[0] & 0x07))
+    frames = 0
+    for _ in range(_MAX_GIF_BLOCKS):
+        block = read(pos, 1)
+        if not block or block == b"\x3b":  # the end, or the trailer
+            return frames
+        if block == b"\x2c":  # an image descriptor: 9 bytes, a local colour table, the LZW code size
+            frames += 1
+            if frames > 1:
+                return frames
+            desc = read(pos + 1, 9)
+            if len(desc) < 9:
+                return frames
+            pos += 10 + (3 * (2 << (desc[8] & 0x07)) if desc[8] & 0x80 else 0) + 1
+        elif block == b"\x21":  # an extension: its label, then data sub-blocks
+            pos += 2
+        else:
+            return frames
+        while True:  # data sub-blocks, each its length then its bytes, up to a zero length
+            size = read(pos, 1)
+            if not size:
+                return frames
+            pos += 1 + size[0]
+            if size[0] == 0:
+                break
+    return frames
 
 
 def budget_problem(width: int, height: int) -> str | None:
