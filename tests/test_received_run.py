@@ -33,7 +33,8 @@ def _renamed(run: Path, tmp_path: Path, name: str) -> Path:
     hostile = tmp_path / "a" / "b" / "c" / "run"
     shutil.copytree(run, hostile)
     data = json.loads((hostile / "results.json").read_text())
-    for key in ("results", "problems", "coverage", "configs", "versions", "n-samples", "higher_is_better", "breakdowns"):
+    for key in ("results", "problems", "coverage", "configs", "config_hashes", "versions", "n-samples", "higher_is_better",
+                "breakdowns"):
         if isinstance(data.get(key), dict) and TASK in data[key]:
             data[key][name] = data[key].pop(TASK)
     (hostile / "results.json").write_text(json.dumps(data))

@@ -132,7 +132,7 @@ def test_chance_judgements_never_replace_a_real_judges(tmp_path: Path) -> None:
 
 def _task(primary: str) -> SimpleNamespace:
     return SimpleNamespace(config=SimpleNamespace(primary_metric=primary, version=1,
-                                                  model_dump=lambda mode: {"primary": primary}))
+                                                  model_dump=lambda mode: {"primary": primary}), plugins=())
 
 
 def test_group_average_only_when_every_member_is_run_and_scored() -> None:

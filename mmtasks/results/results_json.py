@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import time
@@ -31,6 +32,15 @@ def git_hash() -> str | None:
     if out.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != PACKAGE_DIR.parent:
         return None
     return lines[1]
+
+
+def config_hash(task: Task) -> str:
+    """A hash of ``task``'s config as run, independent of where its files sit: the config's JSON
+    with each plugin file replaced by its name and the SHA-256 of its content."""
+    config = task.config.model_dump(mode="json")
+    config["plugins"] = [{"name": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+                         for path in task.plugins]
+    return hashlib.sha256(json.dumps(config, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
 def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
@@ -78,6 +88,7 @@ def build_results(
         problems={name: r.problems for name, r in results.items()},
         coverage={name: r.coverage for name, r in results.items() if r.coverage is not None},
         configs={name: tasks[name].config.model_dump(mode="json") for name in results},
+        config_hashes={name: config_hash(tasks[name]) for name in results},
         versions={name: tasks[name].config.version for name in results},
         n_samples={name: {"original": n_original.get(name, r.n_samples), "effective": r.n_samples, **r.counts}
                    for name, r in results.items()},

@@ -353,7 +353,7 @@ class RunStats(_Open):
 #: dimension -> bucket -> {metric: value, "n": count}
 TaskBreakdowns = dict[str, dict[str, dict[str, MetricValue]]]
 
-_PER_TASK = ("breakdowns", "problems", "coverage", "configs", "versions", "n_samples", "higher_is_better", "matcher")
+_PER_TASK = ("breakdowns", "problems", "coverage", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher")
 
 
 class ResultsFile(_Open):
@@ -375,6 +375,10 @@ class ResultsFile(_Open):
     """task -> how much of its data was scored (tasks whose aggregator reports it)."""
     configs: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """task -> its TaskConfig as run (``mmtasks/config/task_config.py``)."""
+    config_hashes: dict[str, str] = Field(default_factory=dict)
+    """task -> a hash of its config as run, the same on any machine (plugin files by name and
+    content, not by path): two runs whose hashes differ ran different task definitions under one
+    name (``mmtasks compare`` refuses them; the two-run view flags them)."""
     versions: dict[str, int | float | str] = Field(default_factory=dict)
     n_samples: dict[str, NSamples] = Field(default_factory=dict, alias="n-samples")
     higher_is_better: dict[str, dict[str, bool]] = Field(default_factory=dict)
