@@ -144,38 +144,44 @@ def check_task(task: Task, root: Path | None, report: Report, *, limit: int | No
         report(problem)
 
     try:
-        count, max_images, excluded = _check_documents(task, root, limit, ctx, stand_in or _stand_in(), counted)
+        count, max_images, treated = _check_documents(task, root, limit, ctx, stand_in or _stand_in(), counted)
     except MmtasksError as exc:  # the source itself: no data file, no data directory, a dataset that does not load
         counted(exc)
         return Scan(count=0, total=0, max_images=0), 0
-    return _scan(task, root, limit, count, max_images, bool(found), excluded), count
+    return _scan(task, root, limit, count, max_images, bool(found), treated), count
 
 
 def _scan(task: Task, root: Path | None, limit: int | None, count: int, max_images: int, problems: bool,
-          excluded: int = 0) -> Scan:
-    """The task's count: ``count`` documents to evaluate, of ``total`` records in the data (the
-    ``excluded`` ones that its record policy leaves out among them)."""
+          treated: dict[str, dict[str, int]] | None = None) -> Scan:
+    """The task's count: ``count`` documents to evaluate, of ``total`` records in the data (those
+    that its record policy excludes among them; ``treated``: treatment -> reason -> records)."""
+    treated = treated or {}
+    excluded = sum(treated.get("excluded", {}).values())
     if limit is not None and not problems:  # the records past the limit still count in the data's size
         scan = scan_documents(task.config, root, limit=limit, task_file=task.file, adapter=task.adapter)
-        return Scan(count=scan.count - excluded, total=scan.total, max_images=scan.max_images)
-    return Scan(count=count, total=count + excluded, max_images=max_images)
+        return Scan(count=scan.count - excluded, total=scan.total, max_images=scan.max_images, treated=treated)
+    return Scan(count=count, total=count + excluded, max_images=max_images, treated=treated)
 
 
 def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: DialogueContext, stand_in: RandomModel,
-                     report: Report, only: Callable[[int], bool] | None = None) -> tuple[int, int, int]:
+                     report: Report, only: Callable[[int], bool] | None = None) -> tuple[int, int, dict[str, dict[str, int]]]:
     """The check of each document (of the share ``only`` accepts): (documents read, most images in
-    one, records the task's record policy excluded)."""
+    one, what the task's record policy did: treatment -> reason -> records)."""
     # The dialogues run on a copy of the task without its metric functions: they score replies,
     # and the stand-in's replies are not worth scoring (nor worth loading a tokenizer for).
     unscored = copy.copy(task)
     unscored.metric_fns = {}
     count = max_images = 0
     excluded = Exclusions()
+    treated: dict[str, dict[str, int]] = {}
     for doc in task.documents(root, limit, report=report, only=only, excluded=excluded):
         count += 1
         max_images = max(max_images, n_source_images(doc))
         try:
             sample = _drive(task.protocol.run(unscored, doc, ctx), stand_in, task)
+            for treatment, reason in doc.treated.items():
+                treated.setdefault(treatment, {})
+                treated[treatment][reason] = treated[treatment].get(reason, 0) + 1
             _check_verdicts(task, doc.doc_id, sample)
             if task.config.answer.matcher is not None:  # its templates, rendered for every document
                 matcher_request(task, doc, "(placeholder reply)", position=0)
@@ -191,7 +197,9 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
                     if more.render() not in seen:
                         seen.add(more.render())
                         report(more)
-    return count, max_images, sum(excluded.by_reason.values())
+    if excluded.by_reason:
+        treated["excluded"] = dict(excluded.by_reason)
+    return count, max_images, treated
 
 
 # -- several processes --------------------------------------------------------------------
@@ -244,10 +252,10 @@ def _workers(tasks: Sequence[Task], root: Path | None, limit: int | None, worker
 
 
 def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | None, notetaking: bool,
-                        processes: int, shares: dict[str, int]) -> dict[str, tuple[int, int, list[MmtasksError], int]]:
+                        processes: int, shares: dict[str, int]) -> dict[str, tuple[int, int, list[MmtasksError], dict[str, dict[str, int]]]]:
     """The tasks' documents checked in ``processes`` forked processes: a task cut into several
     shares is read whole by each, which checks the records whose index modulo the shares is its
-    own. Returns task -> (documents, most images in one, problems in record order, records excluded)."""
+    own. Returns task -> (documents, most images in one, problems in record order, treatment -> reason -> records)."""
     jobs = [(t, k, shares[t.name]) for t in tasks if t.name in shares for k in range(shares[t.name])]
     _JOB.update(jobs=jobs, root=root, limit=limit, notetaking=notetaking)
     gc.freeze()  # the forked processes' collections then leave the parent's objects (and their pages) alone
@@ -260,7 +268,7 @@ def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | N
     finally:
         pool.terminate()
         _JOB.clear()
-    out: dict[str, tuple[int, int, list[MmtasksError], int]] = {}
+    out: dict[str, tuple[int, int, list[MmtasksError], dict[str, dict[str, int]]]] = {}
     for task in tasks:
         mine = [r for (t, _, _), r in zip(jobs, results) if t is task]
         if not mine:
@@ -272,7 +280,13 @@ def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | N
             if error.render() not in seen:
                 seen.add(error.render())
                 problems.append(error)
-        out[task.name] = (sum(r[0] for r in mine), max(r[1] for r in mine), problems, sum(r[3] for r in mine))
+        treated: dict[str, dict[str, int]] = {}
+        for r in mine:
+            for treatment, reasons in r[3].items():
+                for reason, n in reasons.items():
+                    treated.setdefault(treatment, {})
+                    treated[treatment][reason] = treated[treatment].get(reason, 0) + n
+        out[task.name] = (sum(r[0] for r in mine), max(r[1] for r in mine), problems, treated)
     return out
 
 
@@ -283,7 +297,7 @@ def _quiet_worker() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]], int]:
+def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]], dict[str, dict[str, int]]]:
     """In a forked process: one share of one task; problems come back as plain tuples, with
     their place in the data (line, else record) to put them in order."""
     task, k, shares = _JOB["jobs"][job]
@@ -300,11 +314,12 @@ def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]],
 
     ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=_JOB["notetaking"])
     try:
-        count, max_images, excluded = _check_documents(task, _JOB["root"], _JOB["limit"], ctx, _stand_in(), report, only)
+        count, max_images, treated = _check_documents(task, _JOB["root"], _JOB["limit"], ctx, _stand_in(), report, only)
     except MmtasksError as exc:  # the source itself (every share finds it; reported once)
         report(exc)
-        count = max_images = excluded = 0
-    return count, max_images, problems, excluded
+        count = max_images = 0
+        treated = {}
+    return count, max_images, problems, treated
 
 
 def _portable(problem: MmtasksError) -> tuple[Any, ...]:
@@ -400,10 +415,10 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
     checked = _check_in_processes(tasks, root, limit, notetaking, processes, shares) if processes > 1 else {}
     for task in tasks:
         if task.name in checked:
-            n, max_images, found, excluded = checked[task.name]
+            n, max_images, found, treated = checked[task.name]
             for exc in found:
                 add(task.name, exc)
-            scans[task.name] = _scan(task, root, limit, n, max_images, bool(found), excluded)
+            scans[task.name] = _scan(task, root, limit, n, max_images, bool(found), treated)
         else:
             ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=notetaking)
             scans[task.name], n = check_task(task, root, lambda exc, name=task.name: add(name, exc),

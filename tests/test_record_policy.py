@@ -139,6 +139,13 @@ def test_each_treatment_is_applied_and_counted(tmp_path: Path, capsys) -> None:
     # the untagged image first (untagged: first), then the text with the tag kept
     assert [p.get("text") for p in samples[1]["prompt"][-1]["content"]] == [None, "Like <image 2>? (A) yes (B) no"]
     assert samples[2]["metrics"] == {"acc": 0.0} and samples[2]["irregular"] == {"scored_wrong": "answer beyond the options"}
+    # `mmtasks check` says what the policy does, before any run
+    assert main(["check", "--tasks", "policy_task", "--include-path", str(tasks), "--data-dir", str(data)]) == 0
+    checked = capsys.readouterr().out
+    assert "checked 3 documents of 1 task" in checked
+    line = next(line for line in checked.splitlines() if "policy_task (its record policy)" in line)
+    for part in ("excluded: answer missing 1", "kept as text: tag beyond its images 1", "scored wrong: answer beyond the options 1"):
+        assert part in line
 
 
 def test_without_a_policy_each_is_a_preflight_error(tmp_path: Path, capsys) -> None:
@@ -165,3 +172,32 @@ def test_a_policy_that_does_not_fit_is_one_line_at_load(tmp_path: Path, capsys, 
     code = main(["check", "--tasks", "policy_task", "--include-path", str(tasks), "--data-dir", str(data)])
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
+
+
+_CHECK = """
+import sys
+import mmtasks.preflight as pf
+pf.PARALLEL_FROM = 4
+workers = int(sys.argv[1])
+assert pf._workers(pf.load_tasks(["policy_task"], [sys.argv[2]])[0], pf.data_root(sys.argv[3]), None, workers)[0] == workers
+scan = pf.preflight(["policy_task"], include_paths=[sys.argv[2]], data_dir=sys.argv[3], workers=workers).scans["policy_task"]
+print(scan.count, scan.total, sorted((t, sorted(r.items())) for t, r in scan.treated.items()))
+"""
+
+
+def test_the_check_in_several_processes_counts_what_one_counts(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    tasks, data = write_task(tmp_path, RULES)
+    repo = Path(__file__).resolve().parents[1]
+
+    def check(workers: int) -> str:
+        out = subprocess.run([sys.executable, "-c", _CHECK, str(workers), str(tasks), str(data)], capture_output=True,
+                             text=True, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    assert check(1) == check(3) == ("3 4 [('excluded', [('answer missing', 1)]), ('kept_as_text', [('tag beyond its images', 1)]), "
+                                    "('scored_wrong', [('answer beyond the options', 1)])]")

@@ -10,6 +10,7 @@ import argparse
 
 from mmtasks.api import parse_component_args
 from mmtasks.config.run_config import RunConfig
+from mmtasks.errors import printable
 from mmtasks.runner import check
 
 
@@ -37,4 +38,9 @@ def check_command(args: argparse.Namespace) -> int:
     checked = check(run)
     n = len(checked.tasks)
     print(f"checked {checked.documents} documents of {n} task{'s' if n != 1 else ''} in {checked.seconds:.2f} s: no problems")
+    for task, scan in checked.scans.items():  # the dataset's own records, treated as the task declares
+        parts = [f"{treatment.replace('_', ' ')}: {reason} {count}"
+                 for treatment, reasons in scan.treated.items() for reason, count in reasons.items()]
+        if parts:
+            print(printable(f"  {task} (its record policy): " + "; ".join(parts)))
     return 0

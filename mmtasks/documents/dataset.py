@@ -440,6 +440,9 @@ class Scan:
     count: int
     total: int
     max_images: int
+    #: what the task's record policy did to its records (the preflight's check): treatment ->
+    #: reason -> records (``excluded``, ``kept_as_text``, ``scored_wrong``)
+    treated: dict[str, dict[str, int]] = field(default_factory=dict, compare=False)
 
 
 def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | None = None, task_file: Path | None = None,
