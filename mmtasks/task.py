@@ -8,7 +8,6 @@ import dataclasses
 import difflib
 import importlib.util
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
 from mmtasks.scoring.metrics import CorpusFunction, bind_metric, declared_references, is_corpus_function
 from mmtasks.scoring.parsers import BoundParser, LabelArgs, bind, document_labels, is_guess, option_letters
+from mmtasks.config.task_regex import PatternTimeout, compile_task_pattern
 from mmtasks.templates import TagError, render, split_on_images, split_on_tags
 
 ImageMode = Literal["separate", "combined"]
@@ -332,8 +332,8 @@ class Task:
 
                 unmatched = keep_as_text
             try:
-                pieces = split_on_tags(pieces, re.compile(tags.pattern), len(doc.images), tags.base, unmatched)
-            except TagError as exc:
+                pieces = split_on_tags(pieces, compile_task_pattern(tags.pattern), len(doc.images), tags.base, unmatched)
+            except (TagError, PatternTimeout) as exc:
                 raise DataError(str(exc), file=doc.source, doc_id=doc.doc_id, field=field_name,
                                 hint="prompt.image_tags names the images by their tags in the text") from None
             if tags.untagged == "first":

@@ -279,15 +279,19 @@ class TagError(ValueError):
     """A tag that names no image of the document."""
 
 
-def split_on_tags(pieces: list[str | int], pattern: "re.Pattern[str]", n_images: int, base: int = 1,
+def split_on_tags(pieces: list[str | int], pattern: Any, n_images: int, base: int = 1,
                   unmatched: Callable[[str], None] | None = None) -> list[str | int]:
     """Replace each match of ``pattern`` in the text pieces by the image it names.
 
     With a capture group the group is the image's number (``base``: the first image's);
     without one the k-th match is the k-th image. A tag naming an image the document does not
     have raises :class:`TagError`; with ``unmatched``, it is kept as text instead and
-    ``unmatched(tag)`` is called. Image indices already in ``pieces`` are kept.
+    ``unmatched(tag)`` is called. Image indices already in ``pieces`` are kept. A task's pattern
+    (:func:`mmtasks.config.task_regex.compile_task_pattern`) runs under its time bound
+    (:class:`~mmtasks.config.task_regex.PatternTimeout`).
     """
+    from mmtasks.config import task_regex
+
     out: list[str | int] = []
     k = 0
     kept = False
@@ -296,7 +300,8 @@ def split_on_tags(pieces: list[str | int], pattern: "re.Pattern[str]", n_images:
             out.append(piece)
             continue
         pos = 0
-        for m in pattern.finditer(piece):
+        matches = task_regex.finditer(pattern, piece) if isinstance(pattern, task_regex.Pattern) else pattern.finditer(piece)
+        for m in matches:
             if m.start() > pos:
                 out.append(piece[pos : m.start()])
             if pattern.groups:

@@ -329,10 +329,9 @@ class ImageTagsConfig(_Strict):
     @field_validator("pattern")
     @classmethod
     def _valid_pattern(cls, v: str) -> str:
-        try:
-            compiled = re.compile(v)
-        except re.error as exc:
-            raise ValueError(f"not a regular expression: {exc}") from None
+        from mmtasks.config.task_regex import compile_task_pattern
+
+        compiled = compile_task_pattern(v)  # nested quantifiers refused; matching bounded in time
         if compiled.groups > 1:
             raise ValueError("the pattern may have at most one capture group (the image's number)")
         if compiled.fullmatch(""):

@@ -33,7 +33,6 @@ outside ``a-z0-9`` with a space, so Chinese text is dropped entirely.
 
 from __future__ import annotations
 
-import re
 import string
 from typing import Any
 
@@ -154,11 +153,13 @@ class ExactMatchArgs(MetricArgs):
     @field_validator("regexes_to_ignore")
     @classmethod
     def _compiles(cls, v: list[str]) -> list[str]:
+        from mmtasks.config.task_regex import compile_task_pattern
+
         for rx in v:
             try:
-                re.compile(rx)
-            except re.error as exc:
-                raise ValueError(f"{rx!r} is not a regular expression: {exc}") from None
+                compile_task_pattern(rx)  # nested quantifiers refused; matching bounded in time
+            except ValueError as exc:
+                raise ValueError(f"{rx!r}: {exc}") from None
         return v
 
 
@@ -169,8 +170,14 @@ _DIGITS = str.maketrans("", "", string.digits)
 def exact_match_form(text: str, args: ExactMatchArgs) -> str:
     """``text`` as :func:`exact_match` compares it: lm-eval's steps in lm-eval's order (regexes,
     case, punctuation, numbers), then surrounding whitespace stripped (ours: lm-eval keeps it)."""
+    from mmtasks.config import task_regex
+
     for rx in args.regexes_to_ignore:
-        text = re.sub(rx, "", text)
+        try:
+            text = task_regex.sub(task_regex.compile_task_pattern(rx), "", text)
+        except task_regex.PatternTimeout as exc:
+            raise DataError(str(exc), field="metrics.args.regexes_to_ignore",
+                            hint="write the pattern so that it cannot backtrack over a long reply") from None
     if args.ignore_case:
         text = text.lower()
     if args.ignore_punctuation:
