@@ -114,7 +114,10 @@ def _matcher_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | N
     """The answer matcher (``--matcher``) and, for ``--matcher default``, the task whose default it
     is; None when the run asks for none, predicts only, or no task has an ``answer.matcher``."""
     matched = [t for t in tasks if t.config.answer.matcher is not None]
-    if run.matcher is None or run.predict_only or not matched:
+    if run.matcher is not None and not matched:  # a flag that would do nothing is not accepted silently
+        raise ConfigError("no task of this run has an answer matcher (answer.matcher)", field="--matcher",
+                          hint="BLINK's and MMIU's tasks have their authors'; or drop --matcher")
+    if run.matcher is None or run.predict_only:
         return None
     spec, origin = run.matcher, None
     if spec == "default":

@@ -127,6 +127,9 @@ class Task:
         and its prompt file is read now."""
         matcher = self.config.answer.matcher
         assert matcher is not None
+        if self.protocol.name != "single_turn":
+            raise ConfigError(f"an answer matcher is asked by the single_turn protocol only, not by {self.protocol.name!r}",
+                              file=self.file, field="answer.matcher", hint="remove the matcher, or use protocol: single_turn")
         if self.parser.name not in ("choice", "label"):
             raise ConfigError(f"an answer matcher names one of the options, but parser {self.parser.name!r} reads no options",
                               file=self.file, field="answer.matcher", hint="use the choice or label parser, or remove the matcher")

@@ -98,6 +98,11 @@ def test_a_matcher_needs_a_parser_that_reads_options_and_a_prompt(tmp_path: Path
         _load(tmp_path, "{parser: choice, matcher: {prompt_file: ../../elsewhere.txt}}")
     assert err.value.field == "answer.matcher.prompt_file"
     assert _load(tmp_path, "{space: [yes, no], matcher: {prompt: 'p'}}").parser.name == "label"
+    (tmp_path / "t.yaml").write_text("task: t\ndataset: {local: {dir: d, file: f.jsonl}}\nprotocol: multi_turn\n"
+                                     "answer: {parser: choice, matcher: {prompt: p}}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="single_turn protocol only") as err:
+        Task(TaskConfig.model_validate(read_yaml(tmp_path / "t.yaml")), tmp_path / "t.yaml")
+    assert err.value.field == "answer.matcher"
 
 
 # --- end to end: BLINK-shaped records, replayed replies, a loopback matcher ----------------------
@@ -226,3 +231,23 @@ def test_a_guess_is_replaced_by_the_matchers_reading(tmp_path: Path, chat_server
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["matcher"]["guessing"]["read_by"]["random"] == 1
     assert results["problems"]["guessing"]["guessed"] == 1
+
+
+def test_matcher_on_a_run_whose_tasks_have_none_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--tasks", "muirbench", "--data-dir", str(SAMPLE), "--model", "random", "--matcher", "random",
+                 "--output-path", str(tmp_path / "out"), "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--matcher" in err and "no task of this run has an answer matcher" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_random_baseline_can_stand_in_for_the_matcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data, replies = _blink_data(tmp_path)
+    monkeypatch.setenv("MMTASKS_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["--tasks", "blink_counting", "--data-dir", str(data), "--model", f"replay:{replies}", "--matcher", "random",
+                 "--output-path", str(tmp_path / "out"), "--no-progress", "--allow-failures"]) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    summary = results["matcher"]["blink_counting"]
+    assert summary["asked"] == 3 and summary["read_by"]["rule"] == 1
+    assert summary["read_by"]["matcher"] + summary["read_by"]["none"] == 3   # a letter or Z, drawn at random
