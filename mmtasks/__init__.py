@@ -13,13 +13,14 @@ import importlib
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["EvaluationResult", "RunConfig", "evaluate", "__version__"]
+__all__ = ["EvaluationResult", "RunConfig", "compare", "evaluate", "__version__"]
 
 #: public name -> the module that defines it, imported on first access
 _LAZY = {
     "evaluate": "mmtasks.api",
     "EvaluationResult": "mmtasks.api",
     "RunConfig": "mmtasks.config.run_config",
+    "compare": "mmtasks.comparison.runs",
 }
 
 

@@ -24,7 +24,7 @@ from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact, register_env_secrets
 
-SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view")
+SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view", "compare")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
@@ -85,6 +85,7 @@ OTHER_COMMANDS = """other commands (each has --help):
   mmtasks cache         inspect or clear the response cache (info, clear)
   mmtasks leaderboard   the static leaderboard and figures (build, plot, schema, publish)
   mmtasks judge         agreement between two runs' judge verdicts
+  mmtasks compare       is B better than A? paired differences, McNemar, intervals
   mmtasks view          a static site of every answer of a run, or two side by side
 
 From Python: mmtasks.evaluate(tasks=..., model=..., **options)."""
@@ -115,12 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
     _add_common(cache)
     from mmtasks.commands.check import add_check_parser
+    from mmtasks.commands.compare import add_compare_parser
     from mmtasks.commands.judge import add_judge_parser
     from mmtasks.commands.view import add_view_parser
     from mmtasks.leaderboard.cli import configure_parser as configure_leaderboard
 
     _add_common(add_check_parser(sub))
     _add_common(add_judge_parser(sub))
+    _add_common(add_compare_parser(sub))
     _add_common(add_view_parser(sub))
     configure_leaderboard(sub.add_parser("leaderboard", help="build the static leaderboard or plot figures",
                                          description="The static leaderboard and figures from run folders."))
@@ -176,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
             from mmtasks.commands.judge import judge_command
 
             return judge_command(args)
+        if args.command == "compare":
+            from mmtasks.commands.compare import compare_command
+
+            return compare_command(args)
         if args.command == "view":
             from mmtasks.commands.view import view_command
 

@@ -51,8 +51,9 @@ class Interval:
 
     @property
     def significant(self) -> bool:
-        """Whether the interval excludes 0."""
-        return self.low > 0 or self.high < 0
+        """Whether the interval excludes 0 (never from fewer than two units: one document's
+        difference says nothing about its spread)."""
+        return self.units >= 2 and (self.low > 0 or self.high < 0)
 
 
 def paired_bootstrap(diffs: Sequence[float], clusters: Sequence[str] | None = None, *, n_boot: int = N_BOOT,
@@ -114,3 +115,29 @@ def minimum_detectable_effect(stderr: float, *, alpha: float = 0.05, power: floa
     defaults)."""
     z = NormalDist()
     return (z.inv_cdf(1 - alpha / 2) + z.inv_cdf(power)) * stderr
+
+
+def stratified_bootstrap(strata: Sequence[Sequence[float]], *, n_boot: int = N_BOOT, seed: int = 0,
+                         confidence: float = CONFIDENCE) -> Interval:
+    """Percentile interval of the mean over strata of each stratum's mean difference (a group's
+    average over its tasks), each stratum's documents resampled on their own."""
+    import numpy as np
+
+    arrays = [np.asarray(s, dtype=np.float64) for s in strata]
+    if not arrays or any(a.ndim != 1 or a.size == 0 for a in arrays):
+        raise ValueError("every stratum needs at least one difference")
+    mean = float(np.mean([a.mean() for a in arrays]))
+    rng = np.random.default_rng(seed)
+    totals = np.zeros(n_boot, dtype=np.float64)
+    for a in arrays:
+        if a.size < 2:
+            totals += a.mean()
+            continue
+        rows = max(1, 250_000 // a.size)
+        for start in range(0, n_boot, rows):
+            stop = min(start + rows, n_boot)
+            totals[start:stop] += a[rng.integers(0, a.size, size=(stop - start, a.size))].mean(axis=1)
+    means = totals / len(arrays)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return Interval(mean, float(low), float(high), sum(a.size for a in arrays))

@@ -1,0 +1,277 @@
+"""Comparing two runs document by document: ``mmtasks compare RUN_A RUN_B`` and
+``mmtasks.compare``.
+
+For every task both runs scored, the documents are paired by id. Each metric the samples carry
+gets the paired difference B - A over the documents both runs scored (each document weighing the
+same), a 95% interval from a paired bootstrap over documents (over clusters where the samples name
+one: a task's ``cluster:``), the minimum detectable effect at 80% power for that many documents and
+the observed spread of the differences, and, for a 0/1 metric (accuracy), McNemar's exact test.
+Documents only one run scored are counted, never silently dropped. A group's difference is the
+mean of its tasks' headline differences (the group average is that mean), its interval from a
+bootstrap stratified by task.
+
+Runs of different task definitions (``config_hashes`` in results.json differ) or of different
+documents under the same ids (their targets differ) are refused with one line: their difference
+would not say which model is better.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from mmtasks.comparison.paired import (
+    Interval,
+    mcnemar_exact,
+    minimum_detectable_effect,
+    paired_bootstrap,
+)
+from mmtasks.documents.jsonl import iter_jsonl
+from mmtasks.errors import ConfigError, DataError
+from mmtasks.results.schema import ResultsFile, read_results
+
+
+class MetricComparison(BaseModel):
+    """One metric of one task, B against A, on the results' scale (percent where the results are)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: str
+    #: documents both runs scored on this metric
+    n: int
+    a: float
+    b: float
+    #: B - A, and its 95% paired bootstrap interval
+    difference: float
+    low: float
+    high: float
+    significant: bool
+    #: the difference detectable at 80% power (two-sided 5%) for these documents and the observed
+    #: spread of their differences
+    minimum_detectable_effect: float
+    #: for a 0/1 metric: documents only A got right, only B got right, and McNemar's exact p
+    a_only: int | None = None
+    b_only: int | None = None
+    mcnemar_p: float | None = None
+
+
+class TaskComparison(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    task: str
+    primary: str | None
+    #: documents both runs scored, and those in one run only
+    both: int
+    only_a: int
+    only_b: int
+    #: clusters resampled (None: documents are independent)
+    clusters: int | None = None
+    metrics: list[MetricComparison]
+
+
+class GroupComparison(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    group: str
+    tasks: list[str]
+    difference: float
+    low: float
+    high: float
+    significant: bool
+
+
+class Comparison(BaseModel):
+    """``mmtasks compare``'s report (also its ``--json``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_a: str
+    run_b: str
+    tasks: list[TaskComparison]
+    groups: list[GroupComparison]
+    #: tasks only one run has
+    only_in_a: list[str]
+    only_in_b: list[str]
+
+
+def _run_dir(path: Path) -> Path:
+    path = Path(path)
+    if path.is_file() and path.name == "results.json":
+        return path.parent
+    if not (path / "results.json").is_file():
+        raise DataError("not a run folder (no results.json)", file=path)
+    return path
+
+
+def _label(run: Path, results: ResultsFile) -> str:
+    name = getattr(results.config, "run_name", None)
+    return str(name) if name else run.name
+
+
+def _samples(run: Path, task: str) -> dict[str, dict[str, Any]]:
+    """doc_id -> its sample record (metrics, target, cluster) of ``task`` in ``run``."""
+    file = run / "samples" / f"{task}.jsonl"
+    if not file.is_file():
+        raise DataError(f"task {task!r} has no samples file: compare needs each document's scores", file=file)
+    out: dict[str, dict[str, Any]] = {}
+    for lineno, row in iter_jsonl(file):
+        if not isinstance(row, dict) or row.get("doc_id") is None or not isinstance(row.get("metrics"), dict):
+            raise DataError("not a sample record (doc_id and metrics expected)", file=file, line=lineno)
+        out[str(row["doc_id"])] = {"metrics": row["metrics"], "target": row.get("target"),
+                                   "cluster": row.get("cluster")}
+    return out
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _primary(results: ResultsFile, task: str) -> str | None:
+    """The task's headline metric: the one its config marks primary, else its first."""
+    declared = [m for m in results.configs.get(task, {}).get("metrics", []) if isinstance(m, dict) and m.get("name")]
+    for m in declared:
+        if m.get("primary"):
+            return str(m["name"])
+    if declared:
+        return str(declared[0]["name"])
+    for key in results.results[task].values:
+        if not key.endswith(("_stderr", "_all", "_micro", "_macro")):
+            return key
+    return None
+
+
+def _scale(results: ResultsFile, task: str, metric: str, samples: dict[str, dict[str, Any]]) -> float:
+    """100 when the results report ``metric`` in percent of the per-document values, else 1."""
+    reported = _number(results.results[task].values.get(f"{metric}_all",
+                                                                 results.results[task].values.get(metric)))
+    values = [v for s in samples.values() if (v := _number(s["metrics"].get(metric))) is not None]
+    if reported is None or not values or not any(values):
+        return 100.0 if values and all(0 <= v <= 1 for v in values) and reported not in (None, 0.0) and reported > 1 else 1.0
+    ratio = reported / (sum(values) / len(values))
+    return 100.0 if abs(ratio - 100.0) < 1.0 else 1.0
+
+
+def _refuse_different(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict[str, Any]],
+                      sb: dict[str, dict[str, Any]]) -> None:
+    ha, hb = ra.config_hashes.get(task), rb.config_hashes.get(task)
+    if ha is None or hb is None:
+        same = {k: v for k, v in ra.configs.get(task, {}).items() if k != "plugins"} == \
+               {k: v for k, v in rb.configs.get(task, {}).items() if k != "plugins"}
+    else:
+        same = ha == hb
+    if not same:
+        raise ConfigError(f"task {task!r} ran with different task configs in the two runs (config_hashes "
+                          f"{ha or '-'} and {hb or '-'}): their scores are not comparable", field="compare",
+                          hint="compare runs of the same task definition, or pass --tasks to leave this one out")
+    for doc in sorted(set(sa) & set(sb)):
+        if json.dumps(sa[doc]["target"], sort_keys=True) != json.dumps(sb[doc]["target"], sort_keys=True):
+            raise ConfigError(f"task {task!r}: document {doc!r} has a different target in the two runs: they ran "
+                              "different documents under the same ids", field="compare",
+                              hint="compare runs of the same data (dataset revision, --data-dir)")
+
+
+def compare_task(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict[str, Any]],
+                 sb: dict[str, dict[str, Any]], *, seed: int = 0) -> tuple[TaskComparison, dict[str, list[float]]]:
+    """One task's comparison, and the per-document differences of each metric (for its groups)."""
+    _refuse_different(task, ra, rb, sa, sb)
+    common = sorted(set(sa) & set(sb), key=lambda d: (len(d), d))
+    names = sorted({m for doc in common for m in sa[doc]["metrics"]} & {m for doc in common for m in sb[doc]["metrics"]})
+    primary = _primary(ra, task)
+    if primary in names:
+        names.remove(primary)
+        names.insert(0, primary)
+    rows: list[MetricComparison] = []
+    diffs_of: dict[str, list[float]] = {}
+    clustered = [doc for doc in common if sa[doc]["cluster"] is not None]
+    n_clusters: int | None = None
+    for metric in names:
+        pairs = [(doc, x, y) for doc in common
+                 if (x := _number(sa[doc]["metrics"].get(metric))) is not None
+                 and (y := _number(sb[doc]["metrics"].get(metric))) is not None]
+        if not pairs:
+            continue
+        scale = _scale(ra, task, metric, sa)
+        diffs = [(y - x) * scale for _, x, y in pairs]
+        clusters = [str(sa[doc]["cluster"]) for doc, _, _ in pairs] if len(clustered) == len(common) else None
+        interval: Interval = paired_bootstrap(diffs, clusters, seed=seed)
+        if clusters is not None:
+            n_clusters = interval.units
+        spread = _paired_stderr(diffs, clusters)
+        row: dict[str, Any] = {
+            "metric": metric, "n": len(pairs), "a": sum(x for _, x, _ in pairs) / len(pairs) * scale,
+            "b": sum(y for _, _, y in pairs) / len(pairs) * scale, "difference": interval.mean,
+            "low": interval.low, "high": interval.high,
+            # a right/wrong metric is decided by McNemar's exact test (below), others by the interval
+            "significant": interval.significant,
+            "minimum_detectable_effect": minimum_detectable_effect(spread),
+        }
+        seen = {x for _, x, _ in pairs} | {y for _, _, y in pairs}
+        if seen <= {0.0, 1.0} or seen <= {0.0, 100.0}:  # a right/wrong metric: McNemar
+            a_only = sum(1 for _, x, y in pairs if x > y)
+            b_only = sum(1 for _, x, y in pairs if y > x)
+            p = mcnemar_exact(a_only, b_only)
+            row.update(a_only=a_only, b_only=b_only, mcnemar_p=p, significant=p < 0.05)
+        rows.append(MetricComparison(**row))
+        diffs_of[metric] = diffs
+    return TaskComparison(task=task, primary=primary, both=len(common), only_a=len(set(sa) - set(sb)),
+                          only_b=len(set(sb) - set(sa)), clusters=n_clusters, metrics=rows), diffs_of
+
+
+def _paired_stderr(diffs: Sequence[float], clusters: Sequence[str] | None) -> float:
+    from mmtasks.comparison.paired import cluster_robust_stderr
+
+    n = len(diffs)
+    if clusters is not None:
+        return cluster_robust_stderr(diffs, clusters)
+    if n < 2:
+        return 0.0
+    mean = sum(diffs) / n
+    return math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
+
+
+def _group_rows(ra: ResultsFile, rb: ResultsFile, per_task: dict[str, tuple[str | None, list[float]]],
+                seed: int) -> Iterator[GroupComparison]:
+    from mmtasks.comparison.paired import stratified_bootstrap
+
+    for group, ga in sorted(ra.groups.items()):
+        gb = rb.groups.get(group)
+        # a group whose average both runs report (every member run and scored), of several tasks
+        if gb is None or ga.average is None or gb.average is None or len(ga.tasks) < 2:
+            continue
+        members = [t for t in ga.tasks if t in gb.tasks and t in per_task and per_task[t][1]]
+        if len(members) != len(ga.tasks):
+            continue
+        strata = [per_task[t][1] for t in members]
+        interval = stratified_bootstrap(strata, seed=seed)
+        yield GroupComparison(group=group, tasks=members, difference=interval.mean, low=interval.low,
+                              high=interval.high,
+                              # one document of a task says nothing about that task's spread
+                              significant=interval.significant and all(len(s) >= 2 for s in strata))
+
+
+def compare(run_a: str | Path, run_b: str | Path, *, tasks: Sequence[str] | None = None, seed: int = 0) -> Comparison:
+    """Compare two runs (folders holding results.json and samples/) document by document."""
+    da, db = _run_dir(Path(run_a)), _run_dir(Path(run_b))
+    ra, rb = read_results(da / "results.json"), read_results(db / "results.json")
+    names = [t for t in ra.results if t in rb.results and (tasks is None or t in tasks)]
+    if tasks is not None:
+        unknown = [t for t in tasks if t not in ra.results or t not in rb.results]
+        if unknown:
+            raise ConfigError(f"not in both runs: {', '.join(unknown)}", field="--tasks")
+    if not names:
+        raise ConfigError("the two runs have no task in common", field="compare")
+    out: list[TaskComparison] = []
+    per_task: dict[str, tuple[str | None, list[float]]] = {}
+    for task in names:
+        row, diffs = compare_task(task, ra, rb, _samples(da, task), _samples(db, task), seed=seed)
+        out.append(row)
+        per_task[task] = (row.primary, diffs.get(row.primary or "", []))
+    return Comparison(run_a=_label(da, ra), run_b=_label(db, rb), tasks=out, groups=list(_group_rows(ra, rb, per_task, seed)),
+                      only_in_a=sorted(set(ra.results) - set(rb.results)), only_in_b=sorted(set(rb.results) - set(ra.results)))

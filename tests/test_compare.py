@@ -1,0 +1,157 @@
+"""Deciding between two models (issue 30): McNemar's exact test, the paired bootstrap, the
+cluster-robust standard error, and ``mmtasks compare`` on two replayed runs, with hand-computed
+values; and its refusals."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+
+import pytest
+
+import mmtasks
+from mmtasks.cli import main
+from mmtasks.comparison.paired import (
+    cluster_robust_stderr,
+    mcnemar_exact,
+    minimum_detectable_effect,
+    paired_bootstrap,
+    stratified_bootstrap,
+)
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+#: data/sample/mantis_eval: doc id -> (a right answer, a wrong one)
+MANTIS = {"1": ("B", "A"), "2": ("A", "B"), "3": ("C", "A"), "4": ("A", "B"), "5": ("3", "7"), "6": ("OPEN", "shut"),
+          "7": ("D", "A")}
+
+
+def test_mcnemar_exact_by_hand() -> None:
+    # 1 vs 9 discordant: 2 * (C(10,0) + C(10,1)) / 2^10 = 22/1024
+    assert mcnemar_exact(1, 9) == pytest.approx(22 / 1024)
+    assert mcnemar_exact(9, 1) == mcnemar_exact(1, 9)
+    # 1 vs 4: 2 * (1 + 5) / 32 = 0.375
+    assert mcnemar_exact(1, 4) == pytest.approx(0.375)
+    # a tie: 2 * (1 + 6 + 15 + 20) / 64 > 1, capped
+    assert mcnemar_exact(3, 3) == 1.0
+    assert mcnemar_exact(0, 0) == 1.0
+    # 0 vs 6: 2 / 64
+    assert mcnemar_exact(0, 6) == pytest.approx(1 / 32)
+
+
+def test_paired_bootstrap_interval_on_a_fixed_set() -> None:
+    # two documents, differences 0 and 1: a resample's mean is 0, 0.5 or 1 (1/4, 1/2, 1/4), so the
+    # 2.5th and 97.5th percentiles of 2000 seeded resamples are exactly 0 and 1
+    interval = paired_bootstrap([0.0, 1.0], seed=0)
+    assert (interval.mean, interval.low, interval.high, interval.units) == (0.5, 0.0, 1.0, 2)
+    assert not interval.significant
+    # every difference +2: every resample's mean is 2
+    assert paired_bootstrap([2.0] * 5).low == paired_bootstrap([2.0] * 5).high == 2.0
+    assert paired_bootstrap([2.0] * 5).significant
+    # one document says nothing about the spread
+    assert not paired_bootstrap([5.0]).significant
+    # seeded: the same draws every time
+    assert paired_bootstrap([0.1, -0.3, 0.7, 0.2], seed=3) == paired_bootstrap([0.1, -0.3, 0.7, 0.2], seed=3)
+    # clusters are resampled whole: two clusters {+1, +1} and {0}: means 1, 2/3, 0 -> [0, 1]
+    clustered = paired_bootstrap([1.0, 1.0, 0.0], ["x", "x", "y"], seed=0)
+    assert (clustered.low, clustered.high, clustered.units) == (0.0, 1.0, 2)
+    # a group: the mean of its tasks' mean differences
+    assert stratified_bootstrap([[1.0, 1.0], [0.0, 2.0, 4.0]]).mean == 1.5
+
+
+def test_clustered_stderr_doubles_on_perfectly_clustered_data() -> None:
+    # 3 clusters of 3 identical values: the cluster-robust variance is (Gk-1)/(G-1) = 8/2 = 4 times
+    # the independent one, so the standard error doubles
+    values = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    clusters = ["a"] * 3 + ["b"] * 3 + ["c"] * 3
+    independent = statistics.stdev(values) / math.sqrt(len(values))
+    assert cluster_robust_stderr(values, clusters) == pytest.approx(2 * independent)
+    # by hand: mean 2/3; cluster deviations 1, -2, 1; sqrt(3/2 * 6) / 9 = 1/3
+    assert cluster_robust_stderr(values, clusters) == pytest.approx(1 / 3)
+    # one value per cluster: sqrt(n/(n-1) * sum (y-m)^2) / n = the independent standard error
+    assert cluster_robust_stderr(values, [str(i) for i in range(9)]) == pytest.approx(independent)
+
+
+def test_minimum_detectable_effect() -> None:
+    # (1.959964 + 0.841621) standard errors at 5% two-sided and 80% power
+    assert minimum_detectable_effect(1.0) == pytest.approx(2.801585, abs=1e-6)
+    assert minimum_detectable_effect(0.5, power=0.5) == pytest.approx(1.959964 * 0.5, abs=1e-6)
+
+
+def _replayed(tmp_path: Path, name: str, right: set[str]) -> Path:
+    predictions = tmp_path / f"{name}.jsonl"
+    predictions.write_text("".join(json.dumps({"task": "mantis_eval", "doc_id": doc,
+                                               "responses": [MANTIS[doc][0 if doc in right else 1]]}) + "\n"
+                                   for doc in MANTIS))
+    out = tmp_path / name
+    assert main(["--tasks", "mantis_eval", "--model", f"replay:{predictions}", "--data-dir", str(SAMPLE),
+                 "--output-path", str(out), "--no-cache", "--no-progress", "--run-name", name]) == 0
+    return out
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> tuple[Path, Path]:
+    # A is right on 1-3, B on 2-7: A alone on doc 1, B alone on 4-7
+    return _replayed(tmp_path, "model-a", {"1", "2", "3"}), _replayed(tmp_path, "model-b", {"2", "3", "4", "5", "6", "7"})
+
+
+def test_compare_two_replayed_runs_by_hand(two_runs: tuple[Path, Path], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = two_runs
+    report = mmtasks.compare(a, b)
+    (task,) = report.tasks
+    assert (task.task, task.both, task.only_a, task.only_b) == ("mantis_eval", 7, 0, 0)
+    (acc,) = task.metrics
+    assert acc.a == pytest.approx(300 / 7) and acc.b == pytest.approx(600 / 7)
+    assert acc.difference == pytest.approx(300 / 7)
+    assert (acc.a_only, acc.b_only) == (1, 4)
+    assert acc.mcnemar_p == pytest.approx(0.375) and not acc.significant
+    # differences: -100 once, +100 four times, 0 twice: sd 400/sqrt(7) ... the MDE is 2.80 standard errors
+    diffs = [-100.0, 0.0, 0.0, 100.0, 100.0, 100.0, 100.0]
+    assert acc.minimum_detectable_effect == pytest.approx(2.801585 * statistics.stdev(diffs) / math.sqrt(7), rel=1e-6)
+    assert acc.low <= acc.difference <= acc.high
+    # the CLI says the same, and writes the JSON
+    out = tmp_path / "compare.json"
+    assert main(["compare", str(a), str(b), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "mantis_eval: 7 documents scored by both; 0 only in A, 0 only in B" in text
+    assert "McNemar p=0.375 (1 vs 4 discordant)" in text and "not significant" in text
+    assert json.loads(out.read_text())["tasks"][0]["metrics"][0]["b_only"] == 4
+    # documents only one run scored are counted
+    shorter = tmp_path / "model-b-short"
+    assert main(["--tasks", "mantis_eval", "--model", f"replay:{tmp_path / 'model-b.jsonl'}", "--data-dir", str(SAMPLE),
+                 "--output-path", str(shorter), "--no-cache", "--no-progress", "--limit", "5"]) == 0
+    partial = mmtasks.compare(a, shorter).tasks[0]
+    assert (partial.both, partial.only_a, partial.only_b) == (5, 2, 0)
+
+
+def _edit(run: Path, change) -> None:  # type: ignore[no-untyped-def]
+    data = json.loads((run / "results.json").read_text())
+    change(data)
+    (run / "results.json").write_text(json.dumps(data))
+
+
+def test_compare_refuses_runs_of_different_task_configs(two_runs: tuple[Path, Path],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = two_runs
+    _edit(b, lambda d: d["config_hashes"].update(mantis_eval="0123456789abcdef"))
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "task 'mantis_eval' ran with different task configs" in err[0], err
+    # older runs without hashes: their configs are compared
+    _edit(b, lambda d: (d.pop("config_hashes"), d["configs"]["mantis_eval"].update(description="another")))
+    _edit(a, lambda d: d.pop("config_hashes"))
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "different task configs" in capsys.readouterr().err
+
+
+def test_compare_refuses_different_documents_under_the_same_ids(two_runs: tuple[Path, Path],
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = two_runs
+    samples = b / "samples" / "mantis_eval.jsonl"
+    rows = [json.loads(line) for line in samples.read_text().splitlines()]
+    rows[2]["target"] = "Z"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "document '3' has a different target in the two runs" in capsys.readouterr().err
