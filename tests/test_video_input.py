@@ -114,7 +114,9 @@ def sent(body: dict) -> list[tuple[str, object]]:
 def test_the_rules_name_their_frames() -> None:
     info = VideoInfo(duration=5.0, frames=10, fps=2.0, width=64, height=64)
     assert sample_indices(info, VideoConfig(num_frames=8)) == [0, 1, 2, 3, 5, 6, 7, 9]  # linspace(0, 9, 8), floored
-    assert sample_indices(info, VideoConfig(num_frames=4, sampling="centers")) == [1, 4, 6, 9]  # 1.25, 3.75, 6.25, 8.75 rounded
+    # Ask-Anything: s = 9 / 4 = 2.25; int(1.125 + round(2.25 i)) = 1, 3, 5, 8
+    assert sample_indices(info, VideoConfig(num_frames=4, sampling="centers")) == [1, 3, 5, 8]
+    assert sample_indices(info, VideoConfig(num_frames=2, sampling="centers"), start=1.0, end=3.0) == [3, 5]  # frames 2..6: s = 2
     # 1 fps: 0, 1, 2, 3, 4 s -> frames 0, 2, 4, 6, 8; capped at 4: positions 0, 1, 2, 4 of those
     assert sample_indices(info, VideoConfig(fps=1, max_frames=4)) == [0, 2, 4, 8]
     assert sample_indices(info, VideoConfig(fps=1, max_frames=8)) == [0, 2, 4, 6, 8]

@@ -179,6 +179,14 @@ class VideoConfig(_Strict):
     """The record field holding the document's video (a file: MP4, WebM, MKV, MOV, AVI, an
     animated GIF; or a folder of frame images, taken in name order), a list of them, or a list of
     fields whose videos are taken in the order listed."""
+    path: str | None = None
+    """Instead of ``field``: a template giving the video's path under the data folder from the
+    record (Video-MME: ``"data/{{ doc.videoID }}.mp4"``)."""
+    start_field: str | None = None
+    """A record field holding where the part of the video asked about starts, in seconds (MVBench's
+    ``start``): frames are chosen within it. A record without it (or null) uses the whole video."""
+    end_field: str | None = None
+    """A record field holding where that part ends, in seconds (MVBench's ``end``)."""
     num_frames: int | None = Field(default=None, ge=1)
     """Uniform sampling: this many frames over the whole video (see ``sampling``)."""
     fps: float | None = Field(default=None, gt=0)
@@ -187,8 +195,8 @@ class VideoConfig(_Strict):
     """With ``fps``: the cap; more candidate frames than this are thinned to this many, uniformly."""
     sampling: Literal["linspace", "centers"] = "linspace"
     """How ``num_frames`` spreads: ``linspace``: indices ``linspace(0, n-1, k)`` rounded down, first and
-    last frame included (lmms-eval's ``read_video``); ``centers``: the middle frame of each of k equal
-    segments (Ask-Anything's MVBench ``get_index``)."""
+    last frame included (lmms-eval's ``read_video``); ``centers``: ``int(s/2 + round(s*i))`` with
+    ``s = (n-1)/k``, the middle of each of k segments (Ask-Anything's MVBench ``get_index``)."""
     max_side: int | None = Field(default=None, ge=1)
     """Resize bound: each frame is scaled down (aspect kept) so its longer side is at most this."""
     max_pixels: int | None = Field(default=None, ge=1)
@@ -196,11 +204,18 @@ class VideoConfig(_Strict):
     frames_fps: float = Field(default=1.0, gt=0)
     """The frame rate of a folder of frames (its timestamps are k / frames_fps)."""
     subtitles: bool = False
-    """Read the ``.srt`` beside each video (same name); ``videos[i].subtitles`` holds the cues shown
-    at the sampled frames' times. A missing file is a data error when this is true."""
+    """Read each video's SubRip subtitles: ``videos[i].subtitles`` lists the cues shown at the
+    sampled frames' times (None: the video has no subtitles file)."""
+    subtitles_path: str | None = None
+    """A template giving the subtitles file under the data folder (Video-MME:
+    ``"subtitle/{{ doc.videoID }}.srt"``); default: the ``.srt`` beside the video, same name."""
+    subtitles_required: bool = True
+    """A video without its subtitles file is a data error (False: ``videos[i].subtitles`` is None)."""
 
     @model_validator(mode="after")
     def _one_rule(self) -> "VideoConfig":
+        if self.path is not None and "field" in self.model_fields_set:
+            raise ValueError("give the video's field or its path template, not both")
         if (self.num_frames is None) == (self.fps is None):
             raise ValueError("give exactly one frame rule: num_frames (uniform) or fps (with max_frames)")
         if self.fps is not None and self.max_frames is None:

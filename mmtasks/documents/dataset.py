@@ -18,7 +18,7 @@ from mmtasks.core.conversation import Image
 from mmtasks.documents.image_header import image_bytes_problem, image_file_problem
 from mmtasks.documents.jsonl import iter_jsonl, loads_checked
 from mmtasks.documents.paths import ConfinedPaths, inside
-from mmtasks.errors import DataError
+from mmtasks.errors import DataError, MmtasksError
 
 __all__ = ["Document", "Exclusions", "Scan", "image_entries", "image_file_problem", "load_documents", "scan_documents"]
 
@@ -292,7 +292,17 @@ def _videos(rec: dict[str, Any], reader: Any, paths: ConfinedPaths, doc_id: str,
 
     where = {"file": source, "line": lineno, "doc_id": doc_id}
     out: list[Any] = []
-    for label, rel in reader.entries(rec):
+    from mmtasks.templates import render
+
+    def rendered(template: str, name: str) -> str:
+        return render(template, {"doc": rec, "doc_id": doc_id}, origin=source, doc_id=doc_id, field=name).strip()
+
+    try:
+        entries = reader.entries(rec, rendered)
+    except MmtasksError as exc:
+        problems.append(exc)
+        return out
+    for label, rel in entries:
         if problems and not collect:
             break
         field = label.rpartition("[")[0] or label
@@ -307,8 +317,16 @@ def _videos(rec: dict[str, Any], reader: Any, paths: ConfinedPaths, doc_id: str,
         except DataError as exc:
             problems.append(exc)
             continue
+        srt = None
+        if reader.config.subtitles and reader.config.subtitles_path is not None:
+            try:
+                srt = paths(rendered(reader.config.subtitles_path, "dataset.video.subtitles_path"), doc_id=doc_id,
+                            field="dataset.video.subtitles_path", file=source, line=lineno)
+            except MmtasksError as exc:
+                problems.append(exc)
+                continue
         try:
-            out.append(reader.clip(path, rel, doc_id))
+            out.append(reader.clip(path, rel, doc_id, rec, srt))
         except VideoProblem as exc:
             problems.append(DataError(f"{exc}: {path}", field=field, **where))
         except DataError as exc:  # PyAV missing

@@ -127,7 +127,7 @@ def probe(path: Path, frames_fps: float = 1.0) -> VideoInfo:
     return VideoInfo(duration, frames, fps, width, height)
 
 
-def sample_indices(info: VideoInfo, rule: "VideoConfig") -> list[int]:
+def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = None, end: float | None = None) -> list[int]:
     """The frame indices ``rule`` names for a video of ``info``, in order, without repeats.
 
     ``num_frames`` k, ``sampling: linspace``: ``int(i * (n - 1) / (k - 1))`` for i < k (numpy's
@@ -137,22 +137,30 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig") -> list[int]:
     with fewer than k frames gives each frame once.
     ``fps`` f, ``max_frames`` m (ours): the frames shown at 0, 1/f, 2/f ... seconds (those before
     the end), thinned to m of them evenly (``linspace`` over their positions) when more.
+
+    ``start``, ``end`` (seconds): only the frames from ``round(start * fps)`` to ``round(end * fps)``
+    (within the video) are chosen from, as Ask-Anything's ``get_index`` bounds MVBench's clips.
     """
     n = info.frames
+    first = max(0, round(start * info.fps)) if start is not None else 0
+    last = min(round(end * info.fps), n - 1) if end is not None else n - 1
+    if last < first:
+        first, last = 0, n - 1
+    span = last - first + 1
     if rule.num_frames is not None:
         k = rule.num_frames
         if rule.sampling == "centers":
-            seg = n / k
-            raw = [min(n - 1, int(round(seg / 2 + seg * i))) for i in range(k)]
+            seg = (last - first) / k
+            raw = [min(last, int(first + seg / 2 + round(seg * i))) for i in range(k)]
         elif k == 1:
-            raw = [0]
+            raw = [first]
         else:
-            raw = [int(i * (n - 1) / (k - 1) + 1e-9) for i in range(k)]
+            raw = [first + int(i * (span - 1) / (k - 1) + 1e-9) for i in range(k)]
         return sorted(set(raw))
     assert rule.fps is not None and rule.max_frames is not None
     step = 1.0 / rule.fps
-    times = [i * step for i in range(max(1, math.ceil(info.duration / step - 1e-9)))]
-    candidates = sorted({min(n - 1, int(t * info.fps + 1e-6)) for t in times})
+    times = [i * step for i in range(max(1, math.ceil(span / info.fps / step - 1e-9)))]
+    candidates = sorted({min(last, first + int(t * info.fps + 1e-6)) for t in times})
     m = rule.max_frames
     if len(candidates) > m:
         positions = [0] if m == 1 else [int(i * (len(candidates) - 1) / (m - 1) + 1e-9) for i in range(m)]
@@ -162,6 +170,8 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig") -> list[int]:
 
 # -- subtitles ------------------------------------------------------------------
 
+#: formatting tags of SubRip cues (Video-MME's ``<font color="white" size=".72c">``): not the text
+_TAG = re.compile(r"</?(?:font|b|i|u|s)\b[^>]*>", re.IGNORECASE)
 _SRT_TIME = re.compile(r"(\d+):(\d\d):(\d\d)[,.](\d{1,3})\s*-->\s*(\d+):(\d\d):(\d\d)[,.](\d{1,3})")
 
 
@@ -178,14 +188,15 @@ def _seconds(h: str, m: str, s: str, ms: str) -> float:
 
 def parse_srt(text: str) -> list[Cue]:
     """The cues of a SubRip file (blocks of an optional number, ``HH:MM:SS,mmm --> HH:MM:SS,mmm``
-    and text lines); blocks without a time line are skipped, tags such as ``<i>`` kept as text."""
+    and text lines, joined by spaces); blocks without a time line or text are skipped, and the
+    formatting tags ``<font ...>``, ``<b>``, ``<i>``, ``<u>``, ``<s>`` removed."""
     cues: list[Cue] = []
     for block in re.split(r"\r?\n\s*\r?\n", text.replace("\ufeff", "")):
         lines = [line.strip() for line in block.strip().splitlines()]
         for i, line in enumerate(lines):
             m = _SRT_TIME.search(line)
             if m:
-                body = " ".join(x for x in lines[i + 1:] if x)
+                body = " ".join(x for x in (_TAG.sub("", line).strip() for line in lines[i + 1:]) if x)
                 if body:
                     cues.append(Cue(_seconds(*m.groups()[:4]), _seconds(*m.groups()[4:]), body))
                 break
@@ -240,8 +251,8 @@ class VideoClip:
     label: str | None = None
     #: the rule as recorded (``num_frames=8``)
     rule: str = ""
-    #: the subtitle cues of the whole video (empty: none read)
-    cues: tuple[Cue, ...] = ()
+    #: the subtitle cues of the whole video (None: no subtitles file)
+    cues: tuple[Cue, ...] | None = None
 
     @property
     def timestamps(self) -> tuple[float, ...]:
@@ -261,8 +272,8 @@ class VideoClip:
         return self.info.duration
 
     @property
-    def subtitles(self) -> list[str]:
-        return windowed(self.cues, self.timestamps)
+    def subtitles(self) -> list[str] | None:
+        return None if self.cues is None else windowed(self.cues, self.timestamps)
 
     @cached_property
     def content_hash(self) -> str:
@@ -461,7 +472,10 @@ class VideoReader:
     store: FrameStore = field(default_factory=FrameStore)
     _infos: dict[Path, VideoInfo | VideoProblem] = field(default_factory=dict)
 
-    def entries(self, rec: dict[str, Any]) -> list[tuple[str, Any]]:
+    def entries(self, rec: dict[str, Any], render: Any = None) -> list[tuple[str, Any]]:
+        """(field label, value) of each video of the record; ``render(template, field)`` renders ``path``."""
+        if self.config.path is not None:
+            return [("dataset.video.path", render(self.config.path, "dataset.video.path"))]
         fields = [self.config.field] if isinstance(self.config.field, str) else self.config.field
         out: list[tuple[str, Any]] = []
         for name in fields:
@@ -488,20 +502,34 @@ class VideoReader:
             raise known
         return known
 
-    def clip(self, path: Path, label: str, doc_id: str) -> VideoClip:
-        """The clip the rule makes of the video at ``path``; raises :class:`VideoProblem`."""
+    def clip(self, path: Path, label: str, doc_id: str, rec: dict[str, Any] | None = None,
+             subtitles: Path | None = None) -> VideoClip:
+        """The clip the rule makes of the video at ``path`` (``subtitles``: its SubRip file, default
+        the ``.srt`` beside it); raises :class:`VideoProblem`."""
         info = self.info(path)
-        cues: tuple[Cue, ...] = ()
+        cues: tuple[Cue, ...] | None = None
         if self.config.subtitles:
-            srt = path.with_suffix(".srt") if path.is_file() else path.with_name(path.name + ".srt")
+            srt = subtitles or (path.with_suffix(".srt") if path.is_file() else path.with_name(path.name + ".srt"))
             try:
                 cues = tuple(parse_srt(srt.read_text(encoding="utf-8", errors="replace")))
             except OSError:
-                raise VideoProblem(f"subtitles file not found: {srt.name} (dataset.video.subtitles is true)") from None
-        indices = tuple(sample_indices(info, self.config))
+                if self.config.subtitles_required:
+                    raise VideoProblem(f"subtitles file not found: {srt} (dataset.video.subtitles is true)") from None
+        window = [self._seconds(rec or {}, name) for name in (self.config.start_field, self.config.end_field)]
+        indices = tuple(sample_indices(info, self.config, *window))
         bound = Bound(self.config.max_side, self.config.max_pixels)
         return VideoClip(path=path, info=info, indices=indices, bound=bound, store=self.store, doc_id=doc_id, label=label,
                          rule=self.config.rule(), cues=cues)
+
+
+    @staticmethod
+    def _seconds(rec: dict[str, Any], name: str | None) -> float | None:
+        if name is None or rec.get(name) is None:
+            return None
+        value = rec[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise VideoProblem(f"{name} must be a number of seconds, got {value!r}")
+        return float(value)
 
 
 def video_file_problem(path: Path) -> str | None:

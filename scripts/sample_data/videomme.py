@@ -1,0 +1,74 @@
+"""Synthetic Video-MME records in the schema of the Hugging Face dataset ``lmms-lab/Video-MME`` (split test).
+
+Fields, as lmms-eval reads them (``lmms_eval/tasks/videomme/utils.py``): ``video_id`` ("001"),
+``duration`` (``short``, ``medium``, ``long``), ``domain``, ``sub_category``, ``url``,
+``videoID`` (the YouTube id: the video is ``data/<videoID>.mp4``, its subtitles
+``subtitle/<videoID>.srt``), ``question_id`` ("001-1"), ``task_type``, ``question``, ``options``
+(four strings "A. ...") and ``answer`` (the letter). Three questions per video, as in the real data.
+
+``videomme/videomme.jsonl`` holds the records; ``data/`` three tiny H.264 videos (32x32, 2 fps,
+a colour per 2 s); ``subtitle/`` the SubRip files of two of them, cues wrapped in
+``<font color="white" size=".72c">`` as Video-MME's are (the third video has none, as some real
+ones have none). The durations, domains and task types are labels from the real vocabulary;
+the videos are seconds long.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sample_data.common import write_jsonl
+from sample_data.videos import frames, srt, write_mp4
+
+#: (videoID, duration, domain, sub_category, colours (2 s each), moving square, subtitles)
+VIDEOS = [
+    ("smplVid001a", "short", "Knowledge", "Astronomy", ["red", "green", "blue", "yellow"], "left",
+     [(0.0, 1.8, "We start with a red screen."), (4.0, 5.8, "Now it turns blue."), (6.0, 7.9, "Finally yellow.")]),
+    ("smplVid002b", "medium", "Life Record", "Daily Life", ["black", "white", "purple", "orange"], "right",
+     [(2.0, 3.9, "This part is white."), (6.0, 7.9, "The last colour is orange.")]),
+    ("smplVid003c", "long", "Sports Competition", "Football", ["green", "green", "cyan", "grey"], None, None),
+]
+
+
+def _options(*names: str) -> list[str]:
+    return [f"{letter}. {name}." for letter, name in zip("ABCD", names)]
+
+
+QUESTIONS = {
+    "smplVid001a": [
+        ("Attribute Perception", "What colour is the screen at the very start of the video?", _options("Red", "Green", "Blue", "Yellow"), "A"),
+        ("Temporal Perception", "Which colour comes right after green?", _options("Red", "Yellow", "Blue", "Purple"), "C"),
+        ("Spatial Perception", "In which direction does the white square move?", _options("Up", "Down", "Right to left", "Left to right"), "D"),
+    ],
+    "smplVid002b": [
+        ("Attribute Perception", "What colour is the screen at the end of the video?", _options("Orange", "Black", "White", "Purple"), "A"),
+        ("Counting Problem", "How many different background colours appear?", _options("Two", "Three", "Four", "Five"), "C"),
+        ("Spatial Perception", "In which direction does the white square move?", _options("Left to right", "Right to left", "Up", "Down"), "B"),
+    ],
+    "smplVid003c": [
+        ("Temporal Reasoning", "Which colour lasts longest?", _options("Grey", "Cyan", "Green", "White"), "C"),
+        ("Attribute Perception", "What colour is the screen at the end of the video?", _options("Green", "Grey", "Cyan", "Red"), "B"),
+        ("Object Recognition", "Is there a white square in the video?", _options("Yes, moving", "Yes, still", "No", "Only at the end"), "C"),
+    ],
+}
+
+
+def records() -> list[dict]:
+    out = []
+    for n, (video_id, duration, domain, sub, _, _, _) in enumerate(VIDEOS, 1):
+        for k, (task_type, question, options, answer) in enumerate(QUESTIONS[video_id], 1):
+            out.append({"video_id": f"{n:03d}", "duration": duration, "domain": domain, "sub_category": sub,
+                        "url": f"https://www.youtube.com/watch?v={video_id}", "videoID": video_id,
+                        "question_id": f"{n:03d}-{k}", "task_type": task_type, "question": question,
+                        "options": options, "answer": answer})
+    return out
+
+
+def generate(root: Path) -> None:
+    for video_id, _, _, _, colours, square, cues in VIDEOS:
+        write_mp4(root / "data" / f"{video_id}.mp4", frames(colours, 4, square=square), fps=2)
+        if cues is not None:
+            path = root / "subtitle" / f"{video_id}.srt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(srt(cues), encoding="utf-8", newline="\n")
+    write_jsonl(root / "videomme.jsonl", records())
