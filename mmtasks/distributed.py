@@ -232,15 +232,21 @@ def place(spec: ModelSpec, ranks: Ranks) -> ModelSpec:
     return spec.model_copy(update={"args": {**spec.args, "device": device_for(ranks)}})
 
 
+def _add_counts(into: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """Nested counters added key by key (``sent`` per target, ``replies`` per task and counter)."""
+    out = dict(into)
+    for key, value in more.items():
+        out[key] = _add_counts(out.get(key, {}), value) if isinstance(value, dict) else out.get(key, 0) + value
+    return out
+
+
 def merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """Run statistics of all ranks: waves run side by side (the most any rank ran), counts add up."""
     out: dict[str, Any] = {}
     for part in parts:
         for key, value in part.items():
             if isinstance(value, dict):
-                bucket = out.setdefault(key, {})
-                for target, n in value.items():
-                    bucket[target] = bucket.get(target, 0) + n
+                out[key] = _add_counts(out.get(key, {}), value)
             elif key == "waves":
                 out[key] = max(out.get(key, 0), value)
             else:

@@ -2,9 +2,11 @@
 
 The table is compact, in the spirit of lm-evaluation-harness's: plain text that fits
 80 columns (long names are shortened with an ellipsis, never wrapped), one row per
-scored metric under its task, problem rows (failed requests, unparsed answers, judge
-failures) only when they are not zero, the records the task's record policy excluded, kept
-as text or scored wrong by reason (``excluded: output missing  3``), and one row per group. A group the run
+scored metric under its task (a multi-turn task's headline also per turn), problem rows
+(failed requests, truncated replies, unparsed answers, judge failures) only when they are
+not zero, the records the task's record policy excluded, kept as text or scored wrong by
+reason (``excluded: output missing  3``), the share of replies that hit the token limit when
+some did, the reasoning's mean length when the model reasoned, and one row per group. A group the run
 covered only partly is shown as "3 of 8 tasks": the mean of the tasks that ran, not
 the benchmark's score.
 """
@@ -77,6 +79,33 @@ def _n(results: dict[str, Any], task: str) -> str:
     return str(effective) if original in (None, effective) else f"{effective}/{original}"
 
 
+def _turn_rows(results: dict[str, Any], task: str) -> list[tuple[str, str, str, str]]:
+    """A multi-turn task's headline metric per turn (its ``turn`` breakdown), one row a turn."""
+    by_turn = results.get("breakdowns", {}).get(task, {}).get("turn")
+    shown = _shown_metrics(results, task)
+    if not isinstance(by_turn, dict) or not by_turn or not shown:
+        return []
+    metric = shown[0]
+    return [(f"  {metric} turn {label}", _fmt(row.get(metric)), "", _fmt(row.get("n")) if "n" in row else "")
+            for label, row in by_turn.items() if isinstance(row, dict)]
+
+
+def _reply_rows(replies: dict[str, Any] | None) -> list[tuple[str, str, str, str]]:
+    """How the task's replies ended: the share that hit the token limit (when any did), and the
+    reasoning's mean length (when the model reasoned)."""
+    if not isinstance(replies, dict) or not replies.get("n"):
+        return []
+    rows = []
+    n, at_limit = replies["n"], (replies.get("finish_reasons") or {}).get("length", 0)
+    if at_limit:
+        rows.append(("  ! replies at the token limit", f"{100.0 * at_limit / n:.1f}%", "", f"{at_limit}/{n}"))
+    reasoning = replies.get("reasoning")
+    if isinstance(reasoning, dict) and reasoning.get("n"):
+        rows.append((f"  reasoning, mean {reasoning.get('unit', 'characters')}", f"{reasoning.get('mean', 0):.0f}", "",
+                     f"{reasoning['n']}/{n}"))
+    return rows
+
+
 def results_table_lines(results: dict[str, Any]) -> list[str]:
     """The results table as lines of at most :data:`WIDTH` characters."""
     rows: list[tuple[str, str, str, str]] = []  # name, value, stderr, n
@@ -103,6 +132,7 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
                 percent = 100.0 * cov["scored"] / cov["total"]
             rows.append((f"  {'! ' if partial_cov else ''}coverage ({cov.get('unit', 'documents')})",
                          "-" if percent is None else f"{percent:.1f}%", "", f"{cov.get('scored')}/{cov.get('total')}"))
+        rows += _turn_rows(results, task)
         by_reason = set()
         for treatment in RECORD_TREATMENTS:  # the record policy's counts, by reason (coverage holds them)
             reasons = (cov or {}).get(treatment) or {}
@@ -115,6 +145,7 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
                 mark = "" if problem in RECORD_TREATMENTS else "! "
                 label = _TREATMENT_LABELS.get(problem, problem)
                 rows.append((f"  {mark}{label}", str(count), "", ""))
+        rows += _reply_rows(results.get("replies", {}).get(task))
     groups = results.get("groups", {})
     partial = False
     if groups:
@@ -147,6 +178,8 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
         lines.append(_fit("partial mean: only some of the group's tasks ran; not the benchmark's score", WIDTH))
     if any_partial:
         lines.append(_fit("! coverage under 100%: values are over the scored units; _all counts the rest as 0", WIDTH))
+    if any((r or {}).get("finish_reasons", {}).get("length") for r in results.get("replies", {}).values()):
+        lines.append(_fit("! replies at the token limit: more room with --gen-kwargs max_new_tokens=N", WIDTH))
     stats = results.get("run_stats", {})
     footer = []
     elapsed = stats.get("total_evaluation_time_s")

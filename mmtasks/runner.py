@@ -29,6 +29,7 @@ from mmtasks.core.request import COMPONENT_FLAGS, Reply, Request, Target
 from mmtasks.scheduling.first_failures import FirstFailures
 from mmtasks.secrets import REDACTED, SECRET_QUERY_NAME, public_args, redact, safe_url
 from mmtasks.scheduling.scheduler import Scheduler
+from mmtasks.scheduling.stats import ReplyCounts
 from mmtasks.scoring import rouge
 from mmtasks.scoring.aggregation import TaskResult, aggregate
 from mmtasks.scoring.matcher_results import WithoutMatcher, matcher_summary
@@ -313,8 +314,11 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     # the first requests to a model all failing the same way stop the run (one line naming the cause)
     watch = FirstFailures(names={target: m.spec.display for target, m in models.items()})
 
+    counts = ReplyCounts()  # finish reasons and reasoning lengths, per task
+
     def replied(request: Request, reply: Reply) -> None:
         progress.reply(request, reply)
+        counts(request, reply)
         watch(request, reply)
 
     scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished, on_reply=replied)
@@ -340,7 +344,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         log.info("%d of %d replies came from the response cache (a resumed or repeated run; "
                  "--no-cache sends everything again)", cached, answered)
     stats = {"waves": scheduler.stats.waves, "sent": scheduler.stats.sent, "cached": scheduler.stats.cached,
-             "failed": scheduler.stats.failed}
+             "failed": scheduler.stats.failed, "replies": counts.to_json()}
     gathered = distributed.gather(by_task, stats, ranks)
     if gathered is None:
         return RunOutcome(results={}, is_main=False)
@@ -380,9 +384,10 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     # wall-clock seconds from the start of evaluate() (task and model loading included) to the
     # scores (lm-eval's total_evaluation_time_seconds); shown under the results table
     stats["total_evaluation_time_s"] = round(time.perf_counter() - started, 3)
+    replies = stats.pop("replies", {})
     data = build_results(tasks={t.name: t for t in tasks}, results=results,
                          n_original={n: s.total for n, s in scans.items()}, groups=groups,
-                         run_config=config, stats=stats, matcher=matched)
+                         run_config=config, stats=stats, matcher=matched, replies=replies)
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
     return RunOutcome(results=data, samples=given)

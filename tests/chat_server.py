@@ -6,7 +6,9 @@ tested end to end instead of against mocks. Configurable per server:
 
 - ``latency``: seconds slept per chat call (a float, or a callable taking the
   request JSON), concurrent calls sleep in parallel;
-- ``reply``: callable(request JSON) -> reply text (default: ``"reply to: <last user text>"``);
+- ``reply``: callable(request JSON) -> reply text (default: ``"reply to: <last user text>"``),
+  or a dict of the reply's parts (``content``, ``reasoning_content``, ``finish_reason`` ...:
+  ``chat_wire.completion_body``);
 - ``api_key``: when set, a request without ``Authorization: Bearer <api_key>`` gets 401;
 - ``models``: ids listed by ``/v1/models``; with ``strict_models`` other ids get 404;
 - ``max_model_len``: listed with each model by ``/v1/models``, as ``vllm serve`` does;
@@ -320,7 +322,7 @@ class ChatServer:
             text = self.reply(body)
         except Exception as exc:  # a test's reply function failed: tell the client, keep serving
             return send(500, error_body(f"reply function raised {type(exc).__name__}: {exc}", "server_error"))
-        call.reply = text
+        call.reply = text if isinstance(text, str) else text.get("content")
         send(200, completion_body(body, text, call.index))
 
     def _apply_fault(self, h: _Handler, fault: Fault, call: Call) -> bool:

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-ReplyFn = Callable[[dict], str]
+#: request JSON -> the reply text, or a dict of its parts (see :func:`completion_body`)
+ReplyFn = Callable[[dict], "str | dict"]
 FAULT_KINDS = ("hang", "garbage", "disconnect", *("trickle", "huge", "huge_chunked", "gzip_bomb", "deep_json", "bad_content", "bad_part", "no_choices"))
 
 
@@ -104,15 +105,27 @@ def error_body(message: str, kind: str, code: str | None = None) -> dict:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-def completion_body(body: dict, text: str, index: int) -> dict:
-    """A chat.completion response carrying ``text``."""
+def completion_body(body: dict, text: "str | dict", index: int) -> dict:
+    """A chat.completion response carrying ``text``; or, for a dict, its ``content`` (None: no
+    content), its ``reasoning_content`` / ``reasoning`` beside it (as vLLM's reasoning parsers and
+    DeepSeek's API send it), its ``finish_reason`` (default ``stop``) and ``reasoning_tokens``
+    (in ``usage.completion_tokens_details``)."""
+    reply = {"content": text} if isinstance(text, str) else dict(text)
+    content = reply.get("content")
+    message = {"role": "assistant", "content": content}
+    for key in ("reasoning_content", "reasoning"):
+        if key in reply:
+            message[key] = reply[key]
     prompt_tokens = sum(len(json.dumps(m.get("content", "")).split()) for m in body["messages"])
-    completion_tokens = len(text.split())
+    completion_tokens = len((content or "").split()) + len(str(reply.get("reasoning_content") or reply.get("reasoning") or "").split())
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+    if "reasoning_tokens" in reply:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reply["reasoning_tokens"]}
     return {
         "id": f"chatcmpl-{index}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body["model"],
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop", "logprobs": None}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+        "choices": [{"index": 0, "message": message, "finish_reason": reply.get("finish_reason", "stop"), "logprobs": None}],
+        "usage": usage,
     }

@@ -80,3 +80,16 @@ def test_durations():
     assert format_duration(3.21) == "3.2 s"
     assert format_duration(125.4) == "2 min 05 s"
     assert format_duration(3 * 3600 + 7 * 60 + 10) == "3 h 07 min"
+
+
+def test_a_multi_turn_task_shows_its_headline_per_turn():
+    """The turn breakdown of results.json, one row a turn under the task: the headline and its n."""
+    turns = {"1": {"overall": 60.0, "creativity": 1.0, "n": 6}, "2": {"overall": 45.5, "creativity": 2.0, "n": 5},
+             "10": {"overall": None, "n": 0}}
+    lines = results_table_lines(_results(breakdowns={"mmdu": {"turn": turns, "category": {"x": {"overall": 1.0}}}}))
+    rows = [line.split() for line in lines if line.startswith("  overall turn")]
+    assert rows == [["overall", "turn", "1", "60.00", "6"], ["overall", "turn", "2", "45.50", "5"],
+                    ["overall", "turn", "10", "-", "0"]]
+    assert not any("category" in line or "creativity turn" in line for line in lines)
+    # a single-turn task has no turn breakdown: no such rows
+    assert not any("turn" in line for line in results_table_lines(_results()) if line.startswith("  acc"))

@@ -122,6 +122,12 @@ def test_max_new_tokens_respected(tiny_llava_dir: Path, images: dict[str, Path])
     for n in (1, 3, 9):
         texts = _texts(model, _requests(images, GenerationConfig(max_new_tokens=n, do_sample=False)))
         assert [len(t.split()) for t in texts] == [n] * 4
+    # every reply hit the limit, and says so; a stop string ends one by itself
+    replies = model.generate_all(_requests(images, GenerationConfig(max_new_tokens=3, do_sample=False)))
+    assert [(r.finish_reason, r.completion_tokens) for r in replies] == [("length", 3)] * 4
+    stop = replies[1].text.split()[1]
+    (stopped,) = model.generate_all([Request(_requests(images)[1].messages, GenerationConfig(max_new_tokens=3, stop=(stop,)))])
+    assert stopped.finish_reason == "stop"
 
 
 def test_sampling_is_seeded_and_default_follows_generation_config(tiny_llava_dir: Path, images: dict[str, Path]) -> None:

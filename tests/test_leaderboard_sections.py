@@ -273,7 +273,7 @@ def test_an_include_path_benchmark_gets_its_tab_without_a_package_edit(
 
     # without the include path, the task is on no tab
     assert main(["leaderboard", "build", str(run_dir), "--out", str(tmp_path / "plain")]) == 0
-    assert "run R: tasks not on the leaderboard: mybench_mc" in capsys.readouterr().err
+    assert "run R: tasks without a leaderboard.yaml, shown in the automatic tab 'Other tasks': mybench_mc" in capsys.readouterr().err
     assert unused_tasks(load_runs([run_dir])) == {"R": ["mybench_mc"]}
 
     assert main(["leaderboard", "build", str(run_dir), "--include-path", str(extra), "--out", str(site),
@@ -298,16 +298,32 @@ def test_an_include_path_benchmark_gets_its_tab_without_a_package_edit(
     assert folder_digest(PACKAGE) == before
 
 
-def test_nothing_to_show_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_task_without_leaderboard_yaml_gets_the_automatic_tab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every run shows on the leaderboard: a task no leaderboard.yaml names gets a column of the
+    automatic "Other tasks" tab (its primary metric); a run with no score at all is nothing to show."""
     extra = copy_benchmark(tmp_path)
     run_dir = tmp_path / "R"
-    cli_run(run_dir, "--tasks", "mybench_mc", "--model", "random", "--include-path", str(extra), "--limit", "1")
+    res = cli_run(run_dir, "--tasks", "mybench_mc", "--model", "random", "--include-path", str(extra), "--limit", "1")
     capsys.readouterr()
-    assert main(["leaderboard", "build", str(run_dir), "--no-paper", "--out", str(tmp_path / "S")]) == 2
+    assert main(["leaderboard", "build", str(run_dir), "--no-paper", "--out", str(tmp_path / "S")]) == 0
+    board = json.loads((tmp_path / "S" / "leaderboard.json").read_text())
+    [tab] = board["benchmarks"]
+    assert (tab["id"], tab["title"], tab["headline"]) == ("other-tasks", "Other tasks", "mybench_mc.acc")
+    assert [(c["key"], c["label"], c["task"], c["metric"]) for c in tab["columns"]] == [
+        ("mybench_mc.acc", "mybench_mc", "mybench_mc", "acc")]
+    [row] = tab["entries"]
+    assert row["values"]["mybench_mc.acc"]["value"] == res["results"]["mybench_mc"]["acc"]
+    # a run whose task has no score has no value to show: still one line
+    predicted = tmp_path / "P"
+    shutil.copytree(run_dir, predicted)
+    raw = json.loads((predicted / "results.json").read_text())
+    raw["results"]["mybench_mc"] = {"alias": "mybench_mc", "acc": None}
+    (predicted / "results.json").write_text(json.dumps(raw))
+    assert main(["leaderboard", "build", str(predicted), "--no-paper", "--out", str(tmp_path / "S2")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("mmtasks: error: nothing to show: no run holds a task of a benchmark on the leaderboard, "
                               "and --no-paper set")
-    assert not (tmp_path / "S" / "leaderboard.json").exists()
+    assert not (tmp_path / "S2" / "leaderboard.json").exists()
 
 
 # --- the documented format -------------------------------------------------------------------

@@ -389,6 +389,32 @@ def test_two_runs_side_by_side_and_where_they_disagree(browser, runs: dict[str, 
         assert not problems, problems
 
 
+def test_per_turn_scores_and_differing_task_configs_in_the_header(browser, runs: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    """A multi-turn task's header shows its headline per turn (results.json's turn breakdown); two
+    runs whose task config hashes differ are flagged (B's MMDU judge prompt edited here)."""
+    results_a = json.loads((runs["a"] / "results.json").read_text())
+    changed = tmp_path / "run-changed"
+    shutil.copytree(runs["b"], changed)
+    raw = json.loads((changed / "results.json").read_text())
+    raw["configs"]["mmdu"]["judge"]["prompt"] += " (edited)"
+    raw["config_hashes"]["mmdu"] = "0" * 16  # as a run of the edited definition records it
+    (changed / "results.json").write_text(json.dumps(raw))
+    site = tmp_path / "view"
+    assert cli_main(["view", str(runs["a"]), str(changed), "--out", str(site)]) == 0
+    by_turn = results_a["breakdowns"]["mmdu"]["turn"]
+    for url in _serve(site):
+        page, problems = _page(browser, f"{url}#t={_task_index(site, 'mmdu')}")
+        table = page.locator("#summary table.per-turn")
+        assert table.locator("tbody tr").count() == len(by_turn)
+        first = table.locator('tbody tr[data-turn="1"] td').all_text_contents()
+        assert first[1] == f"{by_turn['1']['overall']:.2f} n={by_turn['1']['n']}"
+        assert "different definitions of this task" in page.locator("#summary .configs-differ").text_content()
+        page2, _ = _page(browser, f"{url}#t={_task_index(site, 'realbench_ranking_hard')}")
+        assert page2.locator("#summary .configs-differ").count() == 0  # same definition in both runs
+        assert page2.locator("#summary table.per-turn").count() == 0  # one turn: no per-turn table
+        assert not problems, problems
+
+
 # --- named runs: a replayed run on the leaderboard, linked to its view -------------------------
 
 

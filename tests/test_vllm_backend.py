@@ -69,6 +69,9 @@ def test_every_sent_request_gets_a_nonempty_reply_within_max_tokens(run: dict[st
         assert 0 < sent["output_tokens"] <= r["max_new_tokens"], name
         if sent["finish_reason"] == "length":
             assert sent["output_tokens"] == r["max_new_tokens"], name
+        # the reply says why it ended, as vLLM did (stop / length), and how many tokens it has
+        assert r["finish_reason"] == sent["finish_reason"] in ("stop", "length"), name
+        assert r["completion_tokens"] == sent["output_tokens"], name
 
 
 def test_greedy_is_deterministic_within_and_across_waves(run: dict[str, Any]) -> None:

@@ -85,6 +85,8 @@ def ask(model: Any, named: dict[str, Request]) -> dict[str, Any]:
         out[name] = {
             "text": reply.text,
             "error": reply.error,
+            "finish_reason": reply.finish_reason,
+            "completion_tokens": reply.completion_tokens,
             "max_new_tokens": named[name].generation.max_new_tokens,
             "sent": asdict(record) if record else None,
         }

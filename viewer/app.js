@@ -16,7 +16,7 @@
   const IMG_SRC = /^img\/[0-9a-f]{24}\.[tl]\.jpg$/;
   const DATA_DIR = /^d-[0-9]{14}-[0-9a-f]{6}$/;
   const KIND_LABELS = {
-    request_failure: "request failure", context_overflow: "context overflow", unparsed: "unparsed",
+    request_failure: "request failure", context_overflow: "context overflow", truncated: "truncated", unparsed: "unparsed",
     judge_failure: "judge failure", guessed: "guessed", kept_as_text: "kept as text", scored_wrong: "scored wrong",
   };
   // the record policy's treatments (coverage[task]: reason -> count), as the results table names them
@@ -227,6 +227,12 @@
         })));
       box.appendChild(el("table", { class: "results" }, el("thead", {}, head), el("tbody", {}, body)));
     }
+    if (task.configs_differ) {
+      box.appendChild(el("p", { class: "configs-differ" }, "The runs used different definitions of this task (config hashes " +
+        runs.map((r, i) => state.index.runs[i].label + " " + text(r && r.config_hash)).join(", ") + "): compare their scores with care."));
+    }
+    const turnTable = perTurnTable(runs, ordered[0]);
+    if (turnTable) box.appendChild(turnTable);
     runs.forEach((r, i) => {
       const problems = Object.entries((r && r.problems) || {}).filter(([, n]) => n > 0);
       const cov = r && r.coverage;
@@ -239,8 +245,29 @@
         for (const [reason, n] of reasons) if (isNum(n)) parts.push(label + ": " + text(reason) + " " + n);
       }
       for (const [k, n] of problems) if (!byReason.has(k)) parts.push(k + " " + n);
+      const rep = r && r.replies;
+      if (rep && isNum(rep.n) && rep.n > 0) {
+        const cut = rep.finish_reasons && isNum(rep.finish_reasons.length) ? rep.finish_reasons.length : 0;
+        if (cut) parts.push("at the token limit " + (100 * cut / rep.n).toFixed(1) + "% (" + cut + " of " + rep.n + " replies)");
+        if (rep.reasoning && isNum(rep.reasoning.mean)) parts.push("reasoning " + Math.round(rep.reasoning.mean) + " " + text(rep.reasoning.unit) + " on average (" + rep.reasoning.n + " replies)");
+      }
       if (parts.length) box.appendChild(el("p", { class: "problems" }, state.nRuns > 1 ? state.index.runs[i].label + ": " : "", parts.join(" \u00b7 ")));
     });
+  }
+
+  // a multi-turn task's headline per turn (results.json's "turn" breakdown), a column per run
+  function perTurnTable(runs, metric) {
+    const labels = [];
+    for (const r of runs) for (const k of Object.keys((r && r.turns && typeof r.turns === "object") ? r.turns : {})) if (!labels.includes(k)) labels.push(k);
+    if (!labels.length || !metric) return null;
+    labels.sort((a, b) => Number(a) - Number(b));
+    const head = el("tr", {}, el("th", {}, "turn"), runs.map((r, i) => el("th", {}, (state.nRuns > 1 ? state.index.runs[i].label + " " : "") + metric)));
+    const body = labels.map(label => el("tr", { "data-turn": label }, el("td", {}, label), runs.map(r => {
+      const row = r && r.turns && r.turns[label];
+      return el("td", { class: "num" }, row ? fmt(row[metric]) : MISSING, row && isNum(row.n) ? el("span", { class: "stderr" }, " n=" + row.n) : null);
+    })));
+    return el("details", { class: "per-turn", open: labels.length <= 12 }, el("summary", {}, metric + " per turn"),
+      el("table", { class: "results per-turn" }, el("thead", {}, head), el("tbody", {}, body)));
   }
 
   // ---- filters --------------------------------------------------------------------------------
@@ -518,9 +545,8 @@
   function problemsBox(s) {
     const items = [];
     for (const f of Array.isArray(s.failures) ? s.failures : []) {
-      const overflow = typeof f === "string" && f.includes("context_overflow:");
-      items.push(el("li", { class: "failure" }, el("span", { class: "badge kind-" + (overflow ? "context_overflow" : "request_failure") },
-        overflow ? "context overflow" : "request failure"), " ", text(f)));
+      const kind = failureKind(f);
+      items.push(el("li", { class: "failure" }, el("span", { class: "badge kind-" + kind }, KIND_LABELS[kind]), " ", text(f)));
     }
     if (isNum(s.unparsed) && s.unparsed > 0) items.push(el("li", {}, el("span", { class: "badge kind-unparsed" }, "unparsed"),
       " " + s.unparsed + " answer(s) could not be parsed, re-asks included"));
@@ -534,6 +560,17 @@
         " " + text(irregular[key]) + " (the task's record policy)"));
     }
     return items.length ? el("ul", { class: "problems-list" }, items) : el("span", {});
+  }
+
+  // a failure's kind, read as results.json's problems read it: the earliest of the kinds its error names
+  function failureKind(f) {
+    if (typeof f !== "string") return "request_failure";
+    let best = "request_failure", at = Infinity;
+    for (const kind of ["context_overflow", "truncated"]) {
+      const i = f.indexOf(kind + ":");
+      if (i >= 0 && i < at) { best = kind; at = i; }
+    }
+    return best;
   }
 
   // a message: role, then its parts in order (text as text, images as thumbnails in place)
@@ -578,11 +615,20 @@
 
   function closeOverlay() { const o = $("overlay"); o.hidden = true; clear(o); }
 
-  function reply(textValue, label, cls) {
-    return el("div", { class: "msg role-assistant " + (cls || "") }, el("div", { class: "role" }, label || "assistant"),
-      textValue === null || textValue === undefined ? el("span", { class: "text failed" }, "(no reply: the request failed)")
-        : el("span", { class: "text" }, text(textValue)));
+  // a reply: its answer, then its reasoning folded under it, and why it ended when not "stop"
+  function reply(textValue, label, cls, reasoning, finish) {
+    const hasReasoning = typeof reasoning === "string" && reasoning.length > 0;
+    const noAnswer = hasReasoning ? "(no answer: the reply was truncated)" : "(no reply: the request failed)";
+    return el("div", { class: "msg role-assistant " + (cls || "") }, el("div", { class: "role" }, label || "assistant",
+      typeof finish === "string" && finish !== "stop" ? el("span", { class: "finish finish-" + finish.replace(/[^a-z_]/g, "") },
+        finish === "length" ? " · hit the token limit" : " · ended: " + finish) : null),
+      textValue === null || textValue === undefined ? el("span", { class: "text failed" }, noAnswer)
+        : el("span", { class: "text answer-text" }, text(textValue)),
+      hasReasoning ? el("details", { class: "reasoning" }, el("summary", {}, "reasoning (" + reasoning.length + " characters)"),
+        el("pre", { class: "text" }, reasoning)) : null);
   }
+
+  function at(list, i) { return Array.isArray(list) ? list[i] : undefined; }
 
   function answerBox(parsed, target) {
     return el("dl", { class: "answer" }, el("dt", {}, "parsed"), el("dd", { class: "parsed" }, parsed === null || parsed === undefined ? "(none)" : text(parsed)),
@@ -610,7 +656,8 @@
     col.appendChild(section("prompt", "prompt", prompt.map(m => message(m))));
     const responses = Array.isArray(s.responses) ? s.responses : [];
     const replies = responses.map((r, i) => reply(r, responses.length > 1 ? "reply, attempt " + (i + 1) +
-      (i < responses.length - 1 && r !== null ? " (re-asked: could not be parsed)" : "") : "reply", i < responses.length - 1 ? "reasked" : ""));
+      (i < responses.length - 1 && r !== null ? " (re-asked: could not be parsed)" : "") : "reply", i < responses.length - 1 ? "reasked" : "",
+      at(s.reasoning, i), at(s.finish_reasons, i)));
     col.appendChild(section("model", "replies", replies.length ? replies : el("p", {}, "no reply")));
     col.appendChild(answerBox(s.parsed, s.target));
     (Array.isArray(s.judge) ? s.judge : []).forEach((j, i, all) => col.appendChild(judgeBox(j, all.length > 1 ? "judge call " + (i + 1) : "judge")));
@@ -634,7 +681,7 @@
       const j = judges.find(x => x && x.turn === turnNo);
       col.appendChild(el("section", { class: "part turn", "data-turn": turnNo }, el("h4", {}, "turn " + turnNo),
         users[k] ? message(users[k]) : null,
-        reply(answer, "assistant"),
+        reply(answer, "assistant", "", at(s.reasoning, k), at(s.finish_reasons, k)),
         rec.error ? el("p", { class: "error" }, "error: " + text(rec.error)) : null,
         own(rec, "reference") ? el("details", { class: "reference" }, el("summary", {}, "reference answer"), el("pre", { class: "text" }, text(rec.reference))) : null,
         notes.length ? el("p", { class: "facts" }, notes.join(" \u00b7 ")) : null,

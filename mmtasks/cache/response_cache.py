@@ -29,8 +29,9 @@ from mmtasks.core.request import Request
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact
 
-#: bump when the key derivation or stored format changes
-CACHE_FORMAT = 1
+#: bump when the key derivation or stored format changes (2: a reply is stored as JSON with its
+#: reasoning field, finish reason and token counts, :meth:`~mmtasks.core.request.Reply.to_cache`)
+CACHE_FORMAT = 2
 
 
 def default_cache_dir() -> Path:

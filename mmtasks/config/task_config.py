@@ -487,7 +487,9 @@ class JudgeConfig(_Strict):
 
     prompt: str = ""
     """Judge prompt template (Jinja, rendered with the protocol's variables, e.g. ``question``,
-    ``reference``, ``answer``); it follows the ``prompt_file`` text when both are given."""
+    ``reference``, ``answer``: the model's answer without its reasoning, and ``reasoning``: the
+    reasoning split from it, for a judge that is to see it); it follows the ``prompt_file`` text
+    when both are given."""
     prompt_file: str | None = None
     """A file, relative to the task YAML, whose text starts the judge prompt. It is read
     byte-exact and never templated (official judge prompts are copied verbatim)."""

@@ -108,6 +108,20 @@ class Reply:
     cached: bool = False
     #: seconds spent producing the reply (0 when served from the cache)
     latency: float = 0.0
+    #: the model's reasoning, kept apart from its answer (:mod:`mmtasks.core.reasoning`): the
+    #: server's reasoning field as a backend received it, then also the text's reasoning blocks
+    reasoning: str | None = None
+    #: why the reply ended: ``stop`` (the model ended it), ``length`` (``max_new_tokens``), or the
+    #: backend's own word (``content_filter`` ...); None: the backend does not say (a replayed file)
+    finish_reason: str | None = None
+    #: tokens of reasoning where the backend counts them (a server's ``reasoning_tokens``)
+    reasoning_tokens: int | None = None
+    #: tokens of the whole reply where the backend counts them
+    completion_tokens: int | None = None
+    #: the prompt ended inside a reasoning block (its chat template wrote the opening tag)
+    starts_in_reasoning: bool = False
+    #: the reasoning is already split from ``text`` (what the scheduler delivers)
+    split: bool = False
 
     @property
     def ok(self) -> bool:
@@ -116,3 +130,26 @@ class Reply:
     @classmethod
     def failure(cls, error: str) -> "Reply":
         return cls(text=None, error=error)
+
+    def to_cache(self) -> str:
+        """The reply as the response cache stores it: every part a backend received (text,
+        reasoning field, finish reason, token counts), before reasoning is split from the text."""
+        fields = {"text": self.text, "reasoning": self.reasoning, "finish_reason": self.finish_reason,
+                  "reasoning_tokens": self.reasoning_tokens, "completion_tokens": self.completion_tokens,
+                  "starts_in_reasoning": self.starts_in_reasoning}
+        return json.dumps({k: v for k, v in fields.items() if v not in (None, False)}, ensure_ascii=False)
+
+    @classmethod
+    def from_cache(cls, stored: str) -> "Reply":
+        """A reply stored by :meth:`to_cache`, marked ``cached``."""
+        try:
+            data = json.loads(stored)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):  # not one of ours: the text as stored
+            return cls(text=stored, cached=True)
+        ints = {k: data[k] if isinstance(data.get(k), int) else None for k in ("reasoning_tokens", "completion_tokens")}
+        return cls(text=str(data.get("text") or ""), cached=True,
+                   reasoning=data["reasoning"] if isinstance(data.get("reasoning"), str) else None,
+                   finish_reason=data["finish_reason"] if isinstance(data.get("finish_reason"), str) else None,
+                   starts_in_reasoning=data.get("starts_in_reasoning") is True, **ints)

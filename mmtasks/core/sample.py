@@ -16,8 +16,14 @@ class Sample:
     doc_index: int
     #: the messages of the model request(s), as JSON (images as paths)
     prompt: list[dict[str, Any]] = field(default_factory=list)
-    #: every reply the model gave, in the order the protocol asked (None: the request failed)
+    #: every reply the model gave, in the order the protocol asked (None: the request failed):
+    #: its answer, without the reasoning (see ``reasoning``)
     responses: list[str | None] = field(default_factory=list)
+    #: beside each of ``responses``: the reply's reasoning, split from its answer (None: none), kept
+    #: for a reply left without an answer (the ``truncated`` failure) too
+    reasoning: list[str | None] = field(default_factory=list)
+    #: beside each of ``responses``: why the reply ended (``stop``, ``length`` ...; None: not said)
+    finish_reasons: list[str | None] = field(default_factory=list)
     parsed: Any = None
     target: Any = None
     #: per-sample metric values on the task's scale (None: not applicable / not scored)
@@ -46,6 +52,13 @@ class Sample:
     #: protocol-specific detail (turns of a multi-turn dialogue, probes, notes)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def add_reply(self, reply: Reply) -> None:
+        """Record one model reply: its answer in ``responses`` (None when it failed), its reasoning
+        and finish reason beside it."""
+        self.responses.append(reply.text)
+        self.reasoning.append(reply.reasoning)
+        self.finish_reasons.append(reply.finish_reason)
+
     def to_json(self) -> dict[str, Any]:
         """The sample as a dict of its fields (shallow: values are shared, not copied;
         :func:`mmtasks.results.files.dumps` serialises any dataclass nested in them)."""
@@ -58,7 +71,8 @@ class Sample:
         Aggregators get slim samples (read back from the samples file, or kept in memory
         when a run writes none), so memory does not grow with the text of samples. They read
         ``metrics``, ``failures``, ``unparsed``, ``read_by``, ``irregular``, ``breakdown``, ``judge_failures`` and
-        ``extra`` (per-turn / per-question records), which are kept.
+        ``extra`` (per-turn / per-question records), which are kept; the replies' reasoning goes
+        with the replies.
         """
         return Sample(task=self.task, doc_id=self.doc_id, doc_index=self.doc_index, metrics=self.metrics,
                       failures=self.failures, unparsed=self.unparsed, guessed=self.guessed, read_by=self.read_by,

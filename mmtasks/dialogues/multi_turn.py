@@ -28,8 +28,9 @@ empty assistant message where they would reject two user messages in a row.
 Judging (unless ``--predict-only``, and only for tasks with a ``judge``): each
 answered turn is judged on its own, from the question (the raw user text with
 its markers), the reference answer and the model's answer (judge prompt
-variables ``question``, ``reference``, ``answer``, and ``turn``, the turn's
-1-based position, with which a prompt can show the earlier turns from ``doc``);
+variables ``question``, ``reference``, ``answer`` (without its reasoning), ``reasoning`` (the
+reasoning split from it, "" when none), and ``turn``, the turn's 1-based position, with which a
+prompt can show the earlier turns from ``doc``);
 all of a document's judge calls go out in one wave. A reply
 that cannot be parsed is re-asked ``judge.retries`` times, then recorded as a
 judge failure.
@@ -210,7 +211,7 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
             kept = (*messages[:offset], *messages[offset + 2 * dropped:])
             request = dataclasses.replace(request, messages=kept)
             (reply,) = yield [request]
-        sample.responses.append(reply.text)
+        sample.add_reply(reply)
         record: dict[str, Any] = {"turn": k + 1, "question": turn.question, "reference": turn.reference,
                                   "response": reply.text, "n_images": turn.n_images, "after_failure": failed_before,
                                   "status": "unjudged", "scores": None}
@@ -279,7 +280,8 @@ def _judge(task: "Task", doc: "Document", turns: list[Turn], records: list[dict[
     assert judge is not None
     answered = [k for k, r in enumerate(records) if r["status"] != "request_failure"]
     calls = [judge_call(task, doc, position=k, question=turns[k].question, reference=turns[k].reference,
-                        answer=records[k]["response"], turn=k + 1) for k in answered]
+                        answer=records[k]["response"], reasoning=sample.reasoning[k] or "", turn=k + 1)
+             for k in answered]
     verdicts = yield from ask_judge([r for r, _ in calls], [p for _, p in calls], judge.retries)
     for k, verdict in zip(answered, verdicts):
         record = records[k]

@@ -224,7 +224,7 @@ class _Run:
         return Message.text("user", text.strip("\n"))
 
     def record_reply(self, reply: Reply, what: str) -> str | None:
-        self.sample.responses.append(reply.text)
+        self.sample.add_reply(reply)
         if not reply.ok:
             self.sample.failures.append(f"{what}: {reply.error or 'request failed'}")
         return reply.text

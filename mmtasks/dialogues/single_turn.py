@@ -4,8 +4,9 @@ then, for a task with a ``judge`` (and a run with a judge model), judge the answ
 The answer is parsed with the task's parser (``answer.parser``) and scored by its
 metric functions (``metrics[].function``). The judge (unless ``--predict-only``)
 gets one call per answered document, rendered from ``judge.prompt`` with the
-variables ``answer`` (the reply text), ``parsed`` (the parsed answer) and
-``reference`` (the target), beside ``doc``; a reply that is not a verdict is
+variables ``answer`` (the reply's answer, its reasoning left out), ``parsed`` (the parsed
+answer), ``reference`` (the target) and ``reasoning`` (the reasoning split from the reply, ""
+when none: a judge sees it only when its prompt names it), beside ``doc``; a reply that is not a verdict is
 re-asked ``judge.retries`` times, then counted as a judge failure. The verdict's
 fields are kept in ``extra["verdict"]``; those named in ``judge.metrics`` (every
 numeric field when it names none), times ``judge.report_factor``, become the
@@ -53,7 +54,7 @@ def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue
             task=task.name, doc_id=doc.doc_id, position=attempt, meta={"answer_space": space},
         )
         (reply,) = yield [request]
-        sample.responses.append(reply.text)
+        sample.add_reply(reply)
         if not reply.ok:
             sample.failures.append(reply.error or "request failed")
             break
@@ -81,7 +82,8 @@ def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue
     if task.corpus_metrics:
         add_corpus_pair(sample, parsed, target)
     if judged and ctx.has_judge and not ctx.predict_only:
-        request, parse = judge_call(task, doc, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=target)
+        request, parse = judge_call(task, doc, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=target,
+                                    reasoning=sample.reasoning[-1] or "")
         assert task.config.judge is not None
         (verdict,) = yield from ask_judge([request], parse, task.config.judge.retries)
         sample.judge.append(verdict.to_json())

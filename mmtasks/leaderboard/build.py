@@ -37,7 +37,7 @@ from mmtasks.leaderboard.schema import (
     NSamples,
     RunRef,
 )
-from mmtasks.leaderboard.sections import Section, discover_sections
+from mmtasks.leaderboard.sections import Section, auto_section, discover_sections
 
 #: the folder of a published leaderboard that holds the runs' views (``OUT/views/<run>/``)
 VIEWS_DIR = "views"
@@ -62,6 +62,8 @@ def build_leaderboard(
     viewer, for the runs whose view is published beside the leaderboard (:func:`published_views`)."""
     if sections is None:
         sections = discover_sections(include_paths)
+    extra = auto_section(_unplaced(runs, sections))
+    sections = [*sections, extra] if extra is not None else list(sections)
     benchmarks = []
     for bench in sections:
         table = bench.papers if include_paper else None
@@ -92,8 +94,42 @@ def build_leaderboard(
     )
 
 
+def _unplaced(runs: Sequence[Run], sections: Sequence[Section]) -> dict[str, tuple[str, dict, float]]:
+    """The runs' tasks that no section names, with a metric to show (:func:`auto_section`): task ->
+    (its primary metric, its config, the largest value of it a run has)."""
+    known = {task for bench in sections for task in bench.tasks}
+    out: dict[str, tuple[str, dict, float]] = {}
+    for run in runs:
+        results = run.results
+        for task in results.results:
+            if task in known:
+                continue
+            metric = primary_metric(results.configs.get(task) or {}, results.higher_is_better.get(task) or {},
+                                    results.metrics(task))
+            if metric is None:
+                continue
+            value = results.metrics(task).get(metric, 0.0)
+            previous = out.get(task)
+            largest = max(value, previous[2]) if previous is not None and previous[0] == metric else value
+            if previous is None or previous[0] == metric:
+                out[task] = (metric, results.configs.get(task) or {}, largest)
+    return out
+
+
+def primary_metric(config: dict, higher_is_better: Mapping[str, bool], metrics: Mapping[str, float]) -> str | None:
+    """A task's primary metric as a run recorded it: the config's ``primary``, else its first
+    metric, else the first scored metric (``higher_is_better``); None when it has no value."""
+    declared = [m.get("name") for m in config.get("metrics") or [] if isinstance(m, dict)]
+    primary = next((m.get("name") for m in config.get("metrics") or [] if isinstance(m, dict) and m.get("primary")), None)
+    for name in (primary, *declared, *higher_is_better):
+        if isinstance(name, str) and name in metrics:
+            return name
+    return None
+
+
 def unused_tasks(runs: Sequence[Run], sections: Sequence[Section] | None = None) -> dict[str, list[str]]:
-    """Run name -> its tasks that feed no leaderboard column (reported, not an error)."""
+    """Run name -> its tasks that feed no column of a benchmark's ``leaderboard.yaml`` (shown in the
+    automatic "Other tasks" tab, :func:`~mmtasks.leaderboard.sections.auto_section`; reported)."""
     if sections is None:
         sections = discover_sections()
     known = {task for bench in sections for task in bench.tasks}

@@ -95,7 +95,8 @@ def _build(args: argparse.Namespace) -> int:
     sections = discover_sections(args.include_path)
     runs = load_runs(args.runs)
     for name, tasks in unused_tasks(runs, sections).items():
-        print(printable(f"note: run {name}: tasks not on the leaderboard: {', '.join(tasks)}"), file=sys.stderr)
+        print(printable(f"note: run {name}: tasks without a leaderboard.yaml, shown in the automatic tab "
+                        f"'Other tasks': {', '.join(tasks)}"), file=sys.stderr)
     board = build_leaderboard(runs, include_paper=not args.no_paper, sections=sections,
                               views=published_views(args.out, runs))
     if not board.benchmarks:

@@ -25,9 +25,9 @@ A minimal file (a folder holding the task ``mybench``)::
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -216,3 +216,30 @@ def discover_sections(include_paths: Sequence[str | Path] = ()) -> list[Section]
     ``include_paths``), checked against the tasks it knows."""
     tasks = TaskRegistry.discover(include_paths)
     return load_sections(tasks.dirs, known_tasks=set(tasks.task_names))
+
+
+#: the id of the tab that shows the runs' tasks that no ``leaderboard.yaml`` names
+AUTO_SECTION = "other-tasks"
+
+
+def auto_section(tasks: Mapping[str, tuple[str, dict[str, Any], float]]) -> Section | None:
+    """The automatic tab for tasks no ``leaderboard.yaml`` names, so that every run shows on the
+    leaderboard: one column per task, its primary metric. ``tasks``: task -> (its primary
+    metric, the task's config as a run recorded it, the largest value a run has). None when
+    there are none. The scale is 0-100 unless a value is past it (then 0 to that value)."""
+    if not tasks:
+        return None
+    columns = []
+    for task, (metric, config, largest) in sorted(tasks.items()):
+        declared = next((m for m in config.get("metrics") or [] if isinstance(m, dict) and m.get("name") == metric), {})
+        higher = declared.get("higher_is_better", True) is not False
+        columns.append(Column(key=f"{task}.{metric}", label=task, title=f"{task}: {metric}"
+                              + (f" ({config['description']})" if isinstance(config.get("description"), str) else ""),
+                              task=task, metric=metric, higher_is_better=higher,
+                              scale_min=min(0.0, largest - 1.0) if largest < 0 else 0.0,
+                              scale_max=max(100.0, largest)))
+    return Section(id=AUTO_SECTION, title="Other tasks",
+                   description="Tasks of the runs that no benchmark's leaderboard.yaml names: one column per task, "
+                               "its primary metric (an automatic tab; a leaderboard.yaml in the task's folder gives "
+                               "it its own).",
+                   headline=columns[0].key, columns=columns)

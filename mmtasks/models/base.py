@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mmtasks.errors import ConfigError
 from mmtasks.registry import backends
+from mmtasks.core.reasoning import REASONING_ARGS, ReasoningFormat, split_reply
 from mmtasks.core.request import Reply, Request
 from mmtasks.secrets import public_args, register_arg_secrets
 
@@ -52,6 +53,30 @@ class ModelSpec(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     #: preset this spec came from, if any
     preset: str | None = None
+    #: how the model writes its reasoning (the ``reasoning_tags`` / ``reasoning_starts_open`` model
+    #: args or the preset's ``reasoning:``; never passed to the backend); None: the default tags
+    reasoning: ReasoningFormat | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reasoning_args(cls, data: Any) -> Any:
+        """``reasoning_tags`` / ``reasoning_starts_open`` in the args are every backend's: they move
+        to ``reasoning`` (over a preset's), so a backend never sees them."""
+        if not isinstance(data, dict) or not isinstance(data.get("args"), dict):
+            return data
+        args = data["args"]
+        given = {field: args[name] for name, field in REASONING_ARGS.items() if name in args}
+        if not given:
+            return data
+        base = data.get("reasoning")
+        base = base.model_dump() if isinstance(base, ReasoningFormat) else dict(base or {})
+        try:
+            fmt = ReasoningFormat(**{**base, **given})
+        except ValueError as exc:
+            detail = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
+            raise ConfigError(f"reasoning_tags / reasoning_starts_open: {str(detail).removeprefix('Value error, ')}",
+                              field="--model-args") from None
+        return {**data, "args": {k: v for k, v in args.items() if k not in REASONING_ARGS}, "reasoning": fmt}
 
     @model_validator(mode="after")
     def _register_secrets(self) -> "ModelSpec":
@@ -64,7 +89,8 @@ class ModelSpec(BaseModel):
 
     def identity(self) -> str:
         """A stable string naming this model and every arg that can change its answers (header
-        values are secrets: their names count, their values are ``***``)."""
+        values are secrets: their names count, their values are ``***``). The reasoning format is
+        not in it: the cache keeps replies as received and splits them again when served."""
         return json.dumps(
             {"backend": self.backend, "name": self.name, "args": _identity_args(self.args)},
             sort_keys=True,
@@ -230,10 +256,17 @@ class ChatModel(ABC):
     def close(self) -> None:
         """Release resources (GPU memory, HTTP clients)."""
 
+    def finish_reply(self, request: Request, reply: Reply) -> Reply:
+        """A reply as received (from the backend or the cache) as parsers, metrics and judges see
+        it: the model's reasoning split from its answer, or a ``truncated`` failure when no answer
+        is left (:func:`mmtasks.core.reasoning.split_reply`). The schedulers call it on every reply."""
+        return split_reply(reply, self.spec.reasoning, request.generation.max_new_tokens)
+
     def generate_all(self, requests: Sequence[Request]) -> list[Reply]:
+        """Every request's reply, as the schedulers deliver it (:meth:`finish_reply`)."""
         out: list[Reply | None] = [None] * len(requests)
         for i, reply in self.generate(requests):
-            out[i] = reply
+            out[i] = self.finish_reply(requests[i], reply)
         return [r if r is not None else Reply.failure("backend returned no reply") for r in out]
 
 

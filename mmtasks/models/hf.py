@@ -39,6 +39,7 @@ from mmtasks.models.hf_batches import BatchStats, prepared_ahead
 from mmtasks.errors import ModelError
 from mmtasks.models.hub import hub_preflight, looks_local
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
+from mmtasks.core.reasoning import opens_reasoning
 from mmtasks.core.request import GenerationConfig, Reply, Request
 
 log = logging.getLogger(__name__)
@@ -319,8 +320,9 @@ class HFModel(ChatModel):
         prepared.inputs = None
         if error is None:
             elapsed = time.perf_counter() - start
-            for row, text in zip(rows, texts):
-                yield row.index, Reply(text=text, latency=elapsed)
+            for row, (text, finish, n_tokens) in zip(rows, texts):
+                yield row.index, Reply(text=text, latency=elapsed, finish_reason=finish, completion_tokens=n_tokens,
+                                       starts_in_reasoning=opens_reasoning(row.prompt, self.spec.reasoning))
         elif len(rows) == 1:
             yield rows[0].index, Reply.failure(error)
         elif oom:
@@ -342,7 +344,9 @@ class HFModel(ChatModel):
         yield from self._answer(self._prepare(_Batch(generation, rows)))
 
     @torch.inference_mode()
-    def _generate_batch(self, prepared: _Prepared) -> list[str]:
+    def _generate_batch(self, prepared: _Prepared) -> list[tuple[str, str, int]]:
+        """Each row's reply text, why it ended (``stop``: an end token or a stop string; ``length``:
+        ``max_new_tokens`` generated) and how many tokens it has."""
         generation = prepared.generation
         seed = generation.seed if generation.seed is not None else self.context.seed
         torch.manual_seed(seed)
@@ -351,7 +355,28 @@ class HFModel(ChatModel):
         self.stats.count_batch(prepared.lengths)
         new_tokens = output[:, prepared.inputs["input_ids"].shape[1] :]
         texts = self._main_tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-        return [_cut_at_stop(t, generation.stop).strip() for t in texts]
+        ends = self._end_token_ids()
+        out = []
+        for row, text in zip(new_tokens.tolist(), texts):
+            n = next((k for k, t in enumerate(row) if t in ends), len(row))  # tokens before the end (and padding)
+            cut = _cut_at_stop(text, generation.stop)
+            finish = "length" if n >= generation.max_new_tokens and len(cut) == len(text) else "stop"
+            out.append((cut.strip(), finish, n))
+        return out
+
+    def _end_token_ids(self) -> set[int]:
+        """The tokens that end a reply: the generation config's end tokens and the padding that follows them."""
+        config = getattr(self.model, "generation_config", None)
+        ids: set[int] = set()
+        for name in ("eos_token_id", "pad_token_id"):
+            value = getattr(config, name, None)
+            ids.update(v for v in (value if isinstance(value, (list, tuple)) else [value]) if isinstance(v, int))
+        tokenizer = self._main_tokenizer
+        for name in ("eos_token_id", "pad_token_id"):
+            value = getattr(tokenizer, name, None)
+            if isinstance(value, int):
+                ids.add(value)
+        return ids
 
     def _generation_kwargs(self, generation: GenerationConfig) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"max_new_tokens": generation.max_new_tokens}

@@ -23,7 +23,8 @@ Whatever still fails is a counted failure, ``Reply.failure(reason)``, whose reas
 - ``failed after N attempts: invalid response: <why>`` / ``...: the answer is larger than max_response_bytes=M``,
 - ``context_overflow: HTTP 400: <server message>`` (the prompt does not fit the context),
 - ``HTTP 400: <server message>`` (and other 4xx: not retried),
-- ``the reply has no content (finish_reason=...)``.
+- ``the reply has no content (finish_reason=...)`` (no content and no reasoning; with reasoning, or at the
+  token limit, the reply is ``truncated``: :mod:`mmtasks.core.reasoning`).
 
 Keys. The key is read from the variable ``api_key_env`` names. Unnamed, it is
 $OPENAI_API_KEY, and that key is sent only where it is for: the OpenAI API (https), the
@@ -60,6 +61,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import openai
 
 from mmtasks.core.conversation import Image, VideoRun, video_runs
+from mmtasks.core.reasoning import LENGTH
 from mmtasks.core.request import Reply, Request
 from mmtasks.errors import ConfigError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
@@ -69,8 +71,8 @@ from mmtasks.models.openai_args import (
 )
 from mmtasks.models.openai_http import http
 from mmtasks.models.openai_payload import (
-    CONTEXT_OVERFLOW, BadResponse, chat_messages, check_chat_completion, completion_text, error_code, error_detail,
-    finish_reason, generation_params, is_context_overflow, request_body,
+    CONTEXT_OVERFLOW, BadResponse, chat_messages, check_chat_completion, completion_parts, completion_text, error_code,
+    error_detail, finish_reason, generation_params, is_context_overflow, request_body,
 )
 from mmtasks.models.openai_transport import (
     ATTEMPTS, AttemptCounter, DeadlineExceeded, GuardedTransport, MalformedResponse, ResponseTooLarge, environment_proxy,
@@ -342,9 +344,13 @@ class OpenAIModel(ChatModel):
             text = completion_text(raw)
         except BadResponse as exc:  # the transport checks every answer: only if that check was bypassed
             return self._failed((f"invalid response: {exc}", True), counter.attempts, started)
-        if text is None:
+        parts = completion_parts(raw)
+        if text is None and parts.reasoning is None and parts.finish_reason != LENGTH:
             return self._failed((f"the reply has no content (finish_reason={finish_reason(raw)})", False), counter.attempts, started)
-        return Reply(text=text, latency=time.monotonic() - started)
+        # no content after reasoning, or none at the token limit: the reasoning split calls it truncated
+        return Reply(text=text or "", latency=time.monotonic() - started, reasoning=parts.reasoning,
+                     finish_reason=parts.finish_reason, reasoning_tokens=parts.reasoning_tokens,
+                     completion_tokens=parts.completion_tokens)
 
     def _status_failure(self, exc: openai.APIStatusError) -> tuple[str, bool]:
         """(reason, whether the SDK retried it) for an error answer; raises for fatal ones."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mmtasks.core.conversation import Message, Text, VideoRun, video_runs
@@ -114,6 +115,42 @@ def completion_text(raw: bytes) -> str | None:
         return content
     refusal = message.get("refusal")
     return refusal if isinstance(refusal, str) else None
+
+
+@dataclass(frozen=True)
+class CompletionParts:
+    """What a chat completion says beside its text: the model's reasoning (``reasoning_content``,
+    as vLLM's reasoning parsers and DeepSeek's API send it, or ``reasoning``, OpenRouter's and
+    newer vLLM's name), why it ended, and its token counts."""
+
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    reasoning_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+def completion_parts(raw: bytes) -> CompletionParts:
+    """The :class:`CompletionParts` of a chat-completion body (one that :func:`completion_text`
+    read); a field of the wrong type is left out, never an error."""
+    try:
+        data = json.loads(raw)
+        choice = data["choices"][0]
+        message = choice["message"]
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError):
+        return CompletionParts()
+    if not isinstance(message, dict) or not isinstance(choice, dict):
+        return CompletionParts()
+    reasoning = next((message[k] for k in ("reasoning_content", "reasoning") if isinstance(message.get(k), str) and message[k]), None)
+    finish = choice.get("finish_reason")
+    usage = data.get("usage") if isinstance(data, dict) and isinstance(data.get("usage"), dict) else {}
+    details = usage.get("completion_tokens_details") if isinstance(usage.get("completion_tokens_details"), dict) else {}
+    return CompletionParts(reasoning=reasoning, finish_reason=finish if isinstance(finish, str) else None,
+                           reasoning_tokens=_count(details.get("reasoning_tokens")) if reasoning else None,
+                           completion_tokens=_count(usage.get("completion_tokens")))
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def check_chat_completion(request: Any, status: int, body: bytes) -> str | None:

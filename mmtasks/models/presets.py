@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mmtasks.config.yaml_loader import read_yaml, validate
+from mmtasks.core.reasoning import ReasoningFormat
 from mmtasks.errors import ConfigError
 
 #: presets shipped with mmtasks as package data (``models/*.yaml``)
@@ -51,6 +52,10 @@ class Preset(BaseModel):
     """Where the papers evaluated it (for the leaderboard's reference rows)."""
     unsupported: dict[str, str] = Field(default_factory=dict)
     """Backends that cannot run this model -> why (the error a user sees)."""
+    reasoning: ReasoningFormat | None = None
+    """How the model writes its reasoning (``tags``: opening and closing tag, default
+    ``<think>``/``</think>``; ``starts_open``: the chat template writes the opening tag), on every
+    backend; ``--model-args reasoning_tags=...,reasoning_starts_open=...`` override it."""
 
     @model_validator(mode="after")
     def _default_backend_is_supported(self) -> "Preset":
@@ -79,7 +84,8 @@ class Preset(BaseModel):
         args = {**settings.args, **extra_args}
         if self.max_images is not None and backend in MAX_IMAGES_BACKENDS:
             args.setdefault("max_images", self.max_images)
-        return ModelSpec(backend=backend, name=settings.name or self.weights, args=args, preset=self.name)
+        return ModelSpec(backend=backend, name=settings.name or self.weights, args=args, preset=self.name,
+                         reasoning=self.reasoning)
 
 
 def _dirs(extra: Sequence[Path]) -> list[Path]:

@@ -23,7 +23,7 @@ class RandomModel(ChatModel):
 
     def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
         for i, req in enumerate(requests):
-            yield i, Reply(text=self.answer(req))
+            yield i, Reply(text=self.answer(req), finish_reason="stop")
 
     def _rng(self, req: Request) -> random.Random:
         seed = self.spec.args.get("seed", self.context.seed)

@@ -2,9 +2,11 @@
 
 PATH is a run's output folder (its ``samples/`` is read), a samples folder, a
 samples ``.jsonl`` file, or a predictions JSONL with lines
-``{"task": ..., "doc_id": ..., "responses": [...]}``. The k-th request the
-protocol makes for a document gets the k-th recorded reply; a re-ask beyond the
-recording gets the last recorded reply (the same request, the same answer).
+``{"task": ..., "doc_id": ..., "responses": [...]}`` (optionally ``reasoning`` and
+``finish_reasons`` beside them, as samples record). The k-th request the
+protocol makes for a document gets the k-th recorded reply, with its recorded reasoning and
+finish reason; a re-ask beyond the recording gets the last recorded reply (the same request,
+the same answer).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.errors import DataError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
+from mmtasks.core.reasoning import LENGTH
 from mmtasks.core.request import Reply, Request
 
 
@@ -25,7 +28,8 @@ class ReplayModel(ChatModel):
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
         self.path = Path(spec.name).expanduser()
-        self.recorded, self.recorded_notes = load_recorded(self.path)
+        #: the replies, the note taker's, and beside each reply its reasoning and finish reason
+        self.recorded, self.recorded_notes, self.reasoning, self.finish = load_recorded(self.path)
         self.source_model = _source_model(self.path)
 
     def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
@@ -44,12 +48,23 @@ class ReplayModel(ChatModel):
         if responses is None:
             return Reply.failure(f"replay: no recorded replies for task {req.task!r}, document {req.doc_id!r}")
         if req.position < len(responses):
-            text = responses[req.position]
+            k = req.position
         elif req.attempt > 0 and responses:
-            text = responses[-1]
+            k = len(responses) - 1
         else:
             return Reply.failure(f"replay: document {req.doc_id!r} has {len(responses)} recorded replies, request #{req.position + 1} asked")
-        return Reply(text=text) if text is not None else Reply.failure("replay: the recorded request had failed")
+        text = responses[k]
+        reasoning, finish = _at(self.reasoning.get((req.task, req.doc_id)), k), _at(self.finish.get((req.task, req.doc_id)), k)
+        if text is None and (reasoning is not None or finish == LENGTH):
+            # a reply recorded without an answer after its reasoning: truncated again when split
+            return Reply(text="", reasoning=reasoning, finish_reason=finish)
+        if text is None:
+            return Reply.failure("replay: the recorded request had failed")
+        return Reply(text=text, reasoning=reasoning, finish_reason=finish)
+
+
+def _at(values: list[str | None] | None, k: int) -> str | None:
+    return values[k] if values is not None and k < len(values) else None
 
 
 def _files(path: Path) -> list[Path]:
@@ -67,10 +82,13 @@ def _files(path: Path) -> list[Path]:
 Recorded = dict[tuple[str, str], list[str | None]]
 
 
-def load_recorded(path: Path) -> tuple[Recorded, Recorded]:
-    """(task, doc_id) -> the model's replies in order, and -> the note taker's replies (note-taking runs)."""
+def load_recorded(path: Path) -> tuple[Recorded, Recorded, Recorded, Recorded]:
+    """(task, doc_id) -> the model's replies in order; -> the note taker's replies (note-taking runs);
+    -> each reply's reasoning and -> its finish reason, as samples record them beside the replies
+    (optional: a line without them has none)."""
     out: Recorded = {}
     notes: Recorded = {}
+    beside: dict[str, Recorded] = {"reasoning": {}, "finish_reasons": {}}
     for file in _files(path):
         for lineno, rec in iter_jsonl(file):
             try:
@@ -81,10 +99,16 @@ def load_recorded(path: Path) -> tuple[Recorded, Recorded]:
             if not isinstance(responses, list):
                 raise DataError("responses must be a list of replies", file=file, line=lineno, field="responses")
             out[key] = [r if r is None else str(r) for r in responses]
+            for name, recorded in beside.items():
+                values = rec.get(name)
+                if values is not None and not isinstance(values, list):
+                    raise DataError(f"{name} must be a list beside responses", file=file, line=lineno, field=name)
+                if values:
+                    recorded[key] = [v if v is None else str(v) for v in values]
             note_log = (rec.get("extra") or {}).get("notes")
             if isinstance(note_log, list):
                 notes[key] = [n.get("reply") if isinstance(n, dict) else None for n in note_log]
-    return out, notes
+    return out, notes, beside["reasoning"], beside["finish_reasons"]
 
 
 def _source_model(path: Path) -> str | None:

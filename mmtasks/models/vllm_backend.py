@@ -54,6 +54,7 @@ from mmtasks.models.vllm_inputs import (
     sampling_kwargs,
     split_model_args,
 )
+from mmtasks.core.reasoning import opens_reasoning
 from mmtasks.core.request import Reply, Request
 
 try:  # newer vLLM: request validation errors have their own base class
@@ -157,7 +158,19 @@ class VLLMModel(ChatModel):
             self.last_wave.append(record)
             if self.context.verbose:
                 log.debug("vllm request %d: %s", i, record)
-            yield i, Reply(text=completion.text, latency=latency)
+            yield i, Reply(text=completion.text, latency=latency, finish_reason=completion.finish_reason,
+                           completion_tokens=len(completion.token_ids), starts_in_reasoning=self._opens_reasoning(out))
+
+    def _opens_reasoning(self, out: Any) -> bool:
+        """Whether the prompt vLLM rendered ends inside a reasoning block (its chat template wrote
+        the opening tag); read from the prompt's text, else from its last tokens decoded."""
+        prompt = getattr(out, "prompt", None)
+        if not isinstance(prompt, str) and getattr(out, "prompt_token_ids", None):
+            try:
+                prompt = self._llm.get_tokenizer().decode(list(out.prompt_token_ids)[-32:])
+            except (AttributeError, TypeError, ValueError):
+                return False
+        return isinstance(prompt, str) and opens_reasoning(prompt, self.spec.reasoning)
 
     def _conversation(self, request: Request) -> list[dict[str, Any]]:
         """The request as OpenAI-style messages; raises MmtasksError for what cannot be sent."""

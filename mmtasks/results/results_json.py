@@ -14,6 +14,7 @@ from typing import Any
 from mmtasks import __version__
 from mmtasks.results.files import atomic_write_text, dumps
 from mmtasks.results.schema import GroupResult, ResultsFile
+from mmtasks.scheduling.stats import reply_summary
 from mmtasks.scoring.aggregation import TaskResult
 from mmtasks.task import Task
 
@@ -78,6 +79,7 @@ def build_results(
     *, tasks: Mapping[str, Task], results: Mapping[str, TaskResult], n_original: Mapping[str, int],
     groups: Mapping[str, list[str]], run_config: dict[str, Any], stats: dict[str, Any],
     matcher: Mapping[str, dict[str, Any]] | None = None,
+    replies: Mapping[str, dict[str, int]] | None = None,
 ) -> dict[str, Any]:
     """results.json's object, validated by :class:`ResultsFile` (a bug here fails loudly,
     before the file is written)."""
@@ -87,6 +89,7 @@ def build_results(
         breakdowns={name: r.breakdowns for name, r in results.items() if r.breakdowns},
         problems={name: r.problems for name, r in results.items()},
         coverage={name: r.coverage for name, r in results.items() if r.coverage is not None},
+        replies={name: reply_summary(row) for name, row in (replies or {}).items() if name in results},
         configs={name: tasks[name].config.model_dump(mode="json") for name in results},
         config_hashes={name: config_hash(tasks[name]) for name in results},
         versions={name: tasks[name].config.version for name in results},

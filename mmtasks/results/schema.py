@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -49,7 +49,7 @@ RESULTS_FILE = "results.json"
 
 #: Kinds of ``problems[task]`` counted by the harness (others may appear, e.g. a task's
 #: own ``note_unparsed``): each is a number of samples, turns or questions, never a score.
-PROBLEM_KINDS = ("request_failures", "context_overflow", "unparsed", "judge_failures", "guessed",
+PROBLEM_KINDS = ("request_failures", "context_overflow", "truncated", "unparsed", "judge_failures", "guessed",
                  "excluded", "kept_as_text", "scored_wrong")
 
 #: How a task treats a record problem that its dataset holds (``dataset.record_policy``, declared
@@ -59,7 +59,7 @@ PROBLEM_KINDS = ("request_failures", "context_overflow", "unparsed", "judge_fail
 RECORD_TREATMENTS = ("excluded", "kept_as_text", "scored_wrong")
 
 #: Kinds of ``coverage[task].unscored``: why a document, turn or question was not scored.
-UNSCORED_KINDS = ("request_failure", "context_overflow", "judge_failure", "unparsed")
+UNSCORED_KINDS = ("request_failure", "context_overflow", "truncated", "judge_failure", "unparsed")
 
 #: Counters that aggregators used to put among a task's metrics. They are not metrics: a
 #: reader leaves them out of :meth:`TaskMetrics.metrics`; new files keep them in ``problems``
@@ -182,8 +182,8 @@ class Coverage(_Strict):
     """``100 * scored / total`` (``null`` when ``total`` is 0); filled in when omitted."""
     unscored: dict[str, NonNegativeInt] = Field(default_factory=dict)
     """Why the other ``total - scored`` units have no score, by kind (:data:`UNSCORED_KINDS`:
-    ``request_failure``, ``context_overflow``, ``judge_failure``, ``unparsed``); the counts
-    add up to ``total - scored``."""
+    ``request_failure``, ``context_overflow``, ``truncated``, ``judge_failure``, ``unparsed``); the
+    counts add up to ``total - scored``."""
     guessed: NonNegativeInt = Field(default=0, exclude_if=lambda v: v == 0)
     """Scored units whose answer is a random guess, not the model's (the ``choice`` parser's
     ``fallback: random``, as MMMU's and MUIRBench's scripts guess); also ``problems.guessed``."""
@@ -341,6 +341,40 @@ class MatcherResult(_Strict):
     the same replies); ``results[task]`` holds them with the matcher."""
 
 
+class ReasoningLength(_Strict):
+    """``replies[task].reasoning``: how long the model's reasoning was."""
+
+    n: NonNegativeInt
+    """Replies that had reasoning (a reasoning field, or a block between the reasoning tags)."""
+    unit: Literal["tokens", "characters"]
+    """``tokens`` when the backend counted every reasoning's tokens (a server's ``reasoning_tokens``),
+    else ``characters``."""
+    mean: float = Field(ge=0, allow_inf_nan=False)
+    total: NonNegativeInt
+
+
+class ReplyStats(_Strict):
+    """``replies[task]``: how the model's replies to the task ended (re-asks included; the judge's
+    replies are not counted; requests that got no reply are ``problems.request_failures``)."""
+
+    n: NonNegativeInt
+    finish_reasons: dict[str, NonNegativeInt] = Field(default_factory=dict)
+    """Why each reply ended: ``stop`` (the model ended it), ``length`` (it hit ``max_new_tokens``),
+    the backend's own word (``content_filter`` ...), or ``unknown`` (the backend does not say)."""
+    reasoning: ReasoningLength | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The reasoning's length, when some replies had reasoning."""
+
+    @property
+    def at_limit(self) -> int:
+        """Replies that hit the token limit (finish reason ``length``)."""
+        return self.finish_reasons.get("length", 0)
+
+    @property
+    def at_limit_share(self) -> float | None:
+        """The share of replies that hit the token limit (None: no reply)."""
+        return self.at_limit / self.n if self.n else None
+
+
 class RunStats(_Open):
     """``run_stats``: what the scheduler did, per target (``model``, ``judge``, ``notetaker``)."""
 
@@ -353,7 +387,7 @@ class RunStats(_Open):
 #: dimension -> bucket -> {metric: value, "n": count}
 TaskBreakdowns = dict[str, dict[str, dict[str, MetricValue]]]
 
-_PER_TASK = ("breakdowns", "problems", "coverage", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher")
+_PER_TASK = ("breakdowns", "problems", "coverage", "replies", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher")
 
 
 class ResultsFile(_Open):
@@ -373,6 +407,8 @@ class ResultsFile(_Open):
     """task -> kind (:data:`PROBLEM_KINDS`) -> count. Every task run has an entry."""
     coverage: dict[str, Coverage] = Field(default_factory=dict)
     """task -> how much of its data was scored (tasks whose aggregator reports it)."""
+    replies: dict[str, ReplyStats] = Field(default_factory=dict)
+    """task -> how the model's replies ended (finish reasons) and how long their reasoning was."""
     configs: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """task -> its TaskConfig as run (``mmtasks/config/task_config.py``)."""
     config_hashes: dict[str, str] = Field(default_factory=dict)
@@ -411,6 +447,11 @@ class ResultsFile(_Open):
         """The numeric metrics of ``task`` (``alias``, nulls and counters left out)."""
         record = self.results.get(task)
         return record.metrics() if record is not None else {}
+
+    def task_hash(self, task: str) -> str | None:
+        """The recorded hash of ``task``'s config (:attr:`config_hashes`); None for a file written
+        before hashes were recorded (nothing to compare)."""
+        return self.config_hashes.get(task)
 
     def judged(self, task: str) -> bool:
         """Whether ``task`` was scored by a judge model (its config has a ``judge`` and the run

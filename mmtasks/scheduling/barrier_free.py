@@ -155,12 +155,12 @@ class _Engine:
                 self.deliver(flow, i, Reply.failure(f"no {req.target} model configured for this run"))
             elif key is not None and key in hits:
                 self.stats.add(self.stats.cached, req.target)
-                self.deliver(flow, i, Reply(text=hits[key], cached=True))
+                self.deliver(flow, i, route.model.finish_reply(req, Reply.from_cache(hits[key])))
             else:
                 future = self.inflight.get(key) if key is not None else None
                 if future is None:
                     future = self.send(route, req, key)
-                future.add_done_callback(lambda f, flow=flow, i=i: self.deliver_future(flow, i, f))
+                future.add_done_callback(lambda f, flow=flow, i=i, route=route: self.deliver_future(flow, i, f, route))
 
     def send(self, route: _Route, request: Request, key: str | None) -> "asyncio.Future[Reply]":
         self.stats.add(self.stats.sent, request.target)
@@ -195,17 +195,18 @@ class _Engine:
         if error is not None:
             self.fail(error)
             return
-        reply = future.result()
-        if not reply.ok:
+        received = future.result()
+        # cached as received (reasoning field and finish reason included), split when delivered
+        if received.ok and key is not None and self.cache is not None and route.identity is not None:
+            self.cache.put(key, route.identity, received.to_cache())
+        if not route.model.finish_reply(request, received).ok:
             self.stats.add(self.stats.failed, request.target)
-        elif key is not None and reply.text is not None and self.cache is not None and route.identity is not None:
-            self.cache.put(key, route.identity, reply.text)
 
-    def deliver_future(self, flow: _Flow, i: int, future: "asyncio.Future[Reply]") -> None:
+    def deliver_future(self, flow: _Flow, i: int, future: "asyncio.Future[Reply]", route: "_Route") -> None:
         if future.cancelled() or future.exception() is not None or self.error is not None:
             return  # the run is failing (arrived() recorded why) or being cancelled
         try:
-            self.deliver(flow, i, future.result())
+            self.deliver(flow, i, route.model.finish_reply(flow.requests[i], future.result()))
         except BaseException as exc:  # callbacks' exceptions would be swallowed by the loop
             self.fail(exc)
 

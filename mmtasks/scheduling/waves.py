@@ -91,7 +91,7 @@ def _serve_model(sched: "Scheduler", model: ChatModel, requests: list[Request], 
         hits = cache.get_many(keys.values())
         for i in indices:
             if keys[i] in hits:
-                out[i] = Reply(text=hits[keys[i]], cached=True)
+                out[i] = model.finish_reply(requests[i], Reply.from_cache(hits[keys[i]]))
                 stats.add(stats.cached, requests[i].target)
                 _replied(sched, requests[i], out[i])  # type: ignore[arg-type]
     # Identical requests in one wave are sent once.
@@ -105,12 +105,14 @@ def _serve_model(sched: "Scheduler", model: ChatModel, requests: list[Request], 
     batch = [requests[g[0]] for g in groups]
     for req in batch:
         stats.add(stats.sent, req.target)
-    for j, reply in model.generate(batch):
+    for j, received in model.generate(batch):
+        # cached as received (reasoning field and finish reason included), split when delivered
+        if received.ok and use_cache:
+            assert cache is not None
+            cache.put(keys[groups[j][0]], model.identity, received.to_cache())
+        reply = model.finish_reply(batch[j], received)
         for i in groups[j]:
             out[i] = reply
             _replied(sched, requests[i], reply)
         if not reply.ok:
             stats.add(stats.failed, batch[j].target)
-        elif use_cache and reply.text is not None:
-            assert cache is not None
-            cache.put(keys[groups[j][0]], model.identity, reply.text)

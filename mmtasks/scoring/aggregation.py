@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mmtasks.core.reasoning import TRUNCATED
 from mmtasks.registry import aggregators as _aggregators
 from mmtasks.scoring.bootstrap import bootstrap_stderr
 
@@ -55,26 +56,40 @@ AggregatorFn = Callable[["Task", Sequence["Sample"], int], TaskResult]
 
 #: the suffixes of a metric's variants that an aggregator may report beside it
 VARIANTS = ("stderr", "all", "micro", "macro")
-#: the problems every task reports, counted from its samples (``context_overflow`` is added
-#: when some request did not fit the model's context: those are not in ``request_failures``)
+#: the problems every task reports, counted from its samples (``context_overflow`` and
+#: ``truncated`` are added when there are any: those failures are not in ``request_failures``)
 PROBLEMS = ("request_failures", "unparsed", "judge_failures")
 #: how a backend starts the error of a request whose prompt does not fit the model's context
 CONTEXT_OVERFLOW = "context_overflow"
+#: failed requests of their own kind, by the word their error starts with: the prompt did not fit
+#: (``context_overflow:``), or the reply left no answer after its reasoning (``truncated:``,
+#: :mod:`mmtasks.core.reasoning`)
+FAILURE_KINDS = (CONTEXT_OVERFLOW, TRUNCATED)
 
 
 def failure_kind(error: str | None) -> str:
-    """``context_overflow`` for a failed request whose error says so (the backends start it with
-    ``context_overflow:``; a protocol may prefix ``turn 3: ``), else ``request_failure``."""
-    return "context_overflow" if error and f"{CONTEXT_OVERFLOW}:" in error else "request_failure"
+    """``context_overflow`` or ``truncated`` for a failed request whose error says so (the backends
+    and the reasoning split start it with that word and a colon; a protocol may prefix ``turn 3: ``),
+    else ``request_failure``."""
+    if error:
+        found = [(error.find(f"{kind}:"), kind) for kind in FAILURE_KINDS if f"{kind}:" in error]
+        if found:
+            return min(found)[1]
+    return "request_failure"
 
 
 def sample_failure_kind(sample: "Sample") -> str | None:
-    """Why a sample's requests failed (None: none failed): ``context_overflow`` when one of its
-    failures is, else ``request_failure``."""
+    """Why a sample's requests failed (None: none failed): ``context_overflow`` or ``truncated``
+    when one of its failures is (in that order), else ``request_failure``."""
     if not sample.failures:
         return None
     kinds = {failure_kind(f) for f in sample.failures}
-    return "context_overflow" if "context_overflow" in kinds else "request_failure"
+    return next((k for k in FAILURE_KINDS if k in kinds), "request_failure")
+
+
+def unscored_counts() -> dict[str, int]:
+    """Zero counts of every reason a unit may have no score (``coverage[task].unscored``)."""
+    return {"request_failure": 0, **dict.fromkeys(FAILURE_KINDS, 0), "judge_failure": 0, "unparsed": 0}
 
 
 @dataclass(frozen=True)
@@ -105,16 +120,19 @@ def count_problems(samples: Iterable["Sample"]) -> dict[str, int]:
     are any, ``guessed``: answers replaced by a random guess (``Sample.guessed``: scored, but
     not the model's)."""
     out = dict.fromkeys(PROBLEMS, 0)
-    overflow = guessed = 0
+    own = dict.fromkeys(FAILURE_KINDS, 0)
+    guessed = 0
     for s in samples:
-        n_overflow = sum(1 for f in s.failures if failure_kind(f) == "context_overflow")
-        overflow += n_overflow
-        out["request_failures"] += len(s.failures) - n_overflow
+        for f in s.failures:
+            kind = failure_kind(f)
+            if kind in own:
+                own[kind] += 1
+            else:
+                out["request_failures"] += 1
         out["unparsed"] += int(s.unparsed)
         out["judge_failures"] += int(s.judge_failures)
         guessed += int(s.guessed)
-    if overflow:
-        out["context_overflow"] = overflow
+    out.update({kind: n for kind, n in own.items() if n})
     if guessed:
         out["guessed"] = guessed
     return out
@@ -307,7 +325,7 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
     names = [m.name for m in task.config.metrics]
     overall = _Values(names)
     groups: dict[str, dict[str, _Values]] = {}
-    unscored = {"request_failure": 0, "context_overflow": 0, "judge_failure": 0, "unparsed": 0}
+    unscored = unscored_counts()
     unexplained = guessed = 0
     for s in samples:
         overall.add(s, _metric)

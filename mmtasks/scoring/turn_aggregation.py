@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mmtasks.scoring.aggregation import (TaskResult, aggregator, coverage, failure_kind, function_and_judge_metrics,
-                                         label_sort_key)
+                                         label_sort_key, unscored_counts)
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
 from mmtasks.scoring.verdicts import is_number
 
@@ -103,7 +103,7 @@ def per_turn_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskR
     macro: dict[str, list[float]] = {m: [] for m in names}
     by_turn: dict[str, _Group] = {}
     groups: dict[str, dict[str, _Group]] = {}
-    unscored = {"request_failure": 0, "context_overflow": 0, "judge_failure": 0, "unparsed": 0}
+    unscored = unscored_counts()
     total_turns = unexplained = guessed = 0
     for s in samples:
         dialogue = {m: _Sums() for m in names}

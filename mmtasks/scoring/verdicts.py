@@ -60,9 +60,10 @@ def is_number(value: Any) -> bool:
 
 
 #: the judge-prompt variables that hold the model's text: its answer (``answer``: single_turn and
-#: multi_turn; ``response``: replay_probe) and its earlier turns (``model_turns``: replay_probe,
-#: the assistant turns the judge's ``conversation`` shows)
-ANSWER_VARIABLES = ("answer", "response", "model_turns")
+#: multi_turn; ``response``: replay_probe), its earlier turns (``model_turns``: replay_probe,
+#: the assistant turns the judge's ``conversation`` shows) and the reasoning split from the answer
+#: (``reasoning``: single_turn and multi_turn; shown to the judge only by a prompt that names it)
+ANSWER_VARIABLES = ("answer", "response", "model_turns", "reasoning")
 #: the leading marks a judge may quote a line with (markdown ``>``, bullets, quotes)
 _QUOTE_MARKS = " \t>*-\"'`\u201c\u201d\u2018\u2019"
 #: brackets compared as one kind, so a line quoted as the prompt showed it (its delimiters defused

@@ -16,14 +16,14 @@ from mmtasks.config.task_config import SAFE_NAME
 from mmtasks.documents.jsonl import MAX_DEPTH, json_value_problem
 from mmtasks.errors import DataError
 from mmtasks.results.schema import RESULTS_FILE, ResultsFile, read_results
+from mmtasks.scoring.aggregation import failure_kind
 from mmtasks.view.images import ImageStore
 
 #: the failure kinds a document can be filtered by, and their bit in a row's ``kinds`` mask
-FAILURE_KINDS: tuple[str, ...] = ("request_failure", "context_overflow", "unparsed", "judge_failure", "guessed",
-                                  "kept_as_text", "scored_wrong")
+FAILURE_KINDS: tuple[str, ...] = ("request_failure", "context_overflow", "truncated", "unparsed", "judge_failure",
+                                  "guessed", "kept_as_text", "scored_wrong")
 #: characters of a parsed answer or a target shown in the table (the document shows all of it)
 SHORT = 40
-CONTEXT_OVERFLOW = "context_overflow:"
 
 
 @dataclass
@@ -129,26 +129,28 @@ def read_at(path: Path, offset: int) -> dict[str, Any]:
 
 def failure_kinds(sample: dict[str, Any]) -> int:
     """Bit mask over :data:`FAILURE_KINDS`: the same reading of a sample as the results'
-    ``problems`` (a failure whose error says ``context_overflow:`` is that kind, any other a
-    request failure; ``unparsed`` and ``judge_failures`` counts), plus ``guessed`` for an answer
-    a parser's random fallback chose (a ``guessed`` count on the sample or in its ``extra``), and
-    ``kept_as_text`` / ``scored_wrong`` for a record the task's record policy treated so (the
-    sample's ``irregular``: treatment -> reason)."""
+    ``problems`` (a failure whose error says ``context_overflow:`` or ``truncated:`` is that kind,
+    any other a request failure: :func:`~mmtasks.scoring.aggregation.failure_kind`; ``unparsed``
+    and ``judge_failures`` counts), plus ``guessed`` for an answer a parser's random fallback chose
+    (a ``guessed`` count on the sample or in its ``extra``), and ``kept_as_text`` /
+    ``scored_wrong`` for a record the task's record policy treated so (the sample's ``irregular``:
+    treatment -> reason)."""
+    bit = {kind: 1 << i for i, kind in enumerate(FAILURE_KINDS)}
     mask = 0
     for failure in _list(sample.get("failures")):
-        mask |= 1 << (1 if isinstance(failure, str) and CONTEXT_OVERFLOW in failure else 0)
+        mask |= bit[failure_kind(failure if isinstance(failure, str) else None)]
     if _count(sample.get("unparsed")):
-        mask |= 1 << 2
+        mask |= bit["unparsed"]
     if _count(sample.get("judge_failures")):
-        mask |= 1 << 3
+        mask |= bit["judge_failure"]
     extra = sample.get("extra") if isinstance(sample.get("extra"), dict) else {}
     if _count(sample.get("guessed")) or _count(extra.get("guessed")):
-        mask |= 1 << 4
+        mask |= bit["guessed"]
     irregular = sample.get("irregular") if isinstance(sample.get("irregular"), dict) else {}
     if irregular.get("kept_as_text"):
-        mask |= 1 << 5
+        mask |= bit["kept_as_text"]
     if irregular.get("scored_wrong"):
-        mask |= 1 << 6
+        mask |= bit["scored_wrong"]
     return mask
 
 

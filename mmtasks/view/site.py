@@ -253,11 +253,17 @@ def _task_summary(runs: Sequence[ViewRun], task: str, i: int, table: TaskTable, 
     for run in runs:
         results = run.results.results.get(task)
         coverage = run.results.coverage.get(task)
+        replies = run.results.replies.get(task)
         per_run.append({
             "metrics": results.metrics() if results is not None else {},
             "problems": dict(run.results.problems.get(task) or {}),
             "coverage": coverage.model_dump(mode="json") if coverage is not None else None,
+            # a multi-turn task's scores per turn (its ``turn`` breakdown): turn -> {metric: value, n}
+            "turns": (run.results.breakdowns.get(task) or {}).get("turn"),
+            "replies": replies.model_dump(mode="json") if replies is not None else None,
+            "config_hash": run.results.task_hash(task),
         })
+    hashes = {r["config_hash"] for r in per_run if r["config_hash"]}
     return {
         "name": task,
         "dir": f"t{i}",
@@ -268,4 +274,6 @@ def _task_summary(runs: Sequence[ViewRun], task: str, i: int, table: TaskTable, 
         "default_metric": default,
         "description": configs.get("description"),
         "runs": per_run,
+        # the runs ran different definitions of the task under one name (their config hashes differ)
+        "configs_differ": len(hashes) > 1,
     }

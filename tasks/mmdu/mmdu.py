@@ -27,7 +27,7 @@ import ast
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.scoring.aggregation import TaskResult, aggregator, coverage, failure_kind
+from mmtasks.scoring.aggregation import TaskResult, aggregator, coverage, failure_kind, unscored_counts
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
 from mmtasks.scoring.verdicts import verdict_parser
 
@@ -106,7 +106,7 @@ def aggregate_mmdu(task: "Task", samples: Sequence["Sample"], seed: int) -> Task
     judged: list[int] = []
     failed: list[int] = []
     by_position: dict[int, list[dict[str, float]]] = {}  # turn index -> scores of its judged turns
-    unscored = {"request_failure": 0, "context_overflow": 0, "judge_failure": 0, "unjudged": 0}
+    unscored = {**{k: v for k, v in unscored_counts().items() if k != "unparsed"}, "unjudged": 0}
     for s in samples:
         dialogue_sum = dict.fromkeys(METRICS, 0.0)
         n = bad = 0
@@ -142,7 +142,7 @@ def aggregate_mmdu(task: "Task", samples: Sequence["Sample"], seed: int) -> Task
         result.metrics[f"{m}_all"] = factor * sum(numerators) / attempted if attempted else None
         result.higher_is_better[m] = True
     result.counts = {"judged_turns": total}
-    result.coverage = coverage("turns", attempted + unscored["unjudged"], {k: unscored[k] for k in ("request_failure", "context_overflow", "judge_failure")},
+    result.coverage = coverage("turns", attempted + unscored["unjudged"], {k: v for k, v in unscored.items() if k != "unjudged"},
                                unexplained=unscored["unjudged"])
     result.breakdowns = {"turn": {str(k + 1): _micro_row(v, factor) for k, v in sorted(by_position.items())}}
     return result

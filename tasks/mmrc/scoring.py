@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmtasks.scoring.aggregation import (TaskResult, aggregator, coverage, label_sort_key, mean, mean_and_stderr,
-                                         sample_failure_kind)
+                                         sample_failure_kind, unscored_counts)
 
 from .abilities import ABILITY_METRICS, METRICS
 
@@ -140,7 +140,7 @@ def mmrc(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
     means_all = _means(values_all)
     for m in METRICS:
         result.metrics[f"{m}_all"] = means_all[m]
-    unscored = {"request_failure": 0, "context_overflow": 0, "judge_failure": 0}
+    unscored = {k: v for k, v in unscored_counts().items() if k != "unparsed"}
     for sample, rec in pairs:
         if rec.get("response") is None:
             unscored[sample_failure_kind(sample) or "request_failure"] += 1
