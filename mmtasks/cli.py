@@ -67,6 +67,8 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fps", type=float, default=None, metavar="F",
                    help="video tasks: one frame every 1/F s instead of the task's rule, capped by --max-frames (recorded)")
     p.add_argument("--max-frames", type=int, default=None, metavar="M", help="video tasks: the cap of --fps")
+    p.add_argument("--num-fewshot", type=int, default=None, metavar="K",
+                   help="few-shot tasks: K demonstrations per question instead of the task's fewshot.k (recorded; not the official setting)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")

@@ -67,7 +67,7 @@ class CheckedTasks:
 def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, image_mode: ImageMode = "separate",
                protocol_overrides: dict[str, Any] | None = None, generation: dict[str, Any] | None = None,
                report: Callable[[str | None, MmtasksError], None] | None = None,
-               video: dict[str, Any] | None = None) -> tuple[list[Task], dict[str, list[str]]]:
+               video: dict[str, Any] | None = None, num_fewshot: int | None = None) -> tuple[list[Task], dict[str, list[str]]]:
     """Resolve ``names`` (tasks and groups) and build each task (every name it uses resolved and
     its settings checked). With ``report``, a task that does not load is reported and left out
     (the others are still checked); without, its error is raised.
@@ -85,6 +85,11 @@ def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, imag
             if video and config.dataset.video is not None:
                 config = config.model_copy(update={"dataset": config.dataset.model_copy(
                     update={"video": override_video(config.dataset.video, video)})})
+            if num_fewshot is not None:
+                if config.fewshot is None:
+                    raise ConfigError(f"task {name!r} has no fewshot: block, so --num-fewshot has no demonstrations to draw",
+                                      file=path, field="--num-fewshot", hint="give the task a fewshot: block, or run it without --num-fewshot")
+                config = config.model_copy(update={"fewshot": config.fewshot.model_copy(update={"k": num_fewshot})})
             # Building the Task resolves every name it uses and checks its settings: before any model loads.
             tasks.append(Task(config, path, image_mode=image_mode, protocol_overrides=dict(protocol_overrides or {}),
                               roots=(registry.root(name), *registry.dirs)))
@@ -391,7 +396,7 @@ def _answer(stand_in: RandomModel, request: Request, task: Task | None) -> Reply
 def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_dir: str | Path | None = None,
               limit: int | None = None, image_mode: ImageMode = "separate", protocol_overrides: dict[str, Any] | None = None,
               generation: dict[str, Any] | None = None, notetaking: bool = False, video: dict[str, Any] | None = None,
-              workers: int | None = None) -> CheckedTasks:
+              workers: int | None = None, num_fewshot: int | None = None) -> CheckedTasks:
     """Load the tasks and check all their documents; raise :class:`Problems` naming every problem found.
 
     Large local data (:data:`PARALLEL_FROM` records or more) is checked by ``workers`` forked
@@ -406,7 +411,7 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
             problems.append((name, exc))
 
     tasks, groups = load_tasks(names, include_paths, image_mode=image_mode, protocol_overrides=protocol_overrides,
-                               generation=generation, report=add, video=video)
+                               generation=generation, report=add, video=video, num_fewshot=num_fewshot)
     root = data_root(data_dir)
     scans: dict[str, Scan] = {}
     documents = 0

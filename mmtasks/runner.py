@@ -59,7 +59,7 @@ def check(run: RunConfig) -> CheckedTasks:
     naming every problem of its tasks and data, before any model or judge is built."""
     return preflight(run.tasks, include_paths=run.include_paths, data_dir=run.data_dir, limit=run.limit,
                      image_mode=run.image_mode, protocol_overrides=_overrides(run), generation=run.gen_kwargs,
-                     video=run.video_override,
+                     video=run.video_override, num_fewshot=run.num_fewshot,
                      notetaking=run.strategy == "notetaking")
 
 

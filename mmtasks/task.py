@@ -24,7 +24,9 @@ from mmtasks.dialogues.transforms import Transform, apply_transforms
 from mmtasks.documents.adapters import Adapter
 from mmtasks.core.sample import Sample
 from mmtasks.documents.dataset import Document, Exclusions, Report, load_documents
-from mmtasks.errors import ConfigError, DataError, TemplateError
+from mmtasks.documents.fewshot import draw, same_source
+from mmtasks.documents.fewshot import source_config as fewshot_source
+from mmtasks.errors import ConfigError, DataError, MmtasksError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
 from mmtasks.scoring.metrics import CorpusFunction, bind_metric, declared_references, is_corpus_function
@@ -84,6 +86,8 @@ class Task:
     judge_parser: BoundParser | None = field(init=False, default=None)
     #: the text of ``judge.prompt_file``, read byte-exact ("" when there is none)
     judge_prefix: str = field(init=False, default="")
+    #: the ``fewshot:`` source's demonstrations, by data root (read once)
+    _demonstrations: dict[str, tuple[Document, ...]] = field(init=False, default_factory=dict, repr=False)
     #: the text of ``answer.matcher.prompt_file``, read byte-exact ("" when there is none)
     matcher_prefix: str = field(init=False, default="")
 
@@ -102,6 +106,11 @@ class Task:
         if self.image_mode == "combined" and not self.protocol.supports_combined_images:
             raise ConfigError(f"protocol {cfg.protocol!r} of task {cfg.task!r} does not support --image-mode combined",
                               field="--image-mode", hint="run it with --image-mode separate")
+        if cfg.fewshot is not None:
+            if not self.protocol.fewshot:
+                raise ConfigError(f"protocol {cfg.protocol!r} does not show few-shot demonstrations", file=origin,
+                                  field="fewshot", hint="few-shot applies to single_turn tasks")
+            fewshot_source(cfg, file=origin)  # a source the dataset cannot have is a load error
         if cfg.aggregator is None:  # the protocol's own; results.json's configs record it
             self.config = cfg = cfg.model_copy(update={"aggregator": self.protocol.default_aggregator})
         assert cfg.aggregator is not None
@@ -278,9 +287,47 @@ class Task:
         there and the record is left out; ``only`` reads a share of them; ``frames``: the store
         videos are decoded into; the records the task's record policy excludes are counted in
         ``excluded`` (see :func:`load_documents`)."""
+        fs = self.config.fewshot
+        pool = self.demonstrations(data_root, report, frames) if fs is not None and fs.k > 0 else ()
+        exclude_own = fs is not None and same_source(self.config)
         for doc in load_documents(self.config, data_root, task_file=self.file, adapter=self.adapter, limit=limit,
                                   report=report, only=only, frames=frames, excluded=excluded):
-            yield apply_transforms(doc, self.transforms, self.image_mode)
+            doc = apply_transforms(doc, self.transforms, self.image_mode)
+            if pool:
+                assert fs is not None
+                doc = dataclasses.replace(doc, demonstrations=draw(pool, doc, fs, fs.k, exclude_own=exclude_own, file=self.file))
+            yield doc
+
+    def demonstrations(self, data_root: Path | None, report: Report | None = None, frames: Any = None) -> tuple[Document, ...]:
+        """Every usable demonstration of the ``fewshot:`` source, read (once per data root) by the
+        documents' loader and transformed alike; each one's answer is rendered here, so a record
+        whose answer template fails is reported (with ``report``) and never drawn."""
+        key = str(data_root)
+        if key not in self._demonstrations:
+            config = fewshot_source(self.config, file=self.file)
+            pool = []
+            for demo in load_documents(config, data_root, task_file=self.file, adapter=self.adapter, report=report,
+                                       frames=frames):
+                demo = apply_transforms(demo, self.transforms, self.image_mode)
+                try:
+                    self.demonstration_answer(demo)
+                except MmtasksError as exc:
+                    if report is None:
+                        raise
+                    report(exc)
+                    continue
+                pool.append(demo)
+            self._demonstrations[key] = tuple(pool)
+        return self._demonstrations[key]
+
+    def demonstration_answer(self, demo: Document) -> str:
+        """A demonstration's answer as shown: ``fewshot.answer`` rendered, else the target as text."""
+        fs = self.config.fewshot
+        assert fs is not None
+        if fs.answer is not None:
+            return self.render(fs.answer, demo, "fewshot.answer")
+        value = self.target(demo)
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
     def treated(self, sample: Sample, doc: Document) -> Sample:
         """``sample`` of ``doc`` with what the record policy did to the record while it was
@@ -372,10 +419,28 @@ class Task:
         return out
 
     def initial_messages(self, doc: Document) -> tuple[Message, ...]:
+        """The system message, the few-shot demonstrations (``fewshot.layout``: as earlier turns,
+        or inline in the question's message), then the question: every one rendered by
+        ``prompt.user`` (a demonstration's images are its own), each demonstration's answer by
+        :meth:`demonstration_answer`."""
         msgs: list[Message] = []
         if self.config.prompt.system:
             msgs.append(Message.text("system", self.render(self.config.prompt.system, doc, "prompt.system")))
-        msgs.append(Message("user", self.parts(self.config.prompt.user, doc, "prompt.user")))
+        question = self.parts(self.config.prompt.user, doc, "prompt.user")
+        fs = self.config.fewshot
+        if fs is None or not doc.demonstrations:
+            msgs.append(Message("user", question))
+        elif fs.layout == "turns":
+            for demo in doc.demonstrations:
+                msgs.append(Message("user", self.parts(self.config.prompt.user, demo, "prompt.user")))
+                msgs.append(Message.text("assistant", self.demonstration_answer(demo)))
+            msgs.append(Message("user", question))
+        else:
+            parts: list[Text | Image] = []
+            for demo in doc.demonstrations:
+                parts += [*self.parts(self.config.prompt.user, demo, "prompt.user"),
+                          Text(fs.target_delimiter + self.demonstration_answer(demo) + fs.fewshot_delimiter)]
+            msgs.append(Message("user", _joined((*parts, *question))))
         return tuple(msgs)
 
     # -- answers ---------------------------------------------------------
@@ -503,6 +568,17 @@ class Task:
             else:
                 out[b.name] = raw
         return out
+
+
+def _joined(parts: tuple[Text | Image, ...]) -> tuple[Text | Image, ...]:
+    """Adjacent text parts as one (an inline demonstration's answer and the next question)."""
+    out: list[Text | Image] = []
+    for part in parts:
+        if isinstance(part, Text) and out and isinstance(out[-1], Text):
+            out[-1] = Text(out[-1].text + part.text)
+        else:
+            out.append(part)
+    return tuple(out)
 
 
 def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = (), field_name: str = "judge.prompt_file") -> str:

@@ -44,9 +44,9 @@ def copy_shape(tmp_path: Path, old: str, new: str) -> Path:
     return folder
 
 
-def run(folder: Path, out: Path, model: str) -> tuple[int, dict]:
+def run(folder: Path, out: Path, model: str, *args: str) -> tuple[int, dict]:
     code = main(["--tasks", TASK, "--include-path", str(folder), "--data-dir", str(folder / "data"), "--model", model,
-                 "--output-path", str(out), "--no-cache", "--no-progress"])
+                 "--output-path", str(out), "--no-cache", "--no-progress", *args])
     return code, json.loads((out / "results.json").read_text(encoding="utf-8"))
 
 
@@ -124,7 +124,7 @@ def test_the_text_parser_would_drop_the_final_period(tmp_path: Path) -> None:
 
 
 def test_random_captions_run_to_the_end(tmp_path: Path) -> None:
-    code, res = run(SHAPE, tmp_path / "out", "random")
+    code, res = run(SHAPE, tmp_path / "out", "random", "--judge", "random")
     assert code == 0 and res["coverage"][TASK]["scored"] == 6
     assert res["results"][TASK]["cider_d"] is not None and res["results"][TASK]["bleu"] is not None
 

@@ -42,6 +42,7 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         num_frames=args.num_frames,
         fps=args.fps,
         max_frames=args.max_frames,
+        num_fewshot=args.num_fewshot,
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,
         allow_failures=args.allow_failures,

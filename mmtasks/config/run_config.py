@@ -70,6 +70,10 @@ class RunConfig(BaseModel):
     ``--max-frames``, else by the task's own ``max_frames``)."""
     max_frames: StrictInt | None = Field(default=None, ge=1)
     """``--max-frames``: the cap of ``--fps``."""
+    num_fewshot: StrictInt | None = Field(default=None, ge=0)
+    """``--num-fewshot``: every task's ``fewshot.k`` (a task without a ``fewshot:`` block is an error).
+    Recorded in results.json (``config.num_fewshot``, and each task's config); not the benchmark's
+    official setting."""
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
@@ -137,6 +141,7 @@ class RunConfig(BaseModel):
             **({"gen_kwargs": self.gen_kwargs} if self.gen_kwargs else {}),
             **({"matcher": self.matcher, "matcher_args": public_args(self.matcher_args)} if self.matcher else {}),
             **({"video": self.video_override} if self.video_override else {}),
+            **({"num_fewshot": self.num_fewshot} if self.num_fewshot is not None else {}),
         }
 
     @property

@@ -528,6 +528,44 @@ class JudgeConfig(_Strict):
         return self
 
 
+class FewshotConfig(_Strict):
+    """Demonstrations before each question (few-shot): ``k`` solved examples of the same dataset,
+    each rendered by the task's own templates (``prompt.user`` for its question and images, the
+    ``answer`` template for its answer), shown as earlier chat turns or inline in one message."""
+
+    file: str | None = None
+    """The demonstrations' source for local data: a JSONL/JSON file in the dataset's folder
+    (``dataset.local.dir``), read like the documents (same id field, images, adapter, checks)."""
+    split: str | None = None
+    """The demonstrations' source for a Hugging Face dataset: another split of it (``train``)."""
+    k: int = Field(ge=0)
+    """How many demonstrations each question gets (``--num-fewshot`` overrides it; 0: none)."""
+    seed: int = 1234
+    """Seed of the draw: each question's demonstrations are drawn from the source with a generator
+    seeded by this seed and the question's id, so a run is reproducible and independent of order."""
+    sampler: Literal["random", "first_n"] = "random"
+    """``random``: k drawn without replacement; ``first_n``: the source's first k, in order (as
+    lm-evaluation-harness's ``first_n``). A demonstration with the question's own id is never drawn
+    when the source is the documents' own file or split."""
+    layout: Literal["turns", "inline"] = "turns"
+    """``turns``: each demonstration is a user turn (its question and images) and an assistant turn
+    (its answer) before the question; ``inline``: all in the question's user message, each
+    demonstration's question, ``target_delimiter``, its answer, ``fewshot_delimiter``, then the question."""
+    answer: str | None = None
+    """Template of a demonstration's answer (variable ``doc``: the demonstration's record); default:
+    the task's ``target``, as text."""
+    target_delimiter: str = " "
+    """``inline``: the text between a demonstration's question and its answer (lm-evaluation-harness's name and default)."""
+    fewshot_delimiter: str = "\n\n"
+    """``inline``: the text after a demonstration's answer, before what follows (lm-evaluation-harness's name and default)."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "FewshotConfig":
+        if (self.file is None) == (self.split is None):
+            raise ValueError("name the demonstrations' source: file (local data) or split (a Hugging Face dataset), one of them")
+        return self
+
+
 class TaskConfig(_Strict):
     task: str
     """Unique task name (``realbench_ranking_hard``)."""
@@ -547,6 +585,8 @@ class TaskConfig(_Strict):
     target: str = "{{ doc.answer }}"
     """Template for the gold answer, or a bare field name prefixed with ``field:`` to keep its JSON type."""
     answer: AnswerConfig = Field(default_factory=AnswerConfig)
+    fewshot: FewshotConfig | None = None
+    """Demonstrations before each question (``single_turn``): their source, ``k``, seed and layout."""
     metrics: list[MetricConfig] = Field(default_factory=list)
     breakdowns: list[BreakdownConfig] = Field(default_factory=list)
     transforms: list[TransformConfig] = Field(default_factory=list)

@@ -66,11 +66,14 @@ class ProtocolSpec:
     #: whether the protocol keeps each scored answer and its reference for metrics computed over
     #: the whole corpus (``metrics[].aggregation: corpus``); a task with one is refused at load otherwise
     corpus_metrics: bool = False
+    #: whether the protocol starts from ``task.initial_messages`` and so shows the task's
+    #: ``fewshot:`` demonstrations (a task with one is refused at load otherwise)
+    fewshot: bool = False
 
 
 def protocol(name: str, *, args: type[BaseModel] = NoArgs, uses_judge: bool = False,
              supports_combined_images: bool = False, default_aggregator: str = "per_sample_mean",
-             corpus_metrics: bool = False) -> Callable[[ProtocolFn], ProtocolFn]:
+             corpus_metrics: bool = False, fewshot: bool = False) -> Callable[[ProtocolFn], ProtocolFn]:
     """Register the decorated function as protocol ``name`` (a :class:`ProtocolSpec` in
     ``mmtasks.registry.protocols``); the function itself is returned unchanged."""
     if args.model_config.get("extra") != "forbid":
@@ -79,7 +82,8 @@ def protocol(name: str, *, args: type[BaseModel] = NoArgs, uses_judge: bool = Fa
     def deco(fn: ProtocolFn) -> ProtocolFn:
         registry.protocols.register(name, ProtocolSpec(name=name, run=fn, args=args, uses_judge=uses_judge,
                                                        supports_combined_images=supports_combined_images,
-                                                       default_aggregator=default_aggregator, corpus_metrics=corpus_metrics))
+                                                       default_aggregator=default_aggregator, corpus_metrics=corpus_metrics,
+                                                       fewshot=fewshot))
         return fn
 
     return deco

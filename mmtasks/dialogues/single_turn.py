@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from mmtasks.task import Task
 
 
-@protocol("single_turn", uses_judge=True, supports_combined_images=True, corpus_metrics=True)
+@protocol("single_turn", uses_judge=True, supports_combined_images=True, corpus_metrics=True, fewshot=True)
 def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     target = task.target(doc)  # first: a target outside the answer space is found even when a prompt fails too
     messages = task.initial_messages(doc)
@@ -46,6 +46,8 @@ def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue
         prompt=[m.to_json() for m in messages], target=target,
         breakdown=task.breakdown_values(doc),
     )
+    if doc.demonstrations:  # the few-shot demonstrations shown before the question, by id
+        sample.extra["fewshot"] = [d.doc_id for d in doc.demonstrations]
     space = task.answer_space(doc)
     parsed = None
     for attempt in range(task.config.answer.retries + 1):

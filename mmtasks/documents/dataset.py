@@ -47,6 +47,9 @@ class Document:
     #: (``kept_as_text``, ``scored_wrong``) -> reason; filled as its prompt and target are made
     #: (shared by the transformed copies of the document), copied to its sample
     treated: dict[str, str] = field(default_factory=dict, compare=False)
+    #: the few-shot demonstrations shown before this document's question (``fewshot:``), drawn
+    #: from the task's demonstration source
+    demonstrations: tuple["Document", ...] = field(default=(), compare=False)
 
 
 @dataclass

@@ -256,6 +256,9 @@ class RunConfig(_Open):
     video: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
     """``--num-frames`` / ``--fps`` / ``--max-frames``: the frame rule that replaced the video tasks'
     own. A run with one is not the benchmark's official setting."""
+    num_fewshot: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """``--num-fewshot``: the demonstrations per question that replaced the few-shot tasks' own
+    ``fewshot.k``. A run with it is not the benchmark's official setting."""
     model_spec: dict[str, Any] | None = None
     judge_spec: dict[str, Any] | None = None
     matcher: str | None = Field(default=None, exclude_if=lambda v: v is None)
@@ -318,12 +321,15 @@ class RunConfig(_Open):
             parts.append("gen-kwargs " + ",".join(f"{k}={v}" for k, v in sorted(self.gen_kwargs.items())))
         if self.video:
             parts.append("frames " + ",".join(f"{k}={v:g}" for k, v in sorted(self.video.items())))
+        if self.num_fewshot is not None:
+            parts.append(f"{self.num_fewshot}-shot")
         return parts
 
     @property
     def official_protocol(self) -> bool:
-        """False when the run changed the tasks' generation settings (``--gen-kwargs``) or frame rule (``--num-frames``, ``--fps``)."""
-        return not self.gen_kwargs and not self.video
+        """False when the run changed the tasks' generation settings (``--gen-kwargs``), frame rule
+        (``--num-frames``, ``--fps``) or demonstrations (``--num-fewshot``)."""
+        return not self.gen_kwargs and not self.video and self.num_fewshot is None
 
 
 class MatcherResult(_Strict):
