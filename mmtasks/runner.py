@@ -311,8 +311,10 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         if writer is not None:
             writer.write(sample)
 
-    # the first requests to a model all failing the same way stop the run (one line naming the cause)
-    watch = FirstFailures(names={target: m.spec.display for target, m in models.items()})
+    # the first requests to a model all failing the same way stop the run (one line naming the cause);
+    # a document's failure (a context overflow, a refusal the probe without documents does not share) does not
+    watch = FirstFailures(names={target: m.spec.display for target, m in models.items()},
+                          probe=lambda request: models[request.target].generate_all([request])[0])
 
     counts = ReplyCounts()  # finish reasons and reasoning lengths, per task
 

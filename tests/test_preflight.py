@@ -360,6 +360,37 @@ def test_the_same_400_on_every_request_stops_the_run_after_a_handful(bench, chat
     assert 5 <= chat_server.calls <= 10  # a handful (the fifth failure, and the few in flight or starting), not 60
 
 
+#: OpenAI's context-window refusal (the same text for every document, whatever its length)
+CONTEXT_WINDOW_400 = "Your input exceeds the context window of this model. Please adjust your input and try again."
+
+
+@pytest.mark.parametrize(("message", "kind"), [(CONTEXT_WINDOW_400, "context_overflow"),
+                                               ("Invalid image: the file could not be decoded", "request_failures")],
+                         ids=["context-overflow", "per-document-400"])
+def test_a_documents_own_failures_do_not_stop_a_healthy_run(bench, chat_server, capsys, tmp_path, api_key,
+                                                            message, kind):
+    """Issue 31, finding 6: 20 documents, the first 5 refused at once with the same 400 (sent one
+    at a time, so they are the first 5 replies), the rest answered. Before: exit 2, "the first 5
+    requests ... all failed the same way", even with --allow-failures, and again on every re-run."""
+    tasks, data = bench
+    records = [ranking_record(f"r-{i}", n_images=1, text=("LONG-DOC " if i <= 5 else "") + "做饭步骤")
+               for i in range(1, 21)]
+    write_realbench(data, "ranking_easy.jsonl", records)
+    chat_server.inject(400, times=10_000, match="LONG-DOC", message=message)
+    out = tmp_path / "out"
+    args = ("--tasks", "my_choice", "--include-path", str(tasks), "--data-dir", str(data), "--model", "openai:test-model",
+            "--model-args", f"base_url={chat_server.base_url},concurrency=1,max_retries=0", "--max-live", "1",
+            "--no-progress", "--allow-failures", "--output-path", str(out), "--cache-dir", str(tmp_path / "cache"))
+    for _ in range(2):  # the run, then the same command again (the 5 failures are all it sends)
+        code, err = run_cli(capsys, *args)
+        assert code == 0, err  # before: 2, the run stopped
+        results = json.loads((out / "results.json").read_text())
+        assert results["problems"]["my_choice"][kind] == 5 and results["n-samples"]["my_choice"]["effective"] == 20
+    # the probe without documents, for the refusal that might have been the server's
+    probes = [c for c in chat_server.log if c.body and "Reply with the word OK." in json.dumps(c.body)]
+    assert len(probes) == (0 if kind == "context_overflow" else 2)
+
+
 def test_first_failures_watch_rules():
     from mmtasks.core.request import Reply, Request
     from mmtasks.scheduling.first_failures import FirstFailures, FirstRequestsFailed
@@ -377,6 +408,27 @@ def test_first_failures_watch_rules():
         watch(req, first)
         for _ in range(10):
             watch(req, Reply.failure("HTTP 400: same"))
+    # a context overflow is its document's: neither counted nor the end of the watch
+    watch = FirstFailures(names={"model": "openai:m"})
+    for _ in range(10):
+        watch(req, Reply.failure("context_overflow: HTTP 400: maximum context length exceeded"))
+    with pytest.raises(FirstRequestsFailed):
+        for _ in range(5):
+            watch(req, Reply.failure("HTTP 500: down"))
+    # identical 4xx: the probe without documents decides whose they are
+    for answer, stops in ((Reply(text="OK"), False), (Reply.failure("HTTP 400: same"), True),
+                          (Reply.failure("failed after 3 attempts: HTTP 400: same"), True)):
+        sent: list[Request] = []
+        watch = FirstFailures(names={"model": "openai:m"}, probe=lambda r, answer=answer: sent.append(r) or answer)
+        for _ in range(4):
+            watch(req, Reply.failure("HTTP 400: same"))
+        if stops:
+            with pytest.raises(FirstRequestsFailed):
+                watch(req, Reply.failure("HTTP 400: same"))
+        else:
+            watch(req, Reply.failure("HTTP 400: same"))
+            watch(req, Reply.failure("HTTP 400: same"))  # the watch has ended
+        assert len(sent) == 1 and sent[0].messages[0].parts[0].text == "Reply with the word OK."
     # cached replies and targets without a model are not watched
     watch = FirstFailures(names={"model": "openai:m"})
     for _ in range(10):

@@ -1,4 +1,5 @@
-"""Stop a run whose first requests to a model all fail the same way.
+"""Stop a run whose first requests to a model all fail the same way - the server's failure,
+never a document's.
 
 When the first :data:`FIRST_FAILURES` replies a model sends back (cached ones aside) are all
 failures with the same reason - the same 4xx (``max_tokens=2048 cannot be greater than
@@ -11,14 +12,27 @@ Replies left without an answer at the token limit (``truncated``: cut inside the
 nothing after it) are one cause however they were cut: the first five stop the run with a line
 naming ``--gen-kwargs max_new_tokens=``. Replies cut at the limit that still have an answer are
 scored; when the first five all are, one warning names the same setting.
+
+A failure can be a document's rather than the server's, and then it says nothing of the rest:
+
+- a reply the backend marks ``context_overflow`` (this document's prompt does not fit the
+  context: every backend marks it so) is neither counted nor ends the watch;
+- identical ``HTTP 4xx`` failures (a request the server refuses: the settings, or each
+  document's own content, such as an image it cannot read) are checked once, when they reach
+  the threshold, by a probe: the same request settings with a one-line text prompt and no
+  document. The server answering it means the failures were the documents': the watch ends and
+  they are counted per request. The probe failing the same way stops the run, as before.
+  Connection errors and 5xx need no probe: they are the server's.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mmtasks.core.conversation import Message
 from mmtasks.core.reasoning import LENGTH, TRUNCATED, is_truncated
 from mmtasks.core.request import COMPONENT_FLAGS, Reply, Request
 from mmtasks.errors import ModelError
@@ -29,11 +43,26 @@ FIRST_FAILURES = 5
 log = logging.getLogger("mmtasks")
 
 _ATTEMPTS = re.compile(r"^failed after \d+ attempts?: ")
+#: a failure the backend knows is its document's own (the prompt does not fit the context)
+DOCUMENT_FAILURE = re.compile(r"^context_overflow\b")
+#: a refusal that may be the document's (its content) or the server's (the settings): probed
+_REFUSAL = re.compile(r"^HTTP 4\d\d\b")
+#: the probe's prompt: no document in it
+PROBE_TEXT = "Reply with the word OK."
+
+#: sends one request to the target's model, without the cache: ``probe(request) -> reply``
+Probe = Callable[[Request], Reply]
 
 
 def failure_reason(error: str | None) -> str:
     """A failure's reason without the attempt count (the same cause, however often retried)."""
     return _ATTEMPTS.sub("", error or "request failed")
+
+
+def probe_request(request: Request) -> Request:
+    """``request``'s settings (generation, target, task) with a one-line prompt and no document."""
+    return Request(messages=(Message.text("user", PROBE_TEXT),), generation=request.generation,
+                   target=request.target, task=request.task, doc_id="", meta={})
 
 
 class FirstRequestsFailed(ModelError):
@@ -49,6 +78,8 @@ class FirstFailures:
     #: target -> display name of its model (named in the error)
     names: dict[str, str] = field(default_factory=dict)
     threshold: int = FIRST_FAILURES
+    #: asks a target's model once without a document (see the module docstring); None: no probe
+    probe: Probe | None = None
     _seen: dict[str, tuple[str, int]] = field(default_factory=dict)
     _done: set[str] = field(default_factory=set)
     #: target -> replies at the token limit so far, from the start (None: one was not, or warned)
@@ -69,6 +100,8 @@ class FirstFailures:
         reason = failure_reason(reply.error)
         if at_limit and is_truncated(reply.error):  # cut in its reasoning, or nothing after it: one cause
             reason = f"{TRUNCATED}: the reply hit the token limit (max_new_tokens={request.generation.max_new_tokens})"
+        if DOCUMENT_FAILURE.match(reason):
+            return  # this document's own: nothing about the server or the other documents
         first, count = self._seen.get(target, (reason, 0))
         if first != reason:
             self._done.add(target)
@@ -76,6 +109,10 @@ class FirstFailures:
         self._seen[target] = (reason, count + 1)
         if count + 1 >= self.threshold:
             self._done.add(target)
+            if self.probe is not None and _REFUSAL.match(reason):
+                answer = self.probe(probe_request(request))
+                if answer.ok or failure_reason(answer.error) != reason:
+                    return  # the server answers without the documents: the failures were theirs
             who = self.names.get(target, target)
             if target == "model" and reason.startswith(f"{TRUNCATED}:"):
                 raise FirstRequestsFailed(
