@@ -83,6 +83,9 @@ def test_reasoning_settings_per_model_and_preset() -> None:
     assert split_reply(Reply(text="<think>x</think>B"), off.reasoning).text == "<think>x</think>B"
     server_opens = ModelSpec(backend="openai", name="m", args={"reasoning_starts_open": True})
     assert split_reply(Reply(text="(A) hmm"), server_opens.reasoning).error.startswith("truncated: ")
+    # ...unless the server split the reply itself (a reasoning field): its content is the answer
+    served = split_reply(Reply(text="(B)", reasoning="hmm"), server_opens.reasoning)
+    assert (served.text, served.reasoning) == ("(B)", "hmm")
     with pytest.raises(ConfigError, match="reasoning_tags / reasoning_starts_open: expected two non-empty tags"):
         parse_model_spec("openai:m", {"reasoning_tags": ["<think>"]})
     # the preset's, under --model-args

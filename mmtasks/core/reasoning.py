@@ -45,7 +45,8 @@ class ReasoningFormat(BaseModel):
     reasoning field the server sends is still kept apart)."""
     starts_open: bool = False
     """Every reply starts inside a reasoning block (the chat template, on a server, wrote the
-    opening tag): a reply without the closing tag is reasoning that never closed."""
+    opening tag): a reply without the closing tag is reasoning that never closed. Not applied to
+    a reply that came with a reasoning field (the server split it already)."""
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -80,7 +81,8 @@ class Split:
 
 
 def split_text(text: str, fmt: ReasoningFormat, starts_open: bool = False) -> Split:
-    """Cut ``text`` into reasoning blocks and the answer around them (see the module's docstring)."""
+    """Cut ``text`` into reasoning blocks and the answer around them (see the module's docstring);
+    ``starts_open``: the text starts inside a block (its opening tag is in the prompt)."""
     if fmt.tags is None:
         return Split(answer=text, reasoning=None)
     open_tag, close_tag = fmt.tags
@@ -88,7 +90,7 @@ def split_text(text: str, fmt: ReasoningFormat, starts_open: bool = False) -> Sp
     answer: list[str] = []
     rest = text
     first_close, first_open = rest.find(close_tag), rest.find(open_tag)
-    if (starts_open or fmt.starts_open) and not rest.lstrip().startswith(open_tag):
+    if starts_open and not rest.lstrip().startswith(open_tag):
         rest = open_tag + rest  # the template wrote the opening tag
     elif first_close >= 0 and (first_open < 0 or first_open > first_close):
         rest = open_tag + rest  # a closing tag with no opening one: the block began in the prompt
@@ -116,7 +118,9 @@ def split_reply(reply: Reply, fmt: ReasoningFormat | None, max_new_tokens: int |
     if not reply.ok or reply.split:
         return reply
     fmt = fmt or ReasoningFormat()
-    cut = split_text(reply.text or "", fmt, reply.starts_in_reasoning)
+    # a server that sent a reasoning field split the reply itself: its content starts in no block
+    opened = reply.starts_in_reasoning or (fmt.starts_open and reply.reasoning is None)
+    cut = split_text(reply.text or "", fmt, opened)
     reasoning = "\n\n".join(r for r in (reply.reasoning, cut.reasoning) if r) or None
     if cut.reasoning is None and reply.reasoning is None:
         answer = reply.text or ""
