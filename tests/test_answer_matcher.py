@@ -168,6 +168,9 @@ def test_the_matcher_reads_what_no_rule_reads(tmp_path: Path, chat_server: ChatS
     assert (summary["asked"], summary["failed"], summary["without_matcher"]["acc"]) == (3, 0, 25.0)
     assert results["problems"]["blink_counting"]["unparsed"] == 1
     assert results["config"]["matcher"] == "openai:matcher-model" and results["config"]["matcher_spec"]["name"] == "matcher-model"
+    from mmtasks.results.schema import parse_results
+    # a leaderboard row of its own: the matcher is part of the evaluation setting
+    assert parse_results(results).config.display_name.endswith(" + matcher openai:matcher-model")
     # three matcher calls (the rule read the first reply), at the task's settings, the prompt the authors'
     bodies = [b for b in chat_server.bodies if last_user_text(b) != "ping"]
     assert len(bodies) == 3

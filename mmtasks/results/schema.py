@@ -323,6 +323,8 @@ class RunConfig(_Open):
             parts.append("frames " + ",".join(f"{k}={v:g}" for k, v in sorted(self.video.items())))
         if self.num_fewshot is not None:
             parts.append(f"{self.num_fewshot}-shot")
+        if self.matcher:  # replies no rule read were read by an LLM: another row than the rule's alone
+            parts.append(f"matcher {public_spec(self.matcher)}")
         return parts
 
     @property
