@@ -135,3 +135,39 @@ def test_num_fewshot_on_a_task_without_demonstrations_is_an_error(tmp_path: Path
     (folder / "fewshot_images_inline.yaml").unlink()
     code, err = check(folder, capsys, "--num-fewshot", "2")
     assert code == 2 and "field '--num-fewshot'" in err and "has no fewshot: block" in err, err
+
+
+def test_demonstrations_from_another_split_of_a_hub_dataset(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    import io
+
+    from PIL import Image
+
+    def png(colour: str) -> dict:
+        buf = io.BytesIO()
+        Image.new("RGB", (6, 6), colour).save(buf, format="PNG")
+        return {"bytes": buf.getvalue(), "path": None}
+
+    features = datasets.Features({"id": datasets.Value("string"), "image": datasets.Sequence(datasets.Image()),
+                                  "answer": datasets.Value("string")})
+    splits = {"test": [("t1", "red", "dax"), ("t2", "blue", "wug")], "train": [("x1", "green", "blicket"), ("x2", "black", "dax")]}
+    files = {}
+    for split, rows in splits.items():
+        files[split] = str(tmp_path / f"{split}.parquet")
+        datasets.Dataset.from_dict({"id": [r[0] for r in rows], "image": [[png(r[1])] for r in rows], "answer": [r[2] for r in rows]},
+                                   features=features).to_parquet(files[split])
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "hub_fewshot.yaml").write_text(
+        "task: hub_fewshot\n"
+        f"dataset:\n  hf: {{path: parquet, data_files: {json.dumps(files)}, split: test}}\n  images_field: image\n"
+        "prompt: {user: '{{ image(0) }}Name?'}\n"
+        "fewshot: {split: train, k: 2, sampler: first_n}\n"
+        "metrics: [{name: em, function: exact_match}]\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["--tasks", "hub_fewshot", "--include-path", str(tasks), "--model", "random", "--output-path", str(out),
+                 "--no-cache", "--no-progress"]) == 0
+    samples = [json.loads(line) for line in (out / "samples" / "hub_fewshot.jsonl").read_text().splitlines()]
+    assert [s["extra"]["fewshot"] for s in samples] == [["x1", "x2"], ["x1", "x2"]]
+    assert [m["content"] for m in samples[0]["prompt"] if m["role"] == "assistant"] == [
+        [{"type": "text", "text": "blicket"}], [{"type": "text", "text": "dax"}]]
