@@ -55,7 +55,7 @@ def _key_headers(server: ChatServer, key: str) -> list[str]:
     return [name for call in server.log for name, value in call.headers.items() if key in value]
 
 
-@pytest.mark.parametrize("who", ["model", "judge"])
+@pytest.mark.parametrize("who", ["model", "judge", "notetaker"])
 def test_a_cross_origin_redirect_never_carries_a_header_key(elsewhere: ChatServer, tmp_path: Path, who: str,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -65,8 +65,12 @@ def test_a_cross_origin_redirect_never_carries_a_header_key(elsewhere: ChatServe
     with serving(redirector(elsewhere.base_url.removesuffix("/v1"))) as port:
         args = {"base_url": f"http://127.0.0.1:{port}/v1", "default_headers": {"api-key": key},
                 "api_key_env": "MY_KEY", "max_retries": 0}
-        options = ({"model": "openai:m", "model_args": args, "tasks": "realbench_ranking_easy"} if who == "model" else
-                   {"model": "random", "judge": "openai:j", "judge_args": args, "tasks": "llava_bench_wild"})
+        options = {
+            "model": {"model": "openai:m", "model_args": args, "tasks": "realbench_ranking_easy"},
+            "judge": {"model": "random", "judge": "openai:j", "judge_args": args, "tasks": "llava_bench_wild"},
+            "notetaker": {"model": "random", "judge": "random", "notetaker": "openai:n", "notetaker_args": args,
+                          "strategy": "notetaking", "tasks": "mmrc"},
+        }[who]
         try:
             mmtasks.evaluate(data_dir=SAMPLE, output_path=tmp_path / "run", use_cache=False, limit=2,
                              allow_failures=True, **options)
