@@ -183,6 +183,7 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
         count += 1
         max_images = max(max_images, n_source_images(doc))
         try:
+            task.cluster_of(doc)  # a declared cluster field the record lacks
             sample = _drive(task.protocol.run(unscored, doc, ctx), stand_in, task)
             for treatment, reason in doc.treated.items():
                 treated.setdefault(treatment, {})

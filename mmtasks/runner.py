@@ -279,8 +279,10 @@ def recorded_settings(value: Any, key: str = "") -> Any:
 
 def _treated(task: Task, doc: Document, dialogue: Dialogue) -> Dialogue:
     """``dialogue`` whose sample records what the task's record policy did to the record
-    (:meth:`Task.treated`), for every protocol alike."""
+    (:meth:`Task.treated`) and the document's cluster (:meth:`Task.cluster_of`), for every
+    protocol alike."""
     sample = yield from dialogue
+    sample.cluster = task.cluster_of(doc)
     return task.treated(sample, doc)
 
 

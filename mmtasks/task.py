@@ -549,6 +549,23 @@ class Task:
     def score(self, parsed: Any, target: Any, doc: Document) -> dict[str, float | None]:
         return {name: fn(parsed, target, doc.record) for name, fn in self.metric_fns.items()}
 
+    def cluster_of(self, doc: Document) -> str | None:
+        """The document's cluster (``cluster:``): its own id for ``dialogue``, else the value of
+        the named record field (dotted for a nested one); None when the task declares none. A
+        record without the field is a data error (the preflight reports it before any model)."""
+        name = self.config.cluster
+        if name is None:
+            return None
+        if name == "dialogue":
+            return doc.doc_id
+        value: Any = doc.record
+        for part in name.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None or isinstance(value, (dict, list)):
+            raise DataError("the task's cluster field is missing or not a single value", file=doc.source,
+                            line=doc.line, doc_id=doc.doc_id, field=name)
+        return str(value)
+
     def breakdown_values(self, doc: Document) -> dict[str, str]:
         out: dict[str, str] = {}
         for b in self.config.breakdowns:

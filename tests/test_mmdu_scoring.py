@@ -218,7 +218,7 @@ def test_official_aggregation_by_hand(tmp_path: Path) -> None:
     # failures (one judge failure, one request failure) counted as 0
     assert m["overall_all"] == pytest.approx(10 * 35 / 7)
     assert result.problems == {"request_failures": 1, "unparsed": 0, "judge_failures": 1}
-    assert result.counts == {"judged_turns": 5}
+    assert result.counts == {"judged_turns": 5, "clusters": 3}  # cluster: dialogue, 3 dialogues
     assert result.coverage == {"unit": "turns", "scored": 5, "total": 7, "unscored": {"request_failure": 1, "judge_failure": 1}}
     assert not {"judge_failures", "request_failures", "judged_turns"} & set(m)  # counters are not metrics
     turn = result.breakdowns["turn"]

@@ -591,6 +591,12 @@ class TaskConfig(_Strict):
     breakdowns: list[BreakdownConfig] = Field(default_factory=list)
     transforms: list[TransformConfig] = Field(default_factory=list)
     judge: JudgeConfig | None = None
+    cluster: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")
+    """What the task's scored units cluster by, for standard errors and paired intervals that
+    resample whole clusters: ``dialogue`` (each document is one conversation whose turns or
+    questions are its units), or a document field whose value names the cluster (``video_id``:
+    Video-MME's questions about one video). results.json records the cluster count under
+    ``n-samples``; None: the documents are independent."""
     aggregator: str | None = None
     """Registered aggregator turning samples into the task's results (``per_sample_mean``,
     ``per_turn_mean``, ``mmdu``, ``mmrc``). None: the protocol's own (``per_turn_mean`` for

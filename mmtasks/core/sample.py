@@ -46,6 +46,8 @@ class Sample:
     irregular: dict[str, str] = field(default_factory=dict)
     #: breakdown name -> this document's group label
     breakdown: dict[str, str] = field(default_factory=dict)
+    #: the cluster the document belongs to (the task's ``cluster:``), None when it declares none
+    cluster: str | None = None
     #: judge calls: parsed fields, raw replies, failures
     judge: list[dict[str, Any]] = field(default_factory=list)
     judge_failures: int = 0
@@ -70,14 +72,14 @@ class Sample:
 
         Aggregators get slim samples (read back from the samples file, or kept in memory
         when a run writes none), so memory does not grow with the text of samples. They read
-        ``metrics``, ``failures``, ``unparsed``, ``read_by``, ``irregular``, ``breakdown``, ``judge_failures`` and
+        ``metrics``, ``failures``, ``unparsed``, ``read_by``, ``irregular``, ``breakdown``, ``cluster``, ``judge_failures`` and
         ``extra`` (per-turn / per-question records), which are kept; the replies' reasoning goes
         with the replies.
         """
         return Sample(task=self.task, doc_id=self.doc_id, doc_index=self.doc_index, metrics=self.metrics,
                       failures=self.failures, unparsed=self.unparsed, guessed=self.guessed, read_by=self.read_by,
                       irregular=self.irregular,
-                      breakdown=self.breakdown,
+                      breakdown=self.breakdown, cluster=self.cluster,
                       judge_failures=self.judge_failures, extra=self.extra)
 
     @classmethod

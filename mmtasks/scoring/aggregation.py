@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmtasks.core.reasoning import TRUNCATED
 from mmtasks.registry import aggregators as _aggregators
-from mmtasks.scoring.bootstrap import bootstrap_stderr
+from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr, bootstrap_stderr
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -232,6 +232,10 @@ def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], s
     result.metrics = {k: v for k, v in result.metrics.items() if k in wanted}
     result.higher_is_better = {k: v for k, v in result.higher_is_better.items() if k in declared}
     result.problems = count_problems(samples)
+    if task.config.cluster and "clusters" not in result.counts:
+        # a protocol's own aggregator (turns of dialogues) already resamples its clusters; the
+        # count is recorded the same for every task that declares one
+        result.counts["clusters"] = len({s.cluster or s.doc_id for s in samples})
     treated = count_treated(samples, excluded)
     for treatment, by_reason in treated.items():
         result.problems[treatment] = sum(by_reason.values())
@@ -327,8 +331,17 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
     groups: dict[str, dict[str, _Values]] = {}
     unscored = unscored_counts()
     unexplained = guessed = 0
+    #: with a declared cluster: metric -> cluster -> (sum, count) of its scored documents
+    clustered: dict[str, dict[str, list[float]]] | None = {m: {} for m in names} if task.config.cluster else None
     for s in samples:
         overall.add(s, _metric)
+        if clustered is not None:
+            for m in names:
+                v = _metric(s, m)
+                if v is not None:
+                    cell = clustered[m].setdefault(s.cluster or s.doc_id, [0.0, 0.0])
+                    cell[0] += v
+                    cell[1] += 1
         guessed += int(s.guessed)
         _add_to_groups(groups, s, names, _metric)
         kind = sample_failure_kind(s)
@@ -343,9 +356,16 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
                 unexplained += 1
     result = TaskResult(n_samples=overall.n)
     result.coverage = coverage("documents", overall.n, unscored, unexplained, guessed) if names else None
+    if clustered is not None:
+        result.counts["clusters"] = len({c for cells in clustered.values() for c in cells})
     for m in task.config.metrics:
         values = overall.values[m.name]
         avg, err = mean_and_stderr(values, seed)
+        if clustered is not None and values:
+            # whole clusters resampled: documents of one cluster (questions about one video) are
+            # not independent draws
+            cells = list(clustered[m.name].values())
+            err = bootstrap_ratio_stderr([c[0] for c in cells], [c[1] for c in cells], seed=seed)
         result.metrics[m.name] = avg
         result.metrics[f"{m.name}_stderr"] = err
         result.higher_is_better[m.name] = m.higher_is_better
