@@ -17,6 +17,7 @@ from mmtasks.leaderboard import schema as lb_schema
 from mmtasks.report import results_table_lines
 from mmtasks.results.schema import Coverage, parse_results
 from mmtasks.view.records import FAILURE_KINDS, failure_kinds
+from tests.test_leaderboard import browser  # noqa: F401  (the fixture: system Chromium through playwright)
 
 
 def results_with_treated() -> dict[str, Any]:
@@ -201,3 +202,32 @@ def test_the_check_in_several_processes_counts_what_one_counts(tmp_path: Path) -
 
     assert check(1) == check(3) == ("3 4 [('excluded', [('answer missing', 1)]), ('kept_as_text', [('tag beyond its images', 1)]), "
                                     "('scored_wrong', [('answer beyond the options', 1)])]")
+
+
+def test_the_viewer_shows_the_counts_and_each_records_treatment(tmp_path: Path, browser) -> None:  # noqa: F811
+    from mmtasks.cli import main
+    from mmtasks.view.records import load_view_run
+    from mmtasks.view.site import build_view
+
+    tasks, data = write_task(tmp_path, RULES)
+    out = tmp_path / "out"
+    assert main(["--tasks", "policy_task", "--include-path", str(tasks), "--data-dir", str(data), "--model", "random",
+                 "--output-path", str(out), "--no-cache", "--no-progress", "--allow-failures"]) == 0
+    site = tmp_path / "view"
+    build_view([load_view_run(out)], site)
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((site / "index.html").as_uri() + "#t=0")
+    page.wait_for_selector("#docs tbody tr")
+    header = page.locator("p.problems").text_content()
+    for part in ("excluded: answer missing 1", "kept as text: tag beyond its images 1",
+                 "scored wrong: answer beyond the options 1"):
+        assert part in header
+    assert page.locator("#docs tbody tr").count() == 3  # the excluded record has no row
+    page.locator("#filter-kind").select_option(value="scored_wrong")
+    assert page.locator("#docs tbody td.doc-id").all_text_contents() == ["10"]
+    page.goto((site / "index.html").as_uri() + "#t=0&d=1")
+    page.wait_for_selector(".problems-list")
+    assert "tag beyond its images (the task's record policy)" in page.locator(".problems-list").text_content()
+    assert not errors, errors
