@@ -65,13 +65,15 @@ def card(features_yaml: str, configs: dict[str, list[tuple[str, str]]]) -> bytes
 
 
 def run(args: list[str], tmp_path: Path, endpoint: str, replies: list[tuple[str, str, str]],
-        cwd: Path = REPO) -> tuple[subprocess.CompletedProcess, Path]:
+        cwd: Path = REPO, offline: bool = False, out: Path | None = None) -> tuple[subprocess.CompletedProcess, Path]:
     pred = tmp_path / "pred.jsonl"
     pred.write_text("".join(json.dumps({"task": t, "doc_id": d, "responses": [r]}) + "\n" for t, d, r in replies))
-    out = tmp_path / "out"
+    out = out or tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MMTASKS_", "HF_", "TRANSFORMERS_"))}
     env.update({"PYTHONPATH": str(REPO), "MMTASKS_CACHE_DIR": str(tmp_path / "cache"), "HF_ENDPOINT": endpoint,
                 "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_XET": "1", "HF_HUB_DISABLE_TELEMETRY": "1"})
+    if offline:
+        env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
     proc = subprocess.run([sys.executable, "-m", "mmtasks", *args, "--model", f"replay:{pred}", "--output-path", str(out),
                            "--no-progress"], cwd=cwd, env=env, capture_output=True, text=True, timeout=240)
     return proc, out
@@ -168,6 +170,12 @@ def test_mmmu_runs_to_the_end_with_tags_beyond_its_images_and_downloads_only_its
     texts = "".join(p["text"] for p in content if p["type"] == "text")
     assert "(A) <image 2>\n(B) <image 3>" in texts  # the tags beyond the record's one image, as text
     assert [p["type"] for p in content].count("image") == 1
+    # offline, a second run reads the same file from the cache: the same results, nothing fetched
+    requests = len(state.requests)
+    proc, again = run(["--tasks", "mmmu_val_art"], tmp_path, endpoint, replies, offline=True, out=tmp_path / "again")
+    assert proc.returncode == 0, proc.stderr
+    assert len(state.requests) == requests
+    assert results_of(again)["results"] == results["results"] and results_of(again)["coverage"] == results["coverage"]
 
 
 # --- MMIU ---------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ parts: only their existence and header are checked here, pixels are decoded by a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from mmtasks.config.task_config import DatasetConfig, TaskConfig
 from mmtasks.core.conversation import Image
+from mmtasks.documents.hub_split import split_files
 from mmtasks.documents.image_header import image_bytes_problem, image_file_problem
 from mmtasks.documents.jsonl import iter_jsonl, loads_checked
 from mmtasks.documents.paths import ConfinedPaths, inside
@@ -165,8 +165,12 @@ def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None
         raise DataError("reading a Hugging Face dataset needs the `datasets` package", hint="pip install 'mmtasks[datasets]'") from None
     generation_error = getattr(getattr(datasets, "exceptions", None), "DatasetGenerationError", ValueError)
     try:
-        data_files = hf.data_files if hf.data_files is not None else _split_files(datasets, hf)
-        dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision, data_files=data_files)
+        # only the split the task reads is downloaded (mmtasks.documents.hub_split)
+        files = split_files(datasets, hf) if hf.data_files is None else None
+        if files is not None:
+            dset = datasets.load_dataset("parquet", data_files={hf.split: files}, split=hf.split)
+        else:
+            dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision, data_files=hf.data_files)
     except generation_error as exc:  # a corrupt parquet or arrow file: its reader's own words name it
         cause = exc.__cause__ or exc.__context__ or exc
         raise DataError(
@@ -183,22 +187,6 @@ def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None
     dset = _undecoded_images(dset, datasets)
     for index, rec in enumerate(dset):
         yield index, dict(rec), None
-
-
-def _split_files(datasets: Any, hf: Any) -> dict[str, list[str]] | None:
-    """The data files of the one split a task reads, when its Hub dataset lists several (MMMU's
-    dev, validation and test per subject; BLINK's val and test): ``load_dataset`` with a split
-    still downloads and prepares every split of the config, so it is given that split's files only
-    (the file names come from the dataset's own ``configs``, as ``load_dataset_builder`` resolves
-    them: nothing is downloaded for it). None: read as it is (one split, a split expression such as
-    ``validation[:10]`` or ``dev+validation``, or a dataset whose files are not listed)."""
-    if not re.fullmatch(r"[\w.-]+", hf.split):
-        return None
-    builder = datasets.load_dataset_builder(hf.path, hf.name, revision=hf.revision)
-    files = getattr(builder.config, "data_files", None)
-    if not files or hf.split not in files or len(files) == 1:
-        return None
-    return {hf.split: list(files[hf.split])}
 
 
 def _undecoded_images(dset: Any, datasets: Any) -> Any:
