@@ -157,6 +157,9 @@ def test_a_native_video_server_gets_the_same_frames_as_one_video(tmp_path: Path)
         bodies = run(tmp_path, server, "vidnative", video="video_url")
     for body in bodies:
         assert sent(body) == [("video", [0, 2, 4, 8]), ("text", "Frames at 0.0, 1.0, 2.0, 4.0 s. Which colour?")]
+        # vLLM's per-request media_io_kwargs: every frame kept, and the true times of the frames sent
+        assert body["media_io_kwargs"] == {"video": {"num_frames": -1, "fps": 2.0, "frames_indices": [0, 2, 4, 8],
+                                                     "total_num_frames": 10, "duration": 5.0}}
         frames = body["messages"][-1]["content"][0]["video_url"]["url"].split(",", 1)[1].split(",")
         assert {decode_url("x," + f).size for f in frames} == {(16, 16)}  # the declared bound
     # the same task without the native setting: the same frames, as images in place

@@ -71,7 +71,7 @@ from mmtasks.models.openai_args import (
 )
 from mmtasks.models.openai_http import http
 from mmtasks.models.openai_payload import (
-    CONTEXT_OVERFLOW, BadResponse, chat_messages, check_chat_completion, completion_parts, completion_text, error_code,
+    CONTEXT_OVERFLOW, BadResponse, chat_messages, video_io_kwargs, check_chat_completion, completion_parts, completion_text, error_code,
     error_detail, finish_reason, generation_params, is_context_overflow, request_body,
 )
 from mmtasks.models.openai_transport import (
@@ -309,12 +309,15 @@ class OpenAIModel(ChatModel):
             in_videos = {id(f) for m in request.messages for run in video_runs(m.parts) if isinstance(run, VideoRun) for f in run.frames}
             urls = [self.encoder.data_url(img) for img in request.images if id(img) not in in_videos]
             messages = chat_messages(request.messages, iter(urls), self.args.image_detail, video_url=self._video_url)
+            runs = [run for m in request.messages for run in video_runs(m.parts) if isinstance(run, VideoRun)]
+            extra = {**video_io_kwargs(runs), **self.args.extra_body} if runs else self.args.extra_body
         else:
             if urls is None:
                 urls = [self.encoder.data_url(img) for img in request.images]
             messages = chat_messages(request.messages, iter(urls), self.args.image_detail)
+            extra = self.args.extra_body
         params = generation_params(request.generation, self.args.max_tokens_param)
-        return request_body(self.spec.name, messages, params, self.args.extra_body)
+        return request_body(self.spec.name, messages, params, extra)
 
     def _video_url(self, run: VideoRun) -> str:
         """A video's sampled frames as one ``data:video/jpeg;base64,...`` URL, frames comma-separated."""

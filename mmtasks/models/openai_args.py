@@ -79,7 +79,8 @@ class OpenAIArgs(BaseModel):
     """How a video placed whole (``{{ video(i) }}``) is sent: ``frames``, as images in place;
     ``video_url``, as one ``video_url`` part holding the sampled frames as JPEG,
     ``data:video/jpeg;base64,<frame 1>,<frame 2>,...`` (vLLM's server reads that as the video's
-    frames, so it samples none of its own)."""
+    frames, so it samples none of its own; the request's ``media_io_kwargs`` keep every frame and,
+    for one video, carry its frame rate, frame indices, frame count and duration)."""
     image_detail: Literal["auto", "low", "high"] | None = None
     """OpenAI's ``detail`` of every image part; None: the task's own (``prompt.image_detail``, BLINK's
     ``low``), else not sent."""

@@ -61,6 +61,20 @@ def chat_messages(messages: Sequence[Message], image_urls: Iterator[str], detail
     return out
 
 
+def video_io_kwargs(runs: Sequence[VideoRun]) -> dict[str, Any]:
+    """vLLM's per-request ``media_io_kwargs`` for videos sent as ``data:video/jpeg`` frames: every
+    frame kept (``num_frames: -1``; vLLM keeps its default 32 otherwise), and, for a request with
+    one video, its metadata (frame rate, indices of the frames sent, total frames, duration) so a
+    model that reads timestamps (Qwen2.5/3-VL) gets the true ones; with several videos, whose
+    metadata one request field cannot hold, the frames only."""
+    video: dict[str, Any] = {"num_frames": -1}
+    if len(runs) == 1:
+        clip = runs[0].clip
+        video.update(fps=clip.fps, frames_indices=list(clip.indices), total_num_frames=clip.total_frames,
+                     duration=clip.duration)
+    return {"media_io_kwargs": {"video": video}}
+
+
 def generation_params(generation: GenerationConfig, max_tokens_param: str = "max_tokens") -> dict[str, Any]:
     """Map :class:`GenerationConfig` onto request fields.
 
