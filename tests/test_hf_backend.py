@@ -408,3 +408,27 @@ def test_batch_stats_padding_and_idle(monkeypatch: pytest.MonkeyPatch) -> None:
             pass
     assert (stats.generate_s, stats.idle_s) == (8.0, 1.0)
     assert stats.idle_share == pytest.approx(1 / 9)
+
+
+def test_a_template_that_opens_the_reasoning_block(tiny_llava_dir: Path, images: dict[str, Path], tmp_path: Path) -> None:
+    """A chat template that ends its generation prompt with ``<think>`` (Qwen3 / DeepSeek-R1
+    thinking templates): the reply starts inside the block, so a reply that never writes
+    ``</think>`` is reasoning that never closed (truncated), never an answer."""
+    import shutil
+
+    thinking = tmp_path / "thinking"
+    shutil.copytree(tiny_llava_dir, thinking)
+    written = 0
+    for path in thinking.iterdir():
+        if path.suffix in (".json", ".jinja") and "<|assistant|> " in path.read_text(encoding="utf-8"):
+            path.write_text(path.read_text(encoding="utf-8").replace("<|assistant|> ", "<|assistant|> <think> "), encoding="utf-8")
+            written += 1
+    assert written
+    requests = _requests(images, GenerationConfig(max_new_tokens=3, do_sample=False))[:2]
+    replies = _model(thinking).generate_all(requests)
+    assert [r.error for r in replies] == ["truncated: the reasoning never closed (no </think>); the reply hit the token "
+                                          "limit (max_new_tokens=3)"] * 2
+    assert all(r.reasoning and len(r.reasoning.split()) == 3 for r in replies)  # the three words, kept as reasoning
+    # the same model with its reasoning tags switched off: the words are the answer
+    plain = _model(thinking, reasoning_tags="none").generate_all(requests)
+    assert [r.text for r in plain] == [r.reasoning for r in replies]

@@ -344,3 +344,34 @@ def test_the_viewer_folds_the_reasoning_under_the_answer(browser, mmmu_run, tmp_
         page.locator("#filter-kind").select_option(value="request_failure")
         assert page.locator("#docs tbody tr").count() == 0
         assert not problems, problems
+
+
+def test_the_watch_on_replies_at_the_token_limit(caplog: pytest.LogCaptureFixture) -> None:
+    from mmtasks.core.request import GenerationConfig, Request
+    from mmtasks.scheduling.first_failures import FirstFailures, FirstRequestsFailed
+
+    req = Request(messages=(), generation=GenerationConfig(max_new_tokens=16), target="model")
+    cut = split_reply(Reply(text="<think>step one, step", finish_reason="length"), DEFAULT, 16)
+    empty = split_reply(Reply(text="<think>done</think>", finish_reason="length"), DEFAULT, 16)
+    watch = FirstFailures(names={"model": "hf:thinker"})
+    for reply in (cut, empty, cut, empty):  # never closed or empty after it: one cause at the limit
+        watch(req, reply)
+    with pytest.raises(FirstRequestsFailed) as stopped:
+        watch(req, cut)
+    assert stopped.value.field == "--gen-kwargs" and "max_new_tokens=N with N above 16" in str(stopped.value.hint)
+    # answers cut at the limit are scored: the run goes on, one warning names the setting
+    watch = FirstFailures(names={"model": "hf:talker"})
+    with caplog.at_level("WARNING", logger="mmtasks"):
+        for _ in range(8):
+            watch(req, Reply(text="a long answer that", finish_reason="length", split=True))
+    warnings = [r.getMessage() for r in caplog.records if "token limit" in r.getMessage()]
+    assert warnings == ["the first 5 replies of hf:talker all hit the token limit (max_new_tokens=16): their answers "
+                        "are cut; give the model room with --gen-kwargs max_new_tokens=N"]
+    # one reply that ended by itself first: no warning
+    caplog.clear()
+    watch = FirstFailures(names={"model": "hf:talker"})
+    with caplog.at_level("WARNING", logger="mmtasks"):
+        watch(req, Reply(text="short", finish_reason="stop", split=True))
+        for _ in range(8):
+            watch(req, Reply(text="a long answer that", finish_reason="length", split=True))
+    assert not [r for r in caplog.records if "token limit" in r.getMessage()]
