@@ -16,6 +16,12 @@ can count (:data:`~mmtasks.results.schema.PROBLEM_KINDS`, and every ``coverage.u
   bucket 0 of :func:`judge_bucket`, which get no verdict however often they are asked (judge
   failures).
 
+The data is a copy of the bundled sample with three irregular records put first, of the kinds
+the tasks' record policies (``dataset.record_policy``) declare as their authors treat them: an
+MMIU record whose ``output`` is null (excluded), an MMIU record whose gold letter is beyond its
+options (scored wrong), an MMMU record whose option names an image it does not have (the tag kept
+as text).
+
 Run B replays run A's answers (``--model replay:run-a``) through the command line with the
 ``random`` judge: a second run on the same samples, for the two-run view and the judge agreement.
 
@@ -31,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zlib
@@ -54,9 +61,7 @@ OVERFLOW = "This model's maximum context length is 128 tokens. However, you requ
 VIEW_KIND_PROBLEM = {"request_failure": "request_failures", "context_overflow": "context_overflow",
                      "unparsed": "unparsed", "judge_failure": "judge_failures", "guessed": "guessed",
                      "kept_as_text": "kept_as_text", "scored_wrong": "scored_wrong"}
-#: the kinds the harness counts of a run (the record policy's treatments are the data's records:
-#: no built-in task declares a policy for the bundled sample yet)
-RUN_KINDS = [kind for kind in PROBLEM_KINDS if kind not in RECORD_TREATMENTS]
+
 
 MMDU_VERDICT = "Fine.\n" + repr({"Creativity": 7, "Richness": 7, "Visual Perception": 7, "Logical Coherence": 7,
                                  "Answer Accuracy": 7, "Image Relationship Understanding": 7, "Overall Score": 8})
@@ -108,6 +113,22 @@ def builtin_tasks() -> list[str]:
     return TaskRegistry.discover().task_names  # what `mmtasks tasks` lists
 
 
+def irregular_sample(dest: Path) -> Path:
+    """A copy of data/sample whose MMIU and MMMU Accounting files start with irregular records."""
+    shutil.copytree(SAMPLE, dest)
+    mmiu = dest / "mmiu" / "mmiu.jsonl"
+    lines = mmiu.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    extra = [{**first, "output": None}, {**first, "output": "G"}]  # options A-B: G is none of them
+    mmiu.write_text("\n".join([*map(json.dumps, extra), *lines]) + "\n", encoding="utf-8")
+    accounting = dest / "mmmu" / "Accounting.jsonl"
+    lines = accounting.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    record.update(id="validation_Accounting_0", options=str(["<image 2>", "<image 3>"]), answer="A")  # one image
+    accounting.write_text("\n".join([json.dumps(record), *lines]) + "\n", encoding="utf-8")
+    return dest
+
+
 def cli(*args: str, tmp: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MMTASKS_"))}
     env.update({"PYTHONPATH": str(REPO), "MMTASKS_CACHE_DIR": str(tmp / "cache"), "HF_HUB_OFFLINE": "1",
@@ -134,6 +155,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     tmp = tmp_path_factory.mktemp("every-reader")
     tasks = builtin_tasks()
     a, b = tmp / "run-a", tmp / "run-b"
+    data = irregular_sample(tmp / "data")
     with ChatServer(models=(MODEL, JUDGE), reply=reply) as server, pytest.MonkeyPatch.context() as mp:
         server.inject(500, times=10**9, match=lambda body: body["model"] == MODEL and bucket(body) == 0)
         server.inject(400, times=10**9, match=lambda body: body["model"] == MODEL and bucket(body) == 1,
@@ -143,9 +165,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
         for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
             mp.setenv(var, "1")
         api = mmtasks.evaluate(tasks=tasks, model=f"openai:{MODEL}", model_args="max_retries=0",
-                               judge=f"openai:{JUDGE}", judge_args="max_retries=0", data_dir=SAMPLE, limit=LIMIT,
+                               judge=f"openai:{JUDGE}", judge_args="max_retries=0", data_dir=data, limit=LIMIT,
                                output_path=a, use_cache=False, allow_failures=True, progress=False)
-    b_proc = cli("--tasks", ",".join(tasks), "--data-dir", str(SAMPLE), "--limit", str(LIMIT), "--model", f"replay:{a}",
+    b_proc = cli("--tasks", ",".join(tasks), "--data-dir", str(data), "--limit", str(LIMIT), "--model", f"replay:{a}",
                  "--judge", "random", "--output-path", str(b), "--no-cache", "--no-progress", "--allow-failures",
                  tmp=tmp)
     assert b_proc.returncode == 0, b_proc.stderr
@@ -163,18 +185,25 @@ def test_the_runs_hold_every_task_and_every_problem_kind(runs: Runs) -> None:
     a, b = runs.results(runs.a), runs.results(runs.b)
     assert sorted(a["results"]) == sorted(b["results"]) == runs.tasks
     found = totals(a["problems"])
-    assert all(found[kind] > 0 for kind in RUN_KINDS), found
+    assert all(found[kind] > 0 for kind in PROBLEM_KINDS), found
+    assert {t: c.get("excluded") for t, c in a["coverage"].items() if c.get("excluded")} == {"mmiu": {"output missing": 1}}
     unscored = totals({t: c["unscored"] for t, c in a["coverage"].items()})
     # every built-in task scores an unparsed answer as wrong (0), so none leaves a unit unscored for it
     assert all(unscored[kind] > 0 for kind in UNSCORED_KINDS if kind != "unparsed"), unscored
     # run B replays A's answers: A's failed requests fail again, its guesses are guessed again
     assert totals(b["problems"])["request_failures"] == found["request_failures"] + found["context_overflow"]
     assert totals(b["problems"])["guessed"] == found["guessed"]
-    # the command line's summary names every task with a problem, with its counts
+    # the command line's summary names every task with a failure, with its counts; the results
+    # table shows the record policy's treatments by reason
     for task, counts in b["problems"].items():
-        shown = ", ".join(f"{k}={v}" for k, v in counts.items() if v)
+        shown = ", ".join(f"{k}={v}" for k, v in counts.items() if v and k not in RECORD_TREATMENTS)
         if shown:
             assert f"  {task}: {shown}" in runs.b_proc.stderr, task
+    table = [" ".join(line.split()) for line in runs.b_proc.stdout.splitlines()]
+    for treatment in RECORD_TREATMENTS:
+        for task, coverage in b["coverage"].items():
+            for reason, n in coverage.get(treatment, {}).items():
+                assert f"{treatment.replace('_', ' ')}: {reason} {n}" in table, (task, treatment)
 
 
 def test_leaderboard_build_plot_and_publish(runs: Runs) -> None:
