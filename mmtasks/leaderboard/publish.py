@@ -111,7 +111,7 @@ def plan(out: Path, repo: str, *, repo_type: str = "dataset", with_site: bool = 
 
 def describe(upload: Upload, deletions: list[str]) -> list[str]:
     """``--dry-run``: one line per file to upload, one per file to delete, then the total."""
-    lines = [f"upload {path}  ({upload.size(path):,} bytes)" for path in upload.files]
+    lines = [f"upload {printable(path)}  ({upload.size(path):,} bytes)" for path in upload.files]
     lines += [f"delete {printable(path)}  (published before, not in this build)" for path in deletions]
     total = sum(upload.size(p) for p in upload.files)
     lines.append(f"{len(upload.files)} file(s), {total:,} bytes to upload and {len(deletions)} to delete -> "
