@@ -235,3 +235,18 @@ def test_num_frames_and_fps_flags_override_the_task_and_are_recorded(tmp_path: P
     assert config.video == {"fps": 1.0, "max_frames": 4}
     assert not config.official_protocol and "frames fps=1,max_frames=4" in config.display_name
     assert read_results(tmp_path / "b" / "results.json").config.video == {"num_frames": 2}
+
+
+def test_the_viewer_shows_each_frame_sent(tmp_path: Path) -> None:
+    """A frame part in the samples (``video`` and ``timestamp`` beside the image) becomes the
+    thumbnail of that frame, decoded from the video; a video gone since the run says so."""
+    from mmtasks.view.images import ImageStore
+    from mmtasks.view.records import for_page
+
+    video = write_mp4(tmp_path / "v.mp4")
+    store = ImageStore(tmp_path / "site", lambda path, data: (path.parent.mkdir(parents=True, exist_ok=True), path.write_bytes(data)))
+    parts = [{"type": "image", "image": f"{video}@{t}s", "video": str(video), "timestamp": t} for t in (0.0, 1.5, 4.5)]
+    parts.append({"type": "image", "image": "gone.mp4@1s", "video": str(tmp_path / "gone.mp4"), "timestamp": 1.0})
+    shown = for_page({"prompt": [{"role": "user", "content": parts}]}, store)["prompt"][0]["content"]
+    assert [colour_index(PILImage.open(tmp_path / "site" / s["thumb"])) for s in shown[:3]] == [0, 3, 9]
+    assert shown[0]["name"] == "v.mp4@0s" and shown[3]["missing"].startswith("video not found")

@@ -69,6 +69,39 @@ class ImageStore:
             hit = self._by_path[described] = self._load(described)
         return hit
 
+    def show_frame(self, described: str, video: str, timestamp: float) -> Shown:
+        """The page's view of a video frame part (``{"type": "image", "image": "V@Ts", "video": V,
+        "timestamp": T}``): the frame shown at T s, decoded from the video where the run read it."""
+        hit = self._by_path.get(described)
+        if hit is None:
+            hit = self._by_path[described] = self._load_frame(video, timestamp)
+        return hit
+
+    def _load_frame(self, video: str, timestamp: float) -> Shown:
+        import io
+
+        from mmtasks.documents.video import VideoProblem, decode_frames, probe
+        from mmtasks.errors import MmtasksError
+
+        name = f"{Path(video.replace(chr(92), '/')).name}@{timestamp:g}s"
+        try:
+            info = probe(Path(video))
+            index = min(info.frames - 1, max(0, round(timestamp * info.fps)))
+            [frame] = decode_frames(Path(video), [index], info)
+        except VideoProblem as exc:
+            return Shown(name=name, missing=f"{exc}: not shown")
+        except MmtasksError as exc:  # PyAV missing, or the video does not decode
+            return Shown(name=name, missing=f"{exc.message}: not shown")
+        buffer = io.BytesIO()
+        frame.save(buffer, format="PNG")
+        data = buffer.getvalue()
+        digest = hashlib.sha256(data).hexdigest()[:24]
+        done = self._by_hash.get(digest)
+        if done is None:
+            done = self._by_hash[digest] = self._encode(digest, data)
+        thumb, large, width, height = done
+        return Shown(name=name, thumb=thumb, large=large, width=width, height=height)
+
     def _load(self, described: str) -> Shown:
         name = Path(described.replace("\\", "/")).name or "image"
         if described.startswith("<"):  # an in-memory image (``<bytes>``, ``<PIL image>``): nothing on disk

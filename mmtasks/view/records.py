@@ -208,6 +208,10 @@ def _walk(value: Any, images: ImageStore) -> Any:
     if isinstance(value, dict):
         if value.get("type") == "image" and isinstance(value.get("image"), str) and len(value) == 2:
             return images.show(value["image"]).to_json()
+        if (value.get("type") == "image" and isinstance(value.get("image"), str) and isinstance(value.get("video"), str)
+                and isinstance(value.get("timestamp"), (int, float)) and not isinstance(value["timestamp"], bool)
+                and math.isfinite(value["timestamp"]) and len(value) == 4):  # a video frame
+            return images.show_frame(value["image"], value["video"], float(value["timestamp"])).to_json()
         return {str(k): _walk(v, images) for k, v in value.items()}
     if isinstance(value, list):
         return [_walk(v, images) for v in value]
