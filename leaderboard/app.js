@@ -179,7 +179,8 @@
       el("div", { class: "bench-head" },
         el("div", {},
           el("h2", {}, bench.title),
-          el("p", { class: "description" }, bench.description || "")),
+          el("p", { class: "description" }, bench.description || ""),
+          detectableNote(bench)),
         renderControls(bench)),
       el("div", { class: "card table-card" }, renderTable(bench, entries)),
       renderCitation(bench),
@@ -299,7 +300,7 @@
         : el("td", { class: "rank", title: "Not ranked" }, MISSING);
       const tr = el("tr", { class: classes.join(" "), "data-entry": entry.id },
         rankCell,
-        modelCell(entry, row.colour),
+        modelCell(entry, row.colour, bench),
         columns.map(c => valueCell(entry, c, best[c.key], c.key === bench.headline)));
       body.appendChild(tr);
     });
@@ -320,7 +321,31 @@
     return best;
   }
 
-  function modelCell(entry, colour) {
+  /** The headline difference this benchmark's documents can detect (80% power), or null. */
+  function detectableNote(bench) {
+    if (!isNum(bench.minimum_detectable_effect)) return null;
+    return el("p", { class: "mde", title: "From the run rows' median standard error, two-sided 5% test, 80% power, " +
+      "the two models' errors taken as independent (a paired comparison of correlated models detects less)." },
+      "Differences under " + bench.minimum_detectable_effect.toFixed(1) + " points are not reliably detectable " +
+      "on these documents; rows marked \u2248 are not significantly apart from the row below.");
+  }
+
+  function signed(value) { return (value >= 0 ? "+" : "\u2212") + Math.abs(value).toFixed(2); }
+
+  /** The tied marker: this row and the ranked run row below it are not significantly apart. */
+  function tieBadge(entry, bench) {
+    const tie = entry.tie;
+    if (!tie || !tie.tied) return null;
+    const other = (bench.entries || []).find(e => e.id === tie.below);
+    const name = other ? other.model : "the row below";
+    const test = isNum(tie.mcnemar_p) ? "; McNemar p=" + tie.mcnemar_p.toPrecision(2) : "";
+    return el("span", { class: "badge badge-tie",
+      title: "Tied with " + name + ": difference " + signed(tie.difference) + " [" + signed(tie.low) + ", " +
+        signed(tie.high) + "] over " + tie.documents + " documents (paired, 95%)" + test + ". Not significant." },
+      "\u2248 " + name);
+  }
+
+  function modelCell(entry, colour, bench) {
     const swatch = el("span", { class: "swatch", "aria-hidden": "true" });
     swatch.style.backgroundColor = colour;
     const name = el("span", { class: "model-name" }, entry.model);
@@ -329,6 +354,8 @@
       badges.push(el("span", { class: "badge badge-paper", title: "Reported by the paper, not run by mmtasks" }, "paper"));
     }
     if (entry.strategy) badges.push(el("span", { class: "badge badge-strategy" }, entry.strategy));
+    const tie = bench ? tieBadge(entry, bench) : null;
+    if (tie) badges.push(tie);
     if (entry.chance_judge) {
       badges.push(el("span", { class: "badge badge-chance",
         title: "Scored by the chance-level random judge: these numbers exercise the pipeline and say nothing " +

@@ -155,3 +155,57 @@ def test_compare_refuses_different_documents_under_the_same_ids(two_runs: tuple[
     samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert main(["compare", str(a), str(b)]) == 2
     assert "document '3' has a different target in the two runs" in capsys.readouterr().err
+
+
+# --- the leaderboard marks rows that are not significantly apart -------------------------------
+
+from tests.test_leaderboard import browser  # noqa: E402,F401  (the headless Chromium fixture)
+
+
+@pytest.fixture
+def three_runs(tmp_path: Path) -> list[Path]:
+    # all right (100), right on 2-7 (85.7), none right (0): the top two differ on one document
+    # (McNemar p = 1: tied), the next two on six, all one way (p = 2/64: apart)
+    return [_replayed(tmp_path, "model-all", set(MANTIS)), _replayed(tmp_path, "model-most", set(MANTIS) - {"1"}),
+            _replayed(tmp_path, "model-none", set())]
+
+
+def test_leaderboard_marks_tied_rows(three_runs: list[Path], tmp_path: Path, browser) -> None:  # noqa: F811
+    from mmtasks.leaderboard.build import build_leaderboard, load_runs
+    from mmtasks.leaderboard.site import write_site
+
+    board = build_leaderboard(load_runs(three_runs), include_paper=False)
+    (bench,) = [b for b in board.benchmarks if b.id == "mantis_eval"]
+    rows = [e for e in bench.entries if e.source == "run"]
+    assert [e.model for e in rows] == ["model-all", "model-most", "model-none"]
+    top, middle, last = rows
+    assert top.tie is not None and top.tie.tied and top.tie.below == middle.id
+    assert top.tie.mcnemar_p == pytest.approx(1.0) and top.tie.difference == pytest.approx(100 / 7)
+    assert middle.tie is not None and not middle.tie.tied and middle.tie.mcnemar_p == pytest.approx(2 / 64)
+    assert last.tie is None
+    # 2.80 * sqrt(2) * the median positive stderr of the rows: only model-most has one
+    stderr = json.loads((three_runs[1] / "results.json").read_text())["results"]["mantis_eval"]["acc_stderr"]
+    assert stderr > 0 and bench.minimum_detectable_effect == pytest.approx(2.801585 * math.sqrt(2) * stderr, rel=1e-6)
+    data = board.model_dump(mode="json")
+    assert data["benchmarks"][[b["id"] for b in data["benchmarks"]].index("mantis_eval")]["entries"][0]["tie"]["tied"]
+
+    site = tmp_path / "site"
+    write_site(board, site)
+    page = browser.new_page(viewport={"width": 1360, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda err: problems.append(str(err)))
+    page.goto((site / "index.html").as_uri() + "#mantis_eval")
+    page.wait_for_selector("#board-mantis_eval tbody tr")
+    badges = page.locator("#board-mantis_eval .badge-tie")
+    assert badges.count() == 1
+    assert badges.first.text_content() == "\u2248 model-most"
+    title = badges.first.get_attribute("title") or ""
+    assert "Tied with model-most: difference +14.29" in title and "over 7 documents" in title and "McNemar p=1.0" in title
+    row = page.locator(f'#board-mantis_eval tr[data-entry="{top.id}"]')
+    assert row.locator(".badge-tie").count() == 1
+    assert "not reliably detectable" in (page.locator(".mde").text_content() or "")
+    shot = tmp_path / "leaderboard-ties.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 0
+    assert not problems, problems
+    page.close()

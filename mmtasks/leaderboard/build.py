@@ -38,6 +38,7 @@ from mmtasks.leaderboard.schema import (
     RunRef,
 )
 from mmtasks.leaderboard.sections import Section, auto_section, discover_sections
+from mmtasks.leaderboard.significance import mark_ties, section_mde
 
 #: the folder of a published leaderboard that holds the runs' views (``OUT/views/<run>/``)
 VIEWS_DIR = "views"
@@ -67,7 +68,8 @@ def build_leaderboard(
     benchmarks = []
     for bench in sections:
         table = bench.papers if include_paper else None
-        measured = _run_entries(bench, runs, views or {})
+        measured, task_runs = _run_entries(bench, runs, views or {})
+        measured = mark_ties(bench, measured, task_runs)
         # ranked runs, the papers' rows, then the rows that are never ranked (chance-level judge)
         entries = [e for e in measured if e.ranked]
         if table is not None:
@@ -84,6 +86,7 @@ def build_leaderboard(
                 columns=[column.model_copy() for column in bench.columns],
                 charts=[_chart_with_buckets(chart.chart(), entries, chart.bucket_order) for chart in bench.charts],
                 citation=table.cite() if table is not None else None,
+                minimum_detectable_effect=section_mde(bench, measured, task_runs),
                 entries=entries,
             )
         )
@@ -164,7 +167,9 @@ def published_views(out: Path, runs: Sequence[Run]) -> dict[str, str]:
     return found
 
 
-def _run_entries(bench: Section, runs: Sequence[Run], views: Mapping[str, str]) -> list[Entry]:
+def _run_entries(bench: Section, runs: Sequence[Run], views: Mapping[str, str]) -> tuple[list[Entry], dict[str, dict[str, Run]]]:
+    """The section's run rows, sorted (ranked first, by headline), and each row's runs: entry id ->
+    task -> the run it takes that task from."""
     # identity -> task -> winning run; dicts keep first-seen order of identities
     winners: dict[str, dict[str, Run]] = {}
     for run in runs:
@@ -176,9 +181,10 @@ def _run_entries(bench: Section, runs: Sequence[Run], views: Mapping[str, str]) 
             if current is None or run.results.date >= current.results.date:
                 chosen[task] = run
     entries = [_run_entry(bench, identity, task_runs, views) for identity, task_runs in winners.items()]
+    by_id = {entry.id: task_runs for entry, task_runs in zip(entries, winners.values())}
     headline = bench.headline
     entries.sort(key=lambda e: (not e.ranked, e.values[headline].value is None, -(e.values[headline].value or 0.0)))
-    return entries
+    return entries, by_id
 
 
 def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run], views: Mapping[str, str]) -> Entry:

@@ -128,6 +128,25 @@ class RunRef(_Model):
     beside the leaderboard (``mmtasks view RUN --out OUT/views/<run>``)."""
 
 
+class Tie(_Model):
+    """A ranked run row against the ranked run row just below it, paired over the documents both
+    scored (``mmtasks compare``'s statistics on the headline column)."""
+
+    below: str
+    """The id of the row below."""
+    difference: float
+    """This row's headline minus the row below's, over the documents both runs scored."""
+    low: float
+    high: float
+    """95% paired bootstrap interval of the difference."""
+    documents: int
+    mcnemar_p: float | None = None
+    """McNemar's exact p-value, for a right/wrong headline of one task."""
+    tied: bool
+    """The difference is not significant (McNemar at 5% for a right/wrong metric, else the
+    interval includes 0): the order of the two rows is not established."""
+
+
 class Entry(_Model):
     """One row of a benchmark's table: one model configuration, from runs or from the paper."""
 
@@ -173,6 +192,9 @@ class Entry(_Model):
     breakdowns: dict[str, dict[str, dict[str, dict[str, float]]]] = Field(default_factory=dict)
     """``task -> dimension -> bucket -> {metric: value, "n": count}``."""
     runs: list[RunRef] = Field(default_factory=list)
+    tie: Tie | None = None
+    """Run rows only, when the next ranked run row ran the same task definitions on common
+    documents: the paired comparison with it."""
 
 
 class Benchmark(_Model):
@@ -187,6 +209,10 @@ class Benchmark(_Model):
     charts: list[Chart]
     citation: Citation | None = None
     """The paper the reference rows come from."""
+    minimum_detectable_effect: float | None = None
+    """The headline difference this benchmark's documents can detect at 80% power (two-sided 5%),
+    from the median standard error of its run rows, assuming the two models' errors independent (correlated
+    models make the paired test stronger than this): 2.80 * sqrt(2) * stderr."""
     entries: list[Entry]
 
 
