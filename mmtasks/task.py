@@ -30,7 +30,7 @@ from mmtasks.errors import ConfigError, DataError, MmtasksError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
 from mmtasks.scoring.metrics import CorpusFunction, bind_metric, declared_references, is_corpus_function
-from mmtasks.scoring.parsers import BoundParser, LabelArgs, bind, document_labels, is_guess, option_letters
+from mmtasks.scoring.parsers import BoundParser, LabelArgs, ParserSpec, bind, document_labels, is_guess, onto_labels, option_letters
 from mmtasks.config.task_regex import PatternTimeout, compile_task_pattern
 from mmtasks.templates import TagError, render, split_on_images, split_on_tags
 
@@ -90,6 +90,8 @@ class Task:
     _demonstrations: dict[str, tuple[Document, ...]] = field(init=False, default_factory=dict, repr=False)
     #: the text of ``answer.matcher.prompt_file``, read byte-exact ("" when there is none)
     matcher_prefix: str = field(init=False, default="")
+    #: the labels of a literal text space that a parser other than ``label`` reads its answers onto
+    space_labels: list[str] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         cfg, origin = self.config, str(self.file)
@@ -175,7 +177,14 @@ class Task:
                     return bind("label", {"labels": choices}, plugins=self.plugins, file=origin, field="answer")
                 except ConfigError as exc:
                     raise ConfigError(exc.message.split(": ", 1)[-1], file=origin, field="answer.space.choices") from None
-        return bind(answer.parser, answer.parser_args, plugins=self.plugins, file=origin, field="answer")
+        bound = bind(answer.parser, answer.parser_args, plugins=self.plugins, file=origin, field="answer")
+        choices = space.get("choices")
+        if space.get("kind") == "choice" and isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices):
+            # another parser under a literal text space: what it reads is read onto the space too
+            # (true_false's "true" is the label "True"; a string outside the space is unparsed)
+            self.space_labels = list(choices)
+            return onto_space(bound, self.space_labels)
+        return bound
 
     def _load_plugins(self) -> tuple[Path, ...]:
         # the built-in benchmark folders are package data, trusted like the task's own folder
@@ -459,7 +468,7 @@ class Task:
         parsed = self._check_target(value, doc, name)
         # a label of a declared space is scored in the space's spelling: gold "true" (or a JSON
         # true) is the label "True" that the replies are read onto
-        return parsed if self.parser.name == "label" else value
+        return parsed if self.parser.name == "label" or (self.space_labels and isinstance(parsed, str)) else value
 
     def _check_target(self, value: Any, doc: Document, field_name: str) -> Any:
         if isinstance(value, list):
@@ -596,6 +605,26 @@ def _joined(parts: tuple[Text | Image, ...]) -> tuple[Text | Image, ...]:
         else:
             out.append(part)
     return tuple(out)
+
+
+def onto_space(bound: BoundParser, labels: list[str]) -> BoundParser:
+    """``bound`` with its answers read onto ``labels`` (:func:`~mmtasks.scoring.parsers.onto_labels`),
+    under the same name and arguments."""
+
+    def read(text: str, doc: Any, *_: Any) -> Any:
+        return onto_labels(bound(text, doc), labels)
+
+    spec = ParserSpec(name=bound.spec.name, fn=read, args=None, space=bound.spec.space, takes_doc=True)
+    return _SpaceBound(spec, bound.args)
+
+
+@dataclass(frozen=True)
+class _SpaceBound(BoundParser):
+    """A bound parser whose answers are read onto a text space: called as ``fn(text, doc)``, its
+    arguments kept for what reads them (the choice parser's letters, options field)."""
+
+    def __call__(self, text: str, doc: Any) -> Any:
+        return self.spec.fn(text, doc)
 
 
 def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = (), field_name: str = "judge.prompt_file") -> str:

@@ -236,3 +236,17 @@ def test_a_target_is_scored_in_the_spaces_spelling(tmp_path: Path, monkeypatch: 
     assert code == 0
     samples = [json.loads(line) for line in (tmp_path / "out" / "samples" / "nlvr2_true_false.jsonl").read_text().splitlines()]
     assert [(s["target"], s["metrics"]["acc"]) for s in samples] == [("True", 100.0), ("False", 100.0)]
+
+
+def test_another_parser_under_a_text_space_reads_onto_it(tmp_path: Path) -> None:
+    task = _task(tmp_path, BASE + "answer: {parser: true_false, space: [True, False]}\nmetrics: [{name: acc, function: exact_match}]\n")
+    assert task.parser.name == "true_false"
+    assert task.parser("Yes, it is.", {}) == "True" and task.parser("That is wrong.", {}) == "False"   # true_false's words
+    assert task.parser("maybe", {}) is None
+    assert task.metric_fns["acc"](task.parser("correct", {}), "True", {}) == 100.0
+    # a parser's answer outside the space is unparsed; a guess stays a guess in the space's spelling
+    letters = _task(tmp_path, BASE + "answer: {parser: choice, parser_args: {letters: [A, B, C], fallback: random}, space: [A, B]}\n"
+                                      "metrics: [{name: acc, function: choice_acc}]\n")
+    assert letters.parser("C", {"id": "x"}) is None and letters.parser("b", {"id": "x"}) == "B"
+    assert p.onto_labels(p.Guess("b"), ["A", "B"]) == "B" and p.is_guess(p.onto_labels(p.Guess("b"), ["A", "B"]))
+    assert p.onto_labels(3, ["A"]) == 3 and p.onto_labels(None, ["A"]) is None

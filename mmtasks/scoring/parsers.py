@@ -459,6 +459,20 @@ def leading_label(text: str, labels: Collection[str]) -> str | None:
     return best
 
 
+def onto_labels(value: Any, labels: Collection[str]) -> Any:
+    """A parser's answer read onto a declared text space: a string is the label it folds to
+    (:func:`label_key`; ``"true"`` -> ``"True"``), keeping how it was read (a guess stays a
+    guess), or None when it is none of them (unparsed); other values (numbers, lists, None)
+    are returned as they are."""
+    if not isinstance(value, str) or value in labels:
+        return value
+    key = label_key(value)
+    for label in labels:
+        if label_key(label) == key:
+            return type(value)(label) if isinstance(value, (Guess, OptionText, Matched)) else label
+    return None
+
+
 def read_label(text: str, labels: Collection[str]) -> str | None:
     """The label of the declared space that the reply states: the explicit answer's leading label
     when the reply has an explicit answer ("... so the answer is: **False**"), else the reply's
