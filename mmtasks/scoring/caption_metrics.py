@@ -12,7 +12,8 @@ group), where a target is one reference or a list of them (``target: "field:capt
   with sigma 6, times 10) computed by the reference implementation, ``pycocoevalcap``'s
   ``CiderScorer`` (the COCO caption evaluation code, tylin/coco-caption, packaged on PyPI;
   the ``captions`` extra). It is reported x100 (``1.0`` CIDEr-D is 100, as papers write it;
-  ours: every mmtasks metric is on 0-100 where it can be).
+  ours: every mmtasks metric is on 0-100 where it can be; lmms-eval's COCO tasks report the
+  package's value as it is, 1.0).
 
 Tokenization for CIDEr-D: the COCO code runs the Stanford PTBTokenizer (Java) lowercased and
 drops punctuation tokens. mmtasks runs no Java: :func:`ptb_tokens` is ours, written after the
@@ -20,7 +21,10 @@ same rules (lowercase; clitics split as PTB does, ``don't`` -> ``do n't``, ``dog
 ``dog 's``; punctuation split off, then the COCO list of punctuation tokens dropped). Every
 token of a plain caption comes out as the Stanford tokenizer gives it; words the Stanford
 tokenizer treats specially (abbreviations with periods, URLs) may differ. The answer and the
-references are tokenized alike, so the period that ends a caption counts in neither.
+references are tokenized alike, so the period that ends a caption counts in neither. The
+answer is the reply as written (the ``verbatim`` parser), as lmms-eval's COCO caption tasks pass
+it (``lmms_eval/tasks/coco_cap/utils.py``, ``coco_process_result``: the reply whole, then the
+PTB tokenizer on the reply and the references alike).
 """
 
 from __future__ import annotations
