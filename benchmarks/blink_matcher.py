@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """How close the LLM answer matcher (``--matcher``) brings mmtasks to the BLINK authors' letters.
 
-    python benchmarks/blink_matcher.py PATH/TO/BLINK_Benchmark [--models GPT4V,OPUS] [--work DIR]
+    python benchmarks/blink_matcher.py tests/fixtures/published/blink/val_outputs.jsonl.gz [--models GPT4V,OPUS]
+    python benchmarks/blink_matcher.py PATH/TO/BLINK_Benchmark    # a checkout: eval/saved_outputs
 
 The authors release, for each of the 19 baselines of their paper, every val reply
 (``eval/saved_outputs/<model>/<Subtask>.json``: ``full_prediction``) with the letter their
@@ -27,6 +28,7 @@ predictions with the gold "(X)" exactly.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import re
 import sys
@@ -51,20 +53,45 @@ def their_letter(prediction: Any) -> str | None:
     return match.group(1) if match else None
 
 
-def write_model(folder: Path, work: Path) -> tuple[Path, Path, dict[str, Any]]:
+def subtask_of(idx: str) -> str:
+    """evaluate.py's task of an idx (``val_Multi-view_Reasoning_12`` -> ``Multi-view_Reasoning``)."""
+    return "_".join(idx.split("val")[1][1:].split("_")[:-1])
+
+
+def load_models(source: Path) -> dict[str, list[dict[str, Any]]]:
+    """model -> its val records (``idx``, ``answer``, ``full_prediction``, ``prediction``), from a
+    checkout's ``eval/saved_outputs/<model>/<Subtask>.json`` or from the bundled extract
+    (``tests/fixtures/published/blink/val_outputs.jsonl.gz``: the same records with ``model``)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    if source.is_file():
+        with gzip.open(source, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    record = json.loads(line)
+                    out.setdefault(record["model"], []).append(record)
+        return out
+    root = source / "eval" / "saved_outputs"
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and "concat" not in p.name):
+        for path in sorted(folder.glob("*.json")):
+            out.setdefault(folder.name, []).extend(json.loads(path.read_text(encoding="utf-8"))["val"])
+    return out
+
+
+def write_model(records: list[dict[str, Any]], work: Path) -> tuple[Path, Path, dict[str, Any]]:
     """The model's replies as BLINK records (data/blink/<Subtask>.jsonl) and a replay file;
     idx -> their prediction (what the honest matcher answers)."""
     data = work / "data" / "blink"
     data.mkdir(parents=True, exist_ok=True)
     replies = work / "replies.jsonl"
     theirs: dict[str, Any] = {}
+    by_subtask: dict[str, list[dict[str, Any]]] = {}
+    for d in records:
+        by_subtask.setdefault(subtask_of(d["idx"]), []).append(d)
     with replies.open("w", encoding="utf-8") as out:
-        for path in sorted(folder.glob("*.json")):
-            subtask = path.stem.replace(" ", "_")
-            records = json.loads(path.read_text(encoding="utf-8"))["val"]
-            n_letters = max(ord(d["answer"].strip("()")) - ord("A") + 1 for d in records)
+        for subtask, rows in sorted(by_subtask.items()):
+            n_letters = max(ord(d["answer"].strip("()")) - ord("A") + 1 for d in rows)
             with (data / f"{subtask}.jsonl").open("w", encoding="utf-8") as fh:
-                for d in records:
+                for d in rows:
                     choices = [f"option {chr(ord('A') + k)}" for k in range(n_letters)]
                     fh.write(json.dumps({"idx": d["idx"], "question": d["idx"], "image_1": None, "image_2": None,
                                          "image_3": None, "image_4": None, "choices": choices, "answer": d["answer"],
@@ -88,12 +115,12 @@ def honest_matcher(theirs: dict[str, Any]):  # type: ignore[no-untyped-def]
     return reply
 
 
-def run_model(folder: Path, work: Path, server: ChatServer) -> dict[str, Any]:
+def run_model(records: list[dict[str, Any]], work: Path, server: ChatServer) -> dict[str, Any]:
     """One model's counts: replies, agreement with their letter without / with the matcher,
     replies asked about, and the three val averages."""
     import mmtasks
 
-    data, replies, theirs = write_model(folder, work)
+    data, replies, theirs = write_model(records, work)
     server.reply = honest_matcher(theirs)
     result = mmtasks.evaluate(tasks="blink", model=f"replay:{replies}", data_dir=data, output_path=work / "run",
                               matcher="openai:gpt-3.5-turbo", matcher_args={"base_url": server.base_url, "max_retries": 0},
@@ -125,26 +152,26 @@ def run_model(folder: Path, work: Path, server: ChatServer) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("blink_repo", type=Path, help="a checkout of github.com/zeyofu/BLINK_Benchmark (eval/saved_outputs)")
-    parser.add_argument("--models", default="", help="comma-separated model folders (default: all 19)")
+    parser.add_argument("source", type=Path, help="a checkout of github.com/zeyofu/BLINK_Benchmark (eval/saved_outputs), "
+                        "or the bundled tests/fixtures/published/blink/val_outputs.jsonl.gz")
+    parser.add_argument("--models", default="", help="comma-separated models (default: all 19)")
     parser.add_argument("--work", type=Path, default=None, help="working folder (default: a temporary one)")
     args = parser.parse_args(argv)
-    root = args.blink_repo / "eval" / "saved_outputs"
     wanted = {m for m in args.models.split(",") if m}
-    models = sorted(p for p in root.iterdir() if p.is_dir() and "concat" not in p.name and (not wanted or p.name in wanted))
+    models = {name: rows for name, rows in load_models(args.source).items() if not wanted or name in wanted}
     started = time.perf_counter()
     totals = {"n": 0, "rule_agree": 0, "matcher_agree": 0, "asked": 0}
     gaps: dict[str, list[float]] = {"rule": [], "with": []}
     print(f"{'model':24s} {'replies':>7s} {'asked':>6s} {'agree rule':>10s} {'+matcher':>9s} {'theirs':>7s} {'rule':>7s} {'+matcher':>9s}")
     with tempfile.TemporaryDirectory() as tmp, ChatServer() as server:
         work_root = args.work or Path(tmp)
-        for folder in models:
-            row = run_model(folder, work_root / folder.name, server)
+        for name, rows in models.items():
+            row = run_model(rows, work_root / name, server)
             for key in totals:
                 totals[key] += row[key]
             gaps["rule"].append(row["rule"] - row["theirs"])
             gaps["with"].append(row["with"] - row["theirs"])
-            print(f"{folder.name:24s} {row['n']:7d} {row['asked']:6d} {row['rule_agree'] / row['n']:10.3f} "
+            print(f"{name:24s} {row['n']:7d} {row['asked']:6d} {row['rule_agree'] / row['n']:10.3f} "
                   f"{row['matcher_agree'] / row['n']:9.3f} {row['theirs']:7.2f} {row['rule']:7.2f} {row['with']:9.2f}")
     n = totals["n"]
     print(f"all: {n} replies, {totals['asked']} ({totals['asked'] / n:.1%}) sent to the matcher; their letter for "

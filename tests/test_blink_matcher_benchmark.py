@@ -42,3 +42,15 @@ def test_the_benchmark_counts_agreement_with_and_without_the_matcher(tmp_path: P
     # rule: Counting 0/4 -> 0.00; with the matcher: Counting 1/4 -> 25/14 = 1.79
     assert out.splitlines()[1].split()[-3:] == ["3.57", "0.00", "1.79"]
     assert "all: 17 replies, 2 (11.8%) sent to the matcher" in out
+
+
+def test_on_the_bundled_blink_outputs_the_matcher_closes_the_gap(tmp_path: Path) -> None:
+    """OPUS, the model whose replies the rule reads least: the figures of benchmarks/README.md."""
+    from tests.chat_server import ChatServer
+
+    records = blink_matcher.load_models(Path(__file__).parent / "fixtures" / "published" / "blink" / "val_outputs.jsonl.gz")["OPUS"]
+    with ChatServer() as server:
+        row = blink_matcher.run_model(records, tmp_path / "OPUS", server)
+    # their letter for 1,606 of the 1,901 replies by the rule alone (84.5%), 1,800 with the matcher (94.7%)
+    assert (row["n"], row["asked"], row["rule_agree"], row["matcher_agree"]) == (1901, 269, 1606, 1800)
+    assert [round(row[k], 2) for k in ("theirs", "rule", "with")] == [44.05, 38.39, 44.23]
