@@ -68,9 +68,36 @@ def test_cider_d_of_a_hand_derived_corpus() -> None:
     assert cider_d(["A cat.", "A fish!"], [["A cat.", "a DOG"], "A bird."]) == pytest.approx(125.0)
 
 
+TRICKY = ["A dog's ball, don't you think?", "Black-and-white photo of 3.5 m tall giraffe.",
+          "The cat can't sleep; it's (very) late!", 'Two "quoted" words -- and more...', "e.g. a U.S. flag at 5:30 p.m.",
+          "A [boxed] sign: 'stop' here", "Two dogs, three cats & a bird.", "The children's toys aren't here.",
+          "A 10-year-old boy with a red-and-blue kite!!"]
+
+
 def test_ptb_tokens() -> None:
     assert ptb_tokens("A dog's ball, don't you think? Black-and-white... 3.5 m.") == [
         "a", "dog", "'s", "ball", "do", "n't", "you", "think", "black-and-white", "3.5", "m"]
+    # what the Java tokenizer gives (checked against it below where Java is installed)
+    assert ptb_tokens("The cat can't sleep; it's (very) late!") == ["the", "cat", "ca", "n't", "sleep", "it", "'s", "-lrb-",
+                                                                    "very", "-rrb-", "late"]
+    assert ptb_tokens("e.g. a U.S. flag at 5:30 p.m.") == ["e.g.", "a", "u.s.", "flag", "at", "5:30", "p.m."]
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="the COCO code's PTB tokenizer runs on Java")
+def test_tokens_and_cider_d_equal_the_coco_pipeline_with_its_java_tokenizer() -> None:
+    """The whole COCO evaluation (its Stanford PTB tokenizer, then Cider) on the shape's captions
+    and on captions with clitics, brackets, quotes and abbreviations gives our tokens and our value."""
+    from pycocoevalcap.cider.cider import Cider
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    records, answers = shape_records()
+    tokenized = PTBTokenizer().tokenize({i: [{"caption": c}] for i, c in enumerate(TRICKY)})
+    assert [" ".join(ptb_tokens(c)) for c in TRICKY] == [tokenized[i][0] for i in range(len(TRICKY))]
+    refs = {r["id"]: r["captions"] + ([TRICKY[k]] if k < len(TRICKY) else []) for k, r in enumerate(records)}
+    gts = PTBTokenizer().tokenize({d: [{"caption": c} for c in refs[d]] for d in refs})
+    res = PTBTokenizer().tokenize({d: [{"caption": answers[d]}] for d in refs})
+    reference, _ = Cider().compute_score(gts, res)
+    assert cider_d([answers[d] for d in refs], [refs[d] for d in refs]) == pytest.approx(100 * reference)
 
 
 def test_replayed_captions_score_as_computed_here(tmp_path: Path) -> None:

@@ -18,9 +18,11 @@ group), where a target is one reference or a list of them (``target: "field:capt
 Tokenization for CIDEr-D: the COCO code runs the Stanford PTBTokenizer (Java) lowercased and
 drops punctuation tokens. mmtasks runs no Java: :func:`ptb_tokens` is ours, written after the
 same rules (lowercase; clitics split as PTB does, ``don't`` -> ``do n't``, ``dog's`` ->
-``dog 's``; punctuation split off, then the COCO list of punctuation tokens dropped). Every
-token of a plain caption comes out as the Stanford tokenizer gives it; words the Stanford
-tokenizer treats specially (abbreviations with periods, URLs) may differ. The answer and the
+``dog 's``; abbreviations such as ``u.s.`` and ``p.m.`` kept whole; brackets named as PTB names
+them, ``(`` -> ``-lrb-``, and kept, as the COCO code keeps them; punctuation split off, then the
+COCO list of punctuation tokens dropped). tests/test_several_references.py compares it with the Java tokenizer where Java is
+installed. Words the Stanford tokenizer knows as abbreviations without a second period
+(``mr.``), URLs and e-mail addresses may still differ. The answer and the
 references are tokenized alike, so the period that ends a caption counts in neither. The
 answer is the reply as written (the ``verbatim`` parser), as lmms-eval's COCO caption tasks pass
 it (``lmms_eval/tasks/coco_cap/utils.py``, ``coco_process_result``: the reply whole, then the
@@ -36,18 +38,25 @@ from typing import Any
 from mmtasks.errors import DataError
 from mmtasks.scoring.metrics import corpus_metric, reference_list
 
-#: the punctuation tokens the COCO caption evaluation drops after PTB tokenization
-#: (pycocoevalcap/tokenizer/ptbtokenizer.py, PUNCTUATIONS)
-COCO_PUNCTUATION = frozenset(["''", "'", "``", "`", "-lrb-", "-rrb-", "-lcb-", "-rcb-", ".", "?", "!", ",", ":", "-",
+#: the punctuation tokens the COCO caption evaluation drops after PTB tokenization, as it lists
+#: them (pycocoevalcap/tokenizer/ptbtokenizer.py, PUNCTUATIONS). Its bracket names are upper case
+#: while the tokenizer's output is lower-cased, so a bracket (``-lrb-``) is kept as a token.
+COCO_PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-",
                               "--", "...", ";"])
 _CLITIC = re.compile(r"(?i)(\w)(n't)\b|(\w)('(?:s|re|ve|ll|d|m))\b")
-_TOKEN = re.compile(r"n't|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-./]\w+)*|\.\.\.|--|[^\w\s]")
+_TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}"          # an abbreviation with its periods: e.g. u.s. p.m.
+                    r"|n't|'(?:s|re|ve|ll|d|m)\b"   # clitics, split off by _CLITIC
+                    r"|\w+(?:[-./:]\w+)*"           # words, numbers (3.5, 5:30), hyphenated words
+                    r"|\.\.\.|--|!!+|\?\?+|[^\w\s]")  # ellipses, dashes, "!!", any other mark
+#: PTB's names of brackets; a double quote becomes `` or '' (both dropped by COCO)
+_PTB_MARKS = {"(": "-lrb-", ")": "-rrb-", "{": "-lcb-", "}": "-rcb-", "[": "-lsb-", "]": "-rsb-", '"': "''"}
 
 
 def ptb_tokens(text: str) -> list[str]:
     """A caption's tokens as the COCO evaluation reads them (see the module docstring)."""
     text = _CLITIC.sub(lambda m: f"{m.group(1)} {m.group(2)}" if m.group(1) else f"{m.group(3)} {m.group(4)}", text.lower())
-    return [t for t in _TOKEN.findall(text) if t not in COCO_PUNCTUATION]
+    tokens = (_PTB_MARKS.get(t, t) for t in _TOKEN.findall(text))
+    return [t for t in tokens if t not in COCO_PUNCTUATION]
 
 
 def _references(references: Sequence[Any]) -> list[list[str]]:
