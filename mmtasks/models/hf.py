@@ -211,8 +211,8 @@ class HFModel(ChatModel):
         """Requests with the same generation settings, longest prompt (image tokens included)
         first, cut into batches of ``self.batch_size`` read as each batch is formed (an
         out-of-memory error halves it). Sorting by length keeps the padding small; longest
-        first makes an out-of-memory error come at once. The images of a batch start decoding
-        in worker threads when it is formed, one batch ahead of the model."""
+        first makes an out-of-memory error come at once. The images of a batch and of the batch
+        after it start decoding in worker threads when it is formed, ahead of the model."""
         groups: dict[GenerationConfig, list[_Row]] = {}
         for row in rows:
             groups.setdefault(row.request.generation, []).append(row)
@@ -221,6 +221,9 @@ class HFModel(ChatModel):
             while pending:
                 batch, pending = pending[: self.batch_size], pending[self.batch_size :]
                 self.images.prefetch(img for row in batch for img in row.request.images)
+                # and the batch after it: its decoding (a video's frames take longer than an image)
+                # has the whole of this batch's generation to run in, not only its preparation
+                self.images.prefetch(img for row in pending[: self.batch_size] for img in row.request.images)
                 yield _Batch(generation, batch)
 
     def _estimated_tokens(self, row: _Row) -> tuple[int, int]:
