@@ -8,7 +8,8 @@ can count (:data:`~mmtasks.results.schema.PROBLEM_KINDS`, and every ``coverage.u
 
 - a first-turn model request whose text falls in bucket 0 of :func:`bucket` gets HTTP 500
   (a request failure, not retried: ``max_retries=0``), bucket 1 gets HTTP 400
-  ``context_length_exceeded`` (a context overflow), bucket 2 the reply ``I cannot tell.`` (no
+  ``context_length_exceeded`` (a context overflow), bucket 3 a reply that is all reasoning, cut at
+  the token limit (``finish_reason: length``, no content: truncated), bucket 2 the reply ``I cannot tell.`` (no
   letter: unparsed, or a random guess where the task's parser guesses, as MMMU's and MUIRBench's
   do); every other reply is ``(A) The first one.``;
 - the judge answers in each judged task's own format (MMDU's score dict, MM-MT-Bench's
@@ -59,7 +60,8 @@ LIMIT = 2
 OVERFLOW = "This model's maximum context length is 128 tokens. However, you requested 4096 tokens."
 #: view.records.FAILURE_KINDS (the bits of a row's kinds) -> the problems key that counts it
 VIEW_KIND_PROBLEM = {"request_failure": "request_failures", "context_overflow": "context_overflow",
-                     "unparsed": "unparsed", "judge_failure": "judge_failures", "guessed": "guessed",
+                     "truncated": "truncated", "unparsed": "unparsed", "judge_failure": "judge_failures",
+                     "guessed": "guessed",
                      "kept_as_text": "kept_as_text", "scored_wrong": "scored_wrong"}
 
 
@@ -92,7 +94,7 @@ def judge_bucket(text: str) -> int:
     return zlib.crc32(text.encode("utf-8")) % 5
 
 
-def reply(body: dict) -> str:
+def reply(body: dict) -> str | dict:
     text = all_text(body)
     if body["model"] == JUDGE:
         if judge_bucket(text) == 0:
@@ -104,6 +106,8 @@ def reply(body: dict) -> str:
         if "Assistant 1" in text:
             return "8 6\nAssistant 2 is shorter."
         return MMRC_VERDICT
+    if bucket(body) == 3:  # all reasoning, cut at the token limit: truncated
+        return {"content": None, "reasoning_content": "Let me think about the first image", "finish_reason": "length"}
     return "I cannot tell." if bucket(body) == 2 else "(A) The first one."
 
 
@@ -190,7 +194,8 @@ def test_the_runs_hold_every_task_and_every_problem_kind(runs: Runs) -> None:
     unscored = totals({t: c["unscored"] for t, c in a["coverage"].items()})
     # every built-in task scores an unparsed answer as wrong (0), so none leaves a unit unscored for it
     assert all(unscored[kind] > 0 for kind in UNSCORED_KINDS if kind != "unparsed"), unscored
-    # run B replays A's answers: A's failed requests fail again, its guesses are guessed again
+    # run B replays A's answers: A's failed requests fail again (a truncated reply was recorded as
+    # its empty answer, replayed as such), its guesses are guessed again
     assert totals(b["problems"])["request_failures"] == found["request_failures"] + found["context_overflow"]
     assert totals(b["problems"])["guessed"] == found["guessed"]
     # the command line's summary names every task with a failure, with its counts; the results
@@ -223,11 +228,11 @@ def test_leaderboard_build_plot_and_publish(runs: Runs) -> None:
                 on_board[ref["run"]].add(task)
                 assert entry["problems"][task] == res["problems"][task], (ref["run"], task)
                 assert entry["coverage"].get(task) == res["coverage"].get(task), (ref["run"], task)
-    for name, res in results.items():
-        off = sorted(set(res["results"]) - on_board[name])
-        assert f"note: run {name}: tasks not on the leaderboard: {', '.join(off)}" in proc.stderr
-    # A is in every tab, and so are the tasks it failed on entirely (coverage 0)
-    assert all(len([e for e in bench["entries"] if e["source"] == "run"]) == 2 for bench in board["benchmarks"])
+    # every task is on the board: the tasks of no leaderboard.yaml in the automatic tab
+    assert all(on_board[name] == set(res["results"]) for name, res in results.items())
+    # both runs are in every tab (B's random-judged tasks make entries of their own)
+    for bench in board["benchmarks"]:
+        assert {ref["run"] for e in bench["entries"] if e["source"] == "run" for ref in e["runs"]} == set(results), bench["id"]
 
     figures = runs.tmp / "figures"
     proc = cli("leaderboard", "plot", str(runs.a), str(runs.b), "--out", str(figures), "--format", "svg", tmp=runs.tmp)
@@ -306,7 +311,9 @@ def test_python_api_samples(runs: Runs) -> None:
         counts: Counter = Counter()
         for sample in samples:
             overflow = sum(1 for f in sample.failures if "context_overflow:" in f)
-            counts.update({"context_overflow": overflow, "request_failures": len(sample.failures) - overflow,
+            truncated = sum(1 for f in sample.failures if f.startswith("truncated:"))
+            counts.update({"context_overflow": overflow, "truncated": truncated,
+                           "request_failures": len(sample.failures) - overflow - truncated,
                            "unparsed": sample.unparsed, "judge_failures": sample.judge_failures,
                            "guessed": sample.guessed})
             counts.update(kind for kind in sample.irregular if kind in RECORD_TREATMENTS)
