@@ -375,3 +375,19 @@ def test_the_watch_on_replies_at_the_token_limit(caplog: pytest.LogCaptureFixtur
         for _ in range(8):
             watch(req, Reply(text="a long answer that", finish_reason="length", split=True))
     assert not [r for r in caplog.records if "token limit" in r.getMessage()]
+
+
+def test_replay_then_probe_keeps_each_probes_reasoning(tmp_path: Path, chat_server: ChatServer,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """MMRC's probes: each answer without its reasoning, the reasoning beside it in the question's
+    record (the viewer shows it under the probe's reply) and in the sample's ``reasoning``."""
+    chat_server.reply = lambda body: {"content": "Paris", "reasoning_content": "recall: " + last_user_text(body)[:20]}
+    code = run_cli(["--tasks", "mmrc", "--data-dir", str(SAMPLE), "--model", "openai:test-model", "--limit", "1",
+                    "--predict-only", "--output-path", str(tmp_path / "out"), "--no-cache", "--allow-failures"],
+                   chat_server, monkeypatch)
+    assert code == 0  # "Paris" is no answer to some probes: unparsed, accepted here
+    _, samples = read(tmp_path / "out")
+    (sample,) = samples["mmrc"].values()
+    questions = sample["extra"]["questions"]
+    assert questions and all(q["response"] == "Paris" and q["reasoning"].startswith("recall: ") for q in questions)
+    assert len(sample["reasoning"]) == len(sample["responses"]) and all(r.startswith("recall: ") for r in sample["reasoning"])

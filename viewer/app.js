@@ -714,7 +714,7 @@
       const j = judges.find(x => x && x.question === index);
       col.appendChild(el("section", { class: "part probe", "data-probe": index }, el("h4", {}, label),
         el("div", { class: "msg role-user" }, el("div", { class: "role" }, "user (probe)"), el("span", { class: "text" }, text(rec.question)), options),
-        reply(rec.response, "assistant"),
+        reply(rec.response, "assistant", "", rec.reasoning),
         answerBox(rec.parsed, own(rec, "reference") ? rec.reference : rec.answer),
         metricsTable(rec.metrics),
         rec.judge_error ? el("p", { class: "error" }, "judge: " + text(rec.judge_error)) : null,

@@ -183,6 +183,8 @@ class _Run:
         self.replies: list[str] = []
         #: request ("turn 7", "question 3") -> history exchanges dropped to fit (truncate: oldest_turns)
         self.dropped: dict[str, int] = {}
+        #: "question k" -> the reasoning split from that probe's reply (shown beside its answer)
+        self.reasoning: dict[str, str] = {}
         #: model requests made so far (replies are recorded in the same order)
         self.positions = 0
         self.sample = Sample(task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
@@ -225,6 +227,8 @@ class _Run:
 
     def record_reply(self, reply: Reply, what: str) -> str | None:
         self.sample.add_reply(reply)
+        if reply.reasoning:
+            self.reasoning[what] = reply.reasoning
         if not reply.ok:
             self.sample.failures.append(f"{what}: {reply.error or 'request failed'}")
         return reply.text
@@ -319,8 +323,11 @@ class _Run:
             parsed = self.task.parser(answer, q)
             target = q.get(self.args.answer_field)
             metrics = {name: fn(parsed, target, q) for name, fn in self.task.metric_fns.items()}
-        return {**q, "index": k, "reference": self.references[k], "response": answer, "parsed": parsed,
-                "metrics": metrics, "verdict": None, "judge_failed": False, "judge_error": None}
+        record = {**q, "index": k, "reference": self.references[k], "response": answer, "parsed": parsed,
+                  "metrics": metrics, "verdict": None, "judge_failed": False, "judge_error": None}
+        if f"question {k + 1}" in self.reasoning:
+            record["reasoning"] = self.reasoning[f"question {k + 1}"]
+        return record
 
 
 def drop_oldest_exchange(messages: list[Message]) -> list[Message] | None:
