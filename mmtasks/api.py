@@ -122,7 +122,7 @@ def evaluate(
     ``random``, ``replay:PATH``, a preset). ``options``: any other :class:`RunConfig`
     field - ``model_args``/``judge_args``/``notetaker_args`` (a dict or ``"k=v,..."``),
     ``limit``, ``seed``, ``batch_size``, ``image_mode``, ``history``, ``probe``,
-    ``predict_only``, ``gen_kwargs``, ``use_cache``, ``cache_dir``, ``include_paths`` (or
+    ``predict_only``, ``gen_kwargs``, ``system_instruction``, ``use_cache``, ``cache_dir``, ``include_paths`` (or
     ``include_path``: one folder or a list, as the CLI's ``--include-path``), ``strategy``,
     ``notetaker``, ``matcher``/``matcher_args`` (the LLM answer matcher), ``max_live``, ``allow_failures``, ``progress`` (default False here),
     ``verbose``. A bad option raises :class:`~mmtasks.errors.ConfigError`; a run with

@@ -69,6 +69,9 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-frames", type=int, default=None, metavar="M", help="video tasks: the cap of --fps")
     p.add_argument("--num-fewshot", type=int, default=None, metavar="K",
                    help="few-shot tasks: K demonstrations per question instead of the task's fewshot.k (recorded; not the official setting)")
+    p.add_argument("--system-instruction", default=None, metavar="TEXT",
+                   help="the system message of every model request, in place of the tasks' own (lm-eval's name): "
+                        "recorded in results.json, and not the benchmark's official protocol")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")

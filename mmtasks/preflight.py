@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import logging
 import multiprocessing
 import os
 import random
@@ -37,7 +38,7 @@ from typing import Any
 from mmtasks.config.task_config import VideoConfig
 from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.config.yaml_loader import did_you_mean
-from mmtasks.core.request import GenerationConfig, Reply, Request
+from mmtasks.core.request import SAMPLING_SETTINGS, GenerationConfig, Reply, Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import UNPARSED_VERDICT
 from mmtasks.dialogues.protocols import DialogueContext
@@ -50,6 +51,7 @@ from mmtasks.models.random_model import RandomModel
 from mmtasks.task import ImageMode, Task, n_source_images
 
 Report = Callable[[MmtasksError], None]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -66,22 +68,48 @@ class CheckedTasks:
 
 def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, image_mode: ImageMode = "separate",
                protocol_overrides: dict[str, Any] | None = None, generation: dict[str, Any] | None = None,
-               report: Callable[[str | None, MmtasksError], None] | None = None,
+               system_instruction: str | None = None, report: Callable[[str | None, MmtasksError], None] | None = None,
                video: dict[str, Any] | None = None, num_fewshot: int | None = None) -> tuple[list[Task], dict[str, list[str]]]:
     """Resolve ``names`` (tasks and groups) and build each task (every name it uses resolved and
-    its settings checked). With ``report``, a task that does not load is reported and left out
-    (the others are still checked); without, its error is raised.
+    its settings checked). With ``report``, a task that does not load is reported (the others are
+    still checked) and, when its file validates with the keys in error left out, built from that
+    so that its data is checked too (``check`` reports the file's errors and the data's together);
+    without, its error is raised.
 
-    ``generation``: run-level overrides of the model's generation settings (``--gen-kwargs``);
-    ``video``: the frame rule replacing every video task's (``--num-frames``, ``--fps``, ``--max-frames``)."""
+    ``generation``: run-level overrides of the model's generation settings (``--gen-kwargs``),
+    checked once (:func:`check_generation_overrides`) before any task is read. Where they turn
+    sampling on for a greedy task, one line says so. ``video``: the frame rule replacing every video
+    task's (``--num-frames``, ``--fps``, ``--max-frames``)."""
+    if generation:
+        check_generation_overrides(generation)
     registry = TaskRegistry.discover(include_paths)
     resolved = registry.resolve(names)
     tasks = []
+    switched: list[str] = []
     for name in resolved:
         try:
             config, path = registry.load(name)
+        except MmtasksError as exc:
+            if report is None:
+                raise
+            report(name, exc)
+            # its data is checked all the same, read with the keys in error left out: the file's
+            # errors and the data's are reported together (the run never starts with them)
+            past = registry.load_past_errors(name)
+            if past is None:
+                continue
+            config, path = past
+            try:  # a task that does not build from what is left has no data to check
+                tasks.append(Task(config, path, image_mode=image_mode, roots=(registry.root(name), *registry.dirs)))
+            except MmtasksError:
+                pass
+            continue
+        try:
             if generation:
-                config = config.model_copy(update={"generation": override_generation(config.generation, generation)})
+                overridden, turned_on = override_generation(config.generation, generation)
+                config = config.model_copy(update={"generation": overridden})
+                if turned_on:
+                    switched.append(name)
             if video and config.dataset.video is not None:
                 config = config.model_copy(update={"dataset": config.dataset.model_copy(
                     update={"video": override_video(config.dataset.video, video)})})
@@ -92,11 +120,13 @@ def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, imag
                 config = config.model_copy(update={"fewshot": config.fewshot.model_copy(update={"k": num_fewshot})})
             # Building the Task resolves every name it uses and checks its settings: before any model loads.
             tasks.append(Task(config, path, image_mode=image_mode, protocol_overrides=dict(protocol_overrides or {}),
-                              roots=(registry.root(name), *registry.dirs)))
+                              roots=(registry.root(name), *registry.dirs), system_instruction=system_instruction))
         except MmtasksError as exc:
             if report is None:
                 raise
             report(name, exc)
+    if switched and generation:
+        log.info("%s", sampling_note(generation, switched))
     groups = {g: members for g, members in registry.groups.items() if any(t in resolved for t in members)}
     return tasks, groups
 
@@ -121,19 +151,68 @@ def override_video(base: VideoConfig, override: dict[str, Any]) -> VideoConfig:
     return base.model_copy(update={"max_frames": override["max_frames"]})
 
 
-def override_generation(base: GenerationConfig, overrides: dict[str, Any]) -> GenerationConfig:
-    """``base`` with the ``--gen-kwargs`` settings; an unknown name gets a "did you mean"."""
+def check_generation_overrides(overrides: dict[str, Any]) -> None:
+    """Every ``--gen-kwargs`` setting known and in its range (one line naming ``--gen-kwargs``):
+    ``max_new_tokens=-5``, ``temperature=nan`` or ``top_p=inf`` never reach a model."""
     from pydantic import ValidationError
 
     known = list(GenerationConfig.model_fields)
-    for key in overrides:
+    for key, value in overrides.items():
         if key not in known:
             raise ConfigError(f"unknown generation setting {key!r}", field="--gen-kwargs", hint=did_you_mean(key, known, "settings"))
+        try:
+            GenerationConfig.model_validate({key: value})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            message = str(err["msg"]).removeprefix("Value error, ")
+            raise ConfigError(f"{key}={value!r}: {message[0].lower()}{message[1:]}", field="--gen-kwargs") from None
+
+
+def _samples(key: str, value: Any) -> bool:
+    """Whether ``key=value`` asks for sampling (lm-eval's reading of a ``--gen_kwargs`` setting)."""
+    if value is None:
+        return False
+    if key == "temperature":
+        return value > 0
+    if key == "top_p":
+        return value < 1
+    if key == "min_p":
+        return value > 0
+    return True  # top_k
+
+
+def override_generation(base: GenerationConfig, overrides: dict[str, Any]) -> tuple[GenerationConfig, bool]:
+    """``base`` with the ``--gen-kwargs`` settings, and whether they turned sampling on.
+
+    A sampling setting (``temperature`` > 0, ``top_p`` < 1, ``top_k``, ``min_p`` > 0) given for
+    a task that decodes greedily (``do_sample: false``, or temperature 0) turns sampling on, as
+    lm-eval's ``--gen_kwargs`` do (its vLLM model drops ``do_sample`` and sends the temperature
+    given), unless ``do_sample`` is given too; with no positive temperature, at temperature 1
+    (the OpenAI API's default). The settings sent are the settings recorded."""
+    from pydantic import ValidationError
+
+    check_generation_overrides(overrides)
+    merged = {**base.model_dump(), **overrides}
+    turned_on = (base.sampling_mode() == "greedy" and "do_sample" not in overrides
+                 and any(_samples(k, overrides[k]) for k in SAMPLING_SETTINGS if k in overrides))
+    if turned_on:
+        merged["do_sample"] = True
+        if not (merged.get("temperature") or 0) > 0:
+            merged["temperature"] = 1.0
     try:
-        return GenerationConfig.model_validate({**base.model_dump(), **overrides})
+        return GenerationConfig.model_validate(merged), turned_on
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(f"{err['loc'][0]}: {err['msg']}", field="--gen-kwargs") from None
+
+
+def sampling_note(overrides: dict[str, Any], tasks: Sequence[str]) -> str:
+    """The one line saying that ``--gen-kwargs`` turned sampling on for greedy tasks."""
+    given = ",".join(f"{k}={v}" for k, v in overrides.items() if k in SAMPLING_SETTINGS)
+    at = "" if (overrides.get("temperature") or 0) > 0 else " at temperature 1.0 (no temperature given)"
+    shown = ", ".join(tasks[:5]) + (f" and {len(tasks) - 5} more" if len(tasks) > 5 else "")
+    return (f"--gen-kwargs {given} turns sampling on{at} for {shown}, whose own generation is greedy "
+            "(as lm-eval's --gen_kwargs do); add do_sample=false to keep greedy decoding")
 
 
 def check_task(task: Task, root: Path | None, report: Report, *, limit: int | None = None,
@@ -396,7 +475,8 @@ def _answer(stand_in: RandomModel, request: Request, task: Task | None) -> Reply
 
 def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_dir: str | Path | None = None,
               limit: int | None = None, image_mode: ImageMode = "separate", protocol_overrides: dict[str, Any] | None = None,
-              generation: dict[str, Any] | None = None, notetaking: bool = False, video: dict[str, Any] | None = None,
+              generation: dict[str, Any] | None = None, system_instruction: str | None = None,
+              notetaking: bool = False, video: dict[str, Any] | None = None,
               workers: int | None = None, num_fewshot: int | None = None) -> CheckedTasks:
     """Load the tasks and check all their documents; raise :class:`Problems` naming every problem found.
 
@@ -412,7 +492,8 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
             problems.append((name, exc))
 
     tasks, groups = load_tasks(names, include_paths, image_mode=image_mode, protocol_overrides=protocol_overrides,
-                               generation=generation, report=add, video=video, num_fewshot=num_fewshot)
+                               generation=generation, system_instruction=system_instruction, report=add, video=video,
+                               num_fewshot=num_fewshot)
     root = data_root(data_dir)
     scans: dict[str, Scan] = {}
     documents = 0
@@ -431,5 +512,7 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
                                              limit=limit, ctx=ctx, stand_in=stand_in)
         documents += n
     if problems:
-        raise Problems(problems)
+        # each task's problems together, in the order found (a task file's own errors, then its data's)
+        first = {name: k for k, (name, _) in reversed(list(enumerate(problems)))}
+        raise Problems(sorted(problems, key=lambda p: first[p[0]]))
     return CheckedTasks(tasks=tasks, groups=groups, scans=scans, documents=documents, seconds=time.perf_counter() - started)

@@ -20,7 +20,7 @@ from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.documents.dataset import Document, Exclusions
 from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError, MmtasksError, Problems
-from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec
+from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec, settings_problem
 from mmtasks.preflight import CheckedTasks, preflight
 from mmtasks.progress import Progress
 from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
@@ -54,12 +54,14 @@ def _overrides(run: RunConfig) -> dict[str, Any]:
     return {k: v for k, v in {"history": run.history, "probe": run.probe, "truncate": run.truncate}.items() if v is not None}
 
 
-def check(run: RunConfig) -> CheckedTasks:
+def check(run: RunConfig, model_generation: dict[str, Any] | None = None) -> CheckedTasks:
     """The preflight of ``run`` (see :mod:`mmtasks.preflight`): raises one :class:`~mmtasks.errors.Problems`
-    naming every problem of its tasks and data, before any model or judge is built."""
+    naming every problem of its tasks and data, before any model or judge is built.
+    ``model_generation``: the model preset's generation settings, under ``--gen-kwargs``."""
     return preflight(run.tasks, include_paths=run.include_paths, data_dir=run.data_dir, limit=run.limit,
-                     image_mode=run.image_mode, protocol_overrides=_overrides(run), generation=run.gen_kwargs,
-                     video=run.video_override, num_fewshot=run.num_fewshot,
+                     image_mode=run.image_mode, protocol_overrides=_overrides(run),
+                     generation={**(model_generation or {}), **run.gen_kwargs}, video=run.video_override,
+                     num_fewshot=run.num_fewshot, system_instruction=run.system_instruction,
                      notetaking=run.strategy == "notetaking")
 
 
@@ -162,7 +164,7 @@ def evaluate(run: RunConfig) -> RunOutcome:
 def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOutcome:
     model_spec = parse_model_spec(run.model, run.model_args)
     # Every task, document, template, image and target is checked before any model is built.
-    checked = check(run)
+    checked = check(run, model_spec.generation)
     tasks, groups, scans = checked.tasks, checked.groups, checked.scans
     (log.info if checked.seconds >= 1.0 else log.debug)(
         "preflight: %d documents of %d tasks checked in %.1f s, no problems", checked.documents, len(tasks), checked.seconds)
@@ -181,6 +183,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
             notetaker_spec = parse_model_spec(run.notetaker, run.notetaker_args)
         except MmtasksError as exc:
             raise for_component(exc, "notetaker", run.notetaker) from None
+    check_settings(tasks, model_spec, judge_spec, {**model_spec.generation, **run.gen_kwargs})
     models: dict[Target, ChatModel] = {}
     with contextlib.ExitStack() as stack:
         if run.output_path is not None and ranks.is_main:
@@ -210,8 +213,48 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
                 models["notetaker"] = _load_component("notetaker", notetaker_spec, context, ranks)
             else:
                 models["notetaker"] = models["model"]
-        check_limits(tasks, models, overridden="max_new_tokens" in run.gen_kwargs)
+        check_limits(tasks, models, overridden="max_new_tokens" in {**model_spec.generation, **run.gen_kwargs})
         return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started, matcher_spec)
+
+
+def check_settings(tasks: list[Task], model_spec: ModelSpec, judge_spec: ModelSpec | None,
+                   overrides: dict[str, Any]) -> None:
+    """Every optional generation setting a task asks of the model (or judge) is one its backend
+    takes: one it cannot take is refused here, before it loads, naming the backend and where the
+    setting was given (``--gen-kwargs``, the task's ``generation``), never silently dropped."""
+    problems: list[tuple[str | None, MmtasksError]] = []
+    for task in tasks:
+        asked = [(model_spec, task.config.generation, "generation")]
+        if judge_spec is not None and task.config.judge is not None:
+            asked.append((judge_spec, task.config.judge.generation, "judge.generation"))
+        for spec, generation, where in asked:
+            problem = settings_problem(spec.backend, generation)
+            if problem is None:
+                continue
+            from_run = where == "generation" and any(k in overrides for k in generation.optional_settings())
+            problems.append((task.name, ConfigError(
+                f"task {task.name!r}: {problem}", file=None if from_run else task.file,
+                field="--gen-kwargs" if from_run else where,
+                hint="drop the setting, or use a backend that takes it (openai sends every setting)")))
+    if problems:
+        raise Problems(problems)
+
+
+def sent_generation(tasks: Sequence[Task], models: dict[Target, ChatModel]) -> dict[str, dict[str, Any]]:
+    """Per task, the generation settings the model's (and the judge's, the matcher's) requests carry, as each
+    backend puts them on the requests it builds (:meth:`ChatModel.sent_settings`: its own names,
+    after the sampling rule; None for a backend that sends none): results.json's ``generation``."""
+    out: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        sent: dict[str, Any] = {}
+        if "model" in models:
+            sent["model"] = models["model"].sent_settings(task.config.generation)
+        if "judge" in models and task.config.judge is not None:
+            sent["judge"] = models["judge"].sent_settings(task.config.judge.generation)
+        if "matcher" in models and task.config.answer.matcher is not None:
+            sent["matcher"] = models["matcher"].sent_settings(task.config.answer.matcher.generation)
+        out[task.name] = sent
+    return out
 
 
 def check_limits(tasks: list[Task], models: dict[Target, ChatModel], overridden: bool = False) -> None:
@@ -391,7 +434,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     replies = stats.pop("replies", {})
     data = build_results(tasks={t.name: t for t in tasks}, results=results,
                          n_original={n: s.total for n, s in scans.items()}, groups=groups,
-                         run_config=config, stats=stats, matcher=matched, replies=replies)
+                         run_config=config, stats=stats, matcher=matched, replies=replies,
+                         generation=sent_generation(tasks, models))
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
     return RunOutcome(results=data, samples=given)

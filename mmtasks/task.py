@@ -62,6 +62,9 @@ class Task:
     protocol_overrides: dict[str, Any] = field(default_factory=dict)
     #: the folders the task's plugin files must lie in (its task folder); default: the YAML's folder
     roots: tuple[Path, ...] = ()
+    #: ``--system-instruction`` (lm-eval's name): the system message of every model request, as
+    #: written (not a template), in place of the task's ``prompt.system`` or where it has none
+    system_instruction: str | None = None
     #: the resolved plugin files this task loaded (their names are visible to it)
     plugins: tuple[Path, ...] = field(init=False, default=())
     protocol: ProtocolSpec = field(init=False)
@@ -427,14 +430,24 @@ class Task:
             out.extend(frames if k < 0 else (frames[k],))
         return out
 
+    def system_prompt(self, doc: Document) -> str | None:
+        """The system message of the model's requests for ``doc``: ``--system-instruction`` when
+        the run gives one, else the task's ``prompt.system`` rendered; None: no system message."""
+        if self.system_instruction is not None:
+            return self.system_instruction
+        if self.config.prompt.system:
+            return self.render(self.config.prompt.system, doc, "prompt.system")
+        return None
+
     def initial_messages(self, doc: Document) -> tuple[Message, ...]:
         """The system message, the few-shot demonstrations (``fewshot.layout``: as earlier turns,
         or inline in the question's message), then the question: every one rendered by
         ``prompt.user`` (a demonstration's images are its own), each demonstration's answer by
         :meth:`demonstration_answer`."""
         msgs: list[Message] = []
-        if self.config.prompt.system:
-            msgs.append(Message.text("system", self.render(self.config.prompt.system, doc, "prompt.system")))
+        system = self.system_prompt(doc)
+        if system:
+            msgs.append(Message.text("system", system))
         question = self.parts(self.config.prompt.user, doc, "prompt.user")
         fs = self.config.fewshot
         if fs is None or not doc.demonstrations:

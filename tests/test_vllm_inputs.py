@@ -85,6 +85,19 @@ def test_do_sample_true_uses_temperature_top_p_seed_and_stop() -> None:
     assert kw == {"n": 1, "max_tokens": 8, "temperature": 0.7, "top_p": 0.9, "seed": 3, "stop": ["\n\n", "Q:"]}
 
 
+def test_top_k_min_p_and_repetition_penalty_reach_the_sampling_params() -> None:
+    """Before: a GenerationConfig had no top_k, min_p or repetition_penalty to pass."""
+    gen = GenerationConfig(max_new_tokens=8, do_sample=True, temperature=0.7, top_k=20, min_p=0.05, repetition_penalty=1.1)
+    kw = sampling_kwargs(gen, MODEL_DEFAULTS)
+    assert kw == {"n": 1, "max_tokens": 8, "temperature": 0.7, "top_p": 1.0, "top_k": 20, "min_p": 0.05,
+                  "repetition_penalty": 1.1}
+    # greedy: the cut-offs mean nothing, the penalty still applies; model defaults: the settings go over them
+    greedy = sampling_kwargs(GenerationConfig(max_new_tokens=4, do_sample=False, top_k=20, repetition_penalty=1.3), MODEL_DEFAULTS)
+    assert greedy == {"n": 1, "max_tokens": 4, "temperature": 0.0, "repetition_penalty": 1.3}
+    default = sampling_kwargs(GenerationConfig(max_new_tokens=4, temperature=None, top_k=3), MODEL_DEFAULTS)
+    assert default == {"n": 1, "max_tokens": 4, **MODEL_DEFAULTS, "top_k": 3}
+
+
 def test_image_limit_is_at_least_one() -> None:
     assert image_limit(0) == {"image": 1}
     assert image_limit(12) == {"image": 12}

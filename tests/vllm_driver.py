@@ -74,6 +74,19 @@ def second_wave(stop: str) -> dict[str, Request]:
     }
 
 
+def settings_wave() -> dict[str, Request]:
+    """Every optional setting vLLM takes, sampled and greedy; the chat template's variables
+    (the test's template writes a marker for ``enable_thinking: false``)."""
+    every = GenerationConfig(max_new_tokens=6, do_sample=True, temperature=0.8, top_p=0.9, top_k=5, min_p=0.05,
+                             repetition_penalty=1.2, seed=9, chat_template_kwargs={"enable_thinking": False})
+    return {
+        "every_setting": Request(user(PROMPT), every),
+        "greedy_penalised": Request(user(PROMPT), greedy(6, repetition_penalty=1.3)),
+        "no_thinking": Request(user(PROMPT), greedy(6, chat_template_kwargs={"enable_thinking": False})),
+        "thinking": Request(user(PROMPT), greedy(6)),
+    }
+
+
 def ask(model: Any, named: dict[str, Request]) -> dict[str, Any]:
     names = list(named)
     replies: dict[int, Reply] = dict(model.generate([named[n] for n in names]))
@@ -89,6 +102,9 @@ def ask(model: Any, named: dict[str, Request]) -> dict[str, Any]:
             "completion_tokens": reply.completion_tokens,
             "max_new_tokens": named[name].generation.max_new_tokens,
             "sent": asdict(record) if record else None,
+            # what results.json records for these settings, and the backend's own record of the request
+            "sent_settings": model.sent_settings(named[name].generation),
+            "record_settings": record.settings if record else None,
         }
     return out
 
@@ -115,6 +131,7 @@ def through_the_scheduler(model: Any, data_root: Path, n_docs: int) -> dict[str,
     from mmtasks.dialogues.protocols import DialogueContext
     from mmtasks.scheduling.scheduler import Scheduler
     from mmtasks import registry
+    from mmtasks.runner import sent_generation
     from mmtasks.task import Task
 
     with tempfile.TemporaryDirectory() as tasks_dir:
@@ -131,6 +148,9 @@ def through_the_scheduler(model: Any, data_root: Path, n_docs: int) -> dict[str,
         "samples": [{"doc_id": s.doc_id, "responses": s.responses, "metrics": s.metrics, "failures": s.failures} for s in samples],
         "results": result.metrics,
         "sent_requests": [asdict(r) for r in model.last_wave],
+        "record_settings": [r.settings for r in model.last_wave],
+        # results.json's generation record, by the runner's own function
+        "recorded": sent_generation([task], {"model": model}),
     }
 
 
@@ -190,8 +210,9 @@ def main() -> None:
         mid = len(greedy_text) // 2
         stop = greedy_text[mid : mid + 2]
         wave2 = ask(model, second_wave(stop))
+        wave3 = ask(model, settings_wave())
         result["generate_seconds"] = round(time.monotonic() - start, 1)
-        result.update(waves=[wave1, wave2], stop=stop)
+        result.update(waves=[wave1, wave2, wave3], stop=stop)
         result["token_path"] = token_path_against_chat(model, first_wave())
         result["scheduler"] = through_the_scheduler(model, Path(__file__).resolve().parents[1] / "data" / "sample", 4)
     finally:

@@ -43,6 +43,7 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         fps=args.fps,
         max_frames=args.max_frames,
         num_fewshot=args.num_fewshot,
+        system_instruction=args.system_instruction,
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,
         allow_failures=args.allow_failures,

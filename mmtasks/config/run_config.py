@@ -74,6 +74,10 @@ class RunConfig(BaseModel):
     """``--num-fewshot``: every task's ``fewshot.k`` (a task without a ``fewshot:`` block is an error).
     Recorded in results.json (``config.num_fewshot``, and each task's config); not the benchmark's
     official setting."""
+    system_instruction: str | None = Field(default=None, min_length=1, max_length=100_000)
+    """``--system-instruction`` (lm-eval's name): the system message of every model request, as
+    written, in place of each task's ``prompt.system`` (or added where a task has none). Recorded in
+    results.json; a run with one is not the benchmark's official protocol."""
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
@@ -142,6 +146,7 @@ class RunConfig(BaseModel):
             **({"matcher": self.matcher, "matcher_args": public_args(self.matcher_args)} if self.matcher else {}),
             **({"video": self.video_override} if self.video_override else {}),
             **({"num_fewshot": self.num_fewshot} if self.num_fewshot is not None else {}),
+            **({"system_instruction": self.system_instruction} if self.system_instruction is not None else {}),
         }
 
     @property

@@ -1,8 +1,9 @@
 """The typed description of a task, validated from YAML.
 
 Every key is declared here with a docstring; an unknown key is an error that
-names the file and the key. This module is the reference for the task format
-(see README "Adding a benchmark").
+names the file and the key. docs/task-keys.md, the reference page of the task
+format, is generated from these models (scripts/make_task_keys.py); a test fails
+when it is stale.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ AnswerSpace = Annotated[dict[str, Any], AfterValidator(_json_choices)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class LocalSource(_Strict):
@@ -162,8 +163,11 @@ class HFSource(_Strict):
     """A Hugging Face dataset loaded through ``datasets``."""
 
     path: str
+    """The dataset's Hub id (``TIGER-Lab/Mantis-Eval``), or a builder (``json``, ``parquet``) with ``data_files``."""
     name: str | None = None
+    """The dataset's config (subset) name, for datasets that have several."""
     split: str = "test"
+    """The split read (only that split is downloaded where the dataset allows it)."""
     revision: str | None = None
     """Pin a revision: some benchmarks replaced their files after release."""
     data_files: str | list[str] | dict[str, str | list[str]] | None = None
@@ -272,8 +276,12 @@ class RecordRule(_Strict):
 
 
 class DatasetConfig(_Strict):
+    """Where the documents come from and what every record must hold."""
+
     local: LocalSource | None = None
+    """Local data under ``--data-dir`` (read when a data directory is given)."""
     hf: HFSource | None = None
+    """A Hugging Face dataset (read when no data directory is given, or there is no ``local``)."""
     id_field: str = "id"
     """The record field used as ``doc_id`` (falls back to the line number when absent)."""
     images_field: str | list[str] | None = "images"
@@ -285,6 +293,7 @@ class DatasetConfig(_Strict):
     """``relative``: paths relative to the data folder; ``basename``: find each file by
     name under ``images_dir`` (MMDU's records hold the authors' absolute paths)."""
     images_dir: str = "images"
+    """The folder, inside the data folder, that ``image_resolution: basename`` searches."""
     required_fields: dict[str, Literal["str", "int", "list", "dict", "any", "str|int", "str|list"]] = Field(default_factory=dict)
     """Fields every record must have, with their JSON type; checked as records are read."""
     adapter: str | None = None
@@ -355,6 +364,8 @@ class ImageTagsConfig(_Strict):
 
 
 class PromptConfig(_Strict):
+    """The model's messages for a document (Jinja templates over ``doc``, the record)."""
+
     system: str | None = None
     """System message template (None: no system message)."""
     user: str = ""
@@ -395,6 +406,7 @@ class MatcherConfig(_Strict):
     default_model: str | None = None
     """The matcher the authors used (``openai:gpt-3.5-turbo``), for ``--matcher default``."""
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    """The matcher's generation settings (``--gen-kwargs`` does not change them)."""
     none_label: str = "Z"
     """The label the matcher answers when no option matches (the authors' ``Z``): the reply
     then stays unread (unparsed, or the parser's random guess)."""
@@ -407,6 +419,8 @@ class MatcherConfig(_Strict):
 
 
 class AnswerConfig(_Strict):
+    """How a reply is read into the answer that is scored."""
+
     parser: str = "text"
     """Registered parser turning the raw reply into the compared value (None result = unparsed):
     ``text``, ``choice``, ``integer``, ``integer_set`` or a plugin's (see mmtasks/scoring/parsers.py)."""
@@ -438,6 +452,8 @@ class AnswerConfig(_Strict):
 
 
 class MetricConfig(_Strict):
+    """One metric of the task's results."""
+
     name: str
     """Name in results.json (``acc``, ``rouge_l``, ...)."""
     function: str | None = None
@@ -459,11 +475,14 @@ class MetricConfig(_Strict):
     report_factor: float = 1.0
     """An ``evaluate:`` metric's score is multiplied by this (100: a 0-1 score reported on 0-100)."""
     higher_is_better: bool = True
+    """Whether a larger value is better (the leaderboard's ranking and plots read it)."""
     primary: bool = False
     """The headline metric (the first metric when none is marked)."""
 
 
 class BreakdownConfig(_Strict):
+    """Scores reported per group of documents, as well as over all of them."""
+
     name: str
     """Breakdown name in results.json (``n_images``, ``category``, ``length``...)."""
     value: str
@@ -473,12 +492,17 @@ class BreakdownConfig(_Strict):
 
 
 class TransformConfig(_Strict):
+    """A change made to every document before its dialogue is built."""
+
     name: str
     """Registered transform (``shuffle_options``, ``combine_images`` or one from a plugin)."""
     seed: int = 1234
+    """The seed of a transform that draws (``shuffle_options``: the permutation of each document)."""
     options_field: str = "options"
+    """The record field holding the options (``shuffle_options``)."""
     answer_field: str = "answer"
-    """``shuffle_options`` permutes the options so that the correct letter changes."""
+    """The record field holding the answer letter: ``shuffle_options`` permutes the options so
+    that the correct letter changes, and this field follows."""
 
 
 class JudgeConfig(_Strict):
@@ -510,7 +534,9 @@ class JudgeConfig(_Strict):
     """Re-ask the judge up to this many times while its reply is not a verdict, then count a
     judge failure."""
     default_model: str | None = None
+    """The judge model used when the run gives no ``--judge`` (a model spec)."""
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    """The judge's generation settings (``--gen-kwargs`` does not change them)."""
     space: AnswerSpace = Field(default_factory=lambda: {"kind": "text"})
     """What a valid verdict looks like, for the ``random`` baseline used as a judge (a chance-level
     judge that exercises the whole pipeline offline): ``{kind: verdict, format: python|json,
@@ -572,8 +598,11 @@ class TaskConfig(_Strict):
     group: list[str] = Field(default_factory=list)
     """Groups this task belongs to (``realbench``, ``realbench_ranking``)."""
     version: int = 1
+    """The task's version, recorded in results.json (raise it when a change alters the scores)."""
     description: str = ""
+    """One line shown by ``mmtasks tasks`` and the leaderboard."""
     dataset: DatasetConfig
+    """Where the documents come from."""
     protocol: str = "single_turn"
     """Registered protocol (``single_turn``, ``multi_turn``, ``replay_probe`` or one from a plugin)."""
     plugins: list[str] = Field(default_factory=list)
@@ -581,16 +610,23 @@ class TaskConfig(_Strict):
     imported when the task loads; their ``@parser``/``@metric``/``@protocol``... registrations are
     visible to this task only. Inherited through ``include``: a task loads its bases' plugins too."""
     prompt: PromptConfig = Field(default_factory=PromptConfig)
+    """The model's messages."""
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    """The model's generation settings (overridden by a preset's ``generation`` and ``--gen-kwargs``)."""
     target: str = "{{ doc.answer }}"
     """Template for the gold answer, or a bare field name prefixed with ``field:`` to keep its JSON type."""
     answer: AnswerConfig = Field(default_factory=AnswerConfig)
+    """How replies are read."""
     fewshot: FewshotConfig | None = None
     """Demonstrations before each question (``single_turn``): their source, ``k``, seed and layout."""
     metrics: list[MetricConfig] = Field(default_factory=list)
+    """The task's metrics (the first is the headline one unless one is ``primary``)."""
     breakdowns: list[BreakdownConfig] = Field(default_factory=list)
+    """Scores per group of documents (``n_images``, ``category`` ...)."""
     transforms: list[TransformConfig] = Field(default_factory=list)
+    """Changes made to every document, in order."""
     judge: JudgeConfig | None = None
+    """An LLM judge scoring the replies (None: none)."""
     cluster: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")
     """What the task's scored units cluster by, for standard errors and paired intervals that
     resample whole clusters: ``dialogue`` (each document is one conversation whose turns or

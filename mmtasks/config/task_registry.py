@@ -26,8 +26,8 @@ from pathlib import Path
 
 from mmtasks import registry
 from mmtasks.config.task_config import TaskConfig
-from mmtasks.config.yaml_loader import load_with_includes, read_yaml, validate
-from mmtasks.errors import ConfigError
+from mmtasks.config.yaml_loader import load_with_includes, read_yaml, validate, validate_without_errors
+from mmtasks.errors import ConfigError, MmtasksError
 
 #: the tasks shipped with mmtasks, as package data (``tasks/``)
 BUILTIN_TASKS_DIR = data_dir("tasks")
@@ -125,6 +125,21 @@ class TaskRegistry:
         if plugins is not None:
             data["plugins"] = [str(p) for p in plugins]
         return validate(TaskConfig, data, file=path), path
+
+    def load_past_errors(self, name: str) -> tuple[TaskConfig, Path] | None:
+        """Task ``name``'s config with its keys in error left out (see
+        :func:`~mmtasks.config.yaml_loader.validate_without_errors`): for the preflight to check
+        its data after reporting the file's errors; None when the file cannot be read that way."""
+        path = self._files[name]
+        try:
+            data = load_with_includes(path, roots=self.dirs)
+            plugins = _declared_plugins(path.resolve())
+        except MmtasksError:
+            return None
+        if plugins is not None:
+            data["plugins"] = [str(p) for p in plugins]
+        config = validate_without_errors(TaskConfig, data)
+        return (config, path) if config is not None else None
 
     def root(self, name: str) -> Path:
         """The task folder that holds task ``name`` (its plugin files must lie inside it)."""

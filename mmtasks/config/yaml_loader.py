@@ -188,6 +188,44 @@ def validate(model: type[M], data: dict[str, Any], *, file: Path | str) -> M:
         raise ConfigProblems([(None, p) for p in problems], stage="in this file") from None
 
 
+def validate_without_errors(model: type[M], data: dict[str, Any]) -> M | None:
+    """``data`` validated with every top-level key that holds an error left out (an unknown key;
+    a block with a bad or unknown key inside, whose defaults then apply as a whole, so that no
+    half-read block makes errors of its own), or None when that is not enough (a required key in
+    error, a whole-model rule). The preflight reads a task's data through this after reporting the
+    file's own errors, so that ``check`` reports both at once; nothing is ever run with it."""
+    import copy
+
+    current = copy.deepcopy(data)
+    for _ in range(5):
+        try:
+            return model.model_validate(current)
+        except ValidationError as exc:
+            removed = [_remove(current, err["loc"][:1]) for err in exc.errors()]
+            if not any(removed):
+                return None
+    return None
+
+
+def _remove(data: Any, loc: Sequence[Any]) -> bool:
+    """Delete the key at ``loc`` (a path of keys and list indices); whether it was there."""
+    if not loc:
+        return False
+    node = data
+    for part in loc[:-1]:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return False
+    last = loc[-1]
+    if isinstance(node, dict) and last in node:
+        del node[last]
+        return True
+    return False
+
+
 def _problem(model: type[BaseModel], err: Any, file: Path | str) -> ConfigError:
     loc = ".".join(str(p) for p in err["loc"])
     if err["type"] == "extra_forbidden":

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mmtasks.core.conversation import Image, Message, Text
 
@@ -23,18 +23,74 @@ COMPONENT_FLAGS: dict[str, tuple[str, str]] = {
 }
 
 
+#: the largest ``max_new_tokens`` accepted (beyond any model's context: a typo, not a budget)
+MAX_NEW_TOKENS_BOUND = 10_000_000
+#: optional settings a backend must declare it takes (:attr:`ChatModel.takes_settings`); the
+#: others (``max_new_tokens``, ``temperature``, ``top_p``, ``do_sample``, ``seed``, ``stop``) every
+#: backend takes
+OPTIONAL_SETTINGS = ("top_k", "min_p", "repetition_penalty", "chat_template_kwargs", "reasoning_effort")
+#: settings that, given on a greedy task (``--gen-kwargs``), turn sampling on, as lm-eval's do
+SAMPLING_SETTINGS = ("temperature", "top_p", "top_k", "min_p")
+
+
 class GenerationConfig(BaseModel):
-    """Generation settings of one request (mapped to each backend's own names)."""
+    """Generation settings of one request (mapped to each backend's own names). Each value is
+    bounded: a value out of range is an error naming the setting, wherever it was given (the
+    task's ``generation``, ``--gen-kwargs``, a preset)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, use_attribute_docstrings=True)
 
-    max_new_tokens: int = 512
-    #: 0: greedy. None (with do_sample None): the model's own default sampling (MMRC asks for it).
-    temperature: float | None = 0.0
-    top_p: float = 1.0
+    max_new_tokens: int = Field(512, ge=1, le=MAX_NEW_TOKENS_BOUND)
+    """The most tokens of each reply (reasoning included, for a model that thinks)."""
+    temperature: float | None = Field(0.0, ge=0.0)
+    """0: greedy. None (with ``do_sample`` None): the model's own default sampling (MMRC asks for it)."""
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    """Nucleus sampling: the smallest set of tokens whose probabilities add up to this (1: all)."""
     do_sample: bool | None = None
-    seed: int | None = None
+    """True: sample; False: greedy, whatever ``temperature`` says; None: ``temperature`` decides."""
+    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    """The sampling seed sent with each request (None: the run's ``--seed`` where the backend takes one)."""
     stop: tuple[str, ...] = ()
+    """Strings that end a reply (the reply is cut where the first one starts)."""
+    top_k: int | None = Field(None, ge=1)
+    """Sample among the k most likely tokens (None: no cut). Sent by ``hf``, ``vllm`` and ``openai``
+    (in the body, where vLLM's server reads it)."""
+    min_p: float | None = Field(None, ge=0.0, le=1.0)
+    """Drop tokens less likely than this share of the most likely one (None: not applied)."""
+    repetition_penalty: float | None = Field(None, gt=0.0)
+    """Penalty on tokens already in the prompt or the reply (1: none; None: the model's default)."""
+    chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Variables of the model's chat template (``{enable_thinking: false}``): rendered by ``hf`` and
+    ``vllm``, sent by ``openai`` as the body's ``chat_template_kwargs`` (as vLLM's server reads it).
+    Over a model's own ``chat_template_kwargs`` model arg, key by key."""
+    reasoning_effort: str | None = Field(None, min_length=1, max_length=32)
+    """How hard a reasoning model thinks, for APIs that take it (OpenAI's and vLLM's
+    ``reasoning_effort``: ``low``, ``medium``, ``high`` ...). Only the ``openai`` backend sends it."""
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _one_stop_string(cls, v: Any) -> Any:
+        return (v,) if isinstance(v, str) else v  # --gen-kwargs stop=Q: is one stop string
+
+    @field_validator("stop")
+    @classmethod
+    def _stop_strings(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not s for s in v):
+            raise ValueError("a stop string is empty (it would end every reply before its first character)")
+        return v
+
+    def __hash__(self) -> int:  # chat_template_kwargs is a dict: hash the settings' JSON
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+    def optional_settings(self) -> list[str]:
+        """The :data:`OPTIONAL_SETTINGS` this config sets (a backend that cannot take one refuses it)."""
+        return [name for name in OPTIONAL_SETTINGS if getattr(self, name) not in (None, {})]
+
+    def cache_fields(self) -> dict[str, Any]:
+        """The settings as the response cache keys them: the optional settings only when set,
+        so adding one kept every earlier key."""
+        unset = set(OPTIONAL_SETTINGS) - set(self.optional_settings())
+        return self.model_dump(exclude=unset)
 
     def sampling_mode(self) -> Literal["greedy", "sample", "default"]:
         """How every backend must decode: one rule, so backends agree.
@@ -85,7 +141,7 @@ class Request:
                 }
                 for m in self.messages
             ],
-            "generation": self.generation.model_dump(),
+            "generation": self.generation.cache_fields(),
             "attempt": self.attempt,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()

@@ -187,7 +187,7 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
     marker = args.image_token
     turns = read_turns(doc, args.turns_field, marker)
     history = history_mode(task)
-    system = task.render(task.config.prompt.system, doc, "prompt.system") if task.config.prompt.system else None
+    system = task.system_prompt(doc)
     messages: list[Message] = [Message.text("system", system)] if system else []
     sample = Sample(task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
                     prompt=[m.to_json() for m in messages], target=[t.reference for t in turns],

@@ -178,8 +178,9 @@ class _Run:
                           if all(q.get(name) in values for name, values in self.args.select.items())]
         self.turn_images = self.conv.image_numbers()
         self.history: list[Message] = []
-        if task.config.prompt.system:
-            self.history.append(Message.text("system", task.render(task.config.prompt.system, doc, "prompt.system")))
+        system = task.system_prompt(doc)
+        if system:
+            self.history.append(Message.text("system", system))
         self.replies: list[str] = []
         #: request ("turn 7", "question 3") -> history exchanges dropped to fit (truncate: oldest_turns)
         self.dropped: dict[str, int] = {}

@@ -161,7 +161,7 @@ class Entry(_Model):
     """The row's judge-scored values come from the chance-level ``random`` judge: they
     exercise the pipeline and are not a judgement of the model."""
     official_protocol: bool = True
-    """False when a run behind the row changed the tasks' generation settings (``--gen-kwargs``,
+    """False when a run behind the row changed the tasks' generation settings or prompt (``--gen-kwargs``, a preset's ``generation``, ``chat_template_kwargs``, ``--system-instruction``;
     named in :attr:`model`): its numbers are not the benchmark's official protocol."""
     model: str
     """Display name: for runs the run's name (``--run-name``) or else the model spec (a ``replay:``

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from mmtasks.errors import ConfigError
 from mmtasks.registry import backends
 from mmtasks.core.reasoning import REASONING_ARGS, ReasoningFormat, split_reply
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.secrets import public_args, register_arg_secrets
 
 #: an example spec for each built-in backend (the hint for a bare backend name)
@@ -53,6 +53,9 @@ class ModelSpec(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     #: preset this spec came from, if any
     preset: str | None = None
+    #: the preset's generation settings (a thinking model's budget, ``chat_template_kwargs``,
+    #: ``reasoning_effort``): over every task's own, under ``--gen-kwargs``
+    generation: dict[str, Any] = Field(default_factory=dict)
     #: how the model writes its reasoning (the ``reasoning_tags`` / ``reasoning_starts_open`` model
     #: args or the preset's ``reasoning:``; never passed to the backend); None: the default tags
     reasoning: ReasoningFormat | None = Field(default=None, exclude_if=lambda v: v is None)
@@ -222,6 +225,11 @@ class ChatModel(ABC):
 
     #: whether replies are worth caching (not for instant baselines such as ``random``)
     cacheable: ClassVar[bool] = True
+    #: the optional generation settings (:data:`~mmtasks.core.request.OPTIONAL_SETTINGS`) this
+    #: backend passes to the model; a task or ``--gen-kwargs`` setting another is refused before
+    #: the backend loads, naming it (:func:`settings_problem`), so none is silently dropped.
+    #: Every backend takes ``max_new_tokens``, ``temperature``, ``top_p``, ``do_sample``, ``seed``, ``stop``.
+    takes_settings: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, spec: ModelSpec, context: "ModelContext | None" = None) -> None:
         self.spec = spec
@@ -250,6 +258,13 @@ class ChatModel(ABC):
     #: by :meth:`check_ready`); None: unknown. The run checks every task's ``max_new_tokens`` against it.
     max_model_len: int | None = None
 
+    def sent_settings(self, generation: GenerationConfig) -> dict[str, Any] | None:
+        """The generation settings a request built for ``generation`` carries, as this backend
+        puts them on it (its own names and values: what the model is given, not what was asked),
+        computed by the code that builds the request; results.json records them per task. None:
+        the backend sends no settings (the ``random`` and ``replay`` baselines)."""
+        return None
+
     def check_ready(self) -> None:
         """Raise :class:`ModelError` if the model cannot be used (e.g. unreachable API)."""
 
@@ -268,6 +283,23 @@ class ChatModel(ABC):
         for i, reply in self.generate(requests):
             out[i] = self.finish_reply(requests[i], reply)
         return [r if r is not None else Reply.failure("backend returned no reply") for r in out]
+
+
+def settings_problem(backend: str, generation: GenerationConfig) -> str | None:
+    """Which optional setting of ``generation`` the backend ``backend`` cannot take, as the
+    message of its refusal; None when it takes them all (or the backend is unknown: the spec's
+    own error says so)."""
+    from mmtasks.errors import MmtasksError
+
+    try:
+        cls: type[ChatModel] = backends.get(backend, field="--model")
+    except MmtasksError:  # unknown, or its extra is not installed: loading it says so
+        return None
+    missing = [name for name in generation.optional_settings() if name not in cls.takes_settings]
+    if not missing:
+        return None
+    takes = ", ".join(sorted(cls.takes_settings)) or "none of the optional settings"
+    return f"the {backend} backend cannot take {', '.join(missing)} (it takes {takes})"
 
 
 def load_model(spec: ModelSpec, context: "ModelContext | None" = None) -> ChatModel:

@@ -76,6 +76,9 @@ class HFOptions(BaseModel):
     #: ``videos=`` (the Qwen-VL family), its sampled frames and their indices and frame rate as the
     #: video's metadata (the processor samples none of its own); ``frames``: as images
     video: Literal["native", "frames"] = "native"
+    #: the chat template's variables (``{"enable_thinking": false}``); a request's own
+    #: ``chat_template_kwargs`` (task, ``--gen-kwargs``) go over them, key by key
+    chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
     def parse(cls, args: dict[str, Any]) -> "HFOptions":
@@ -92,6 +95,10 @@ class HFOptions(BaseModel):
 
 class HFModel(ChatModel):
     """A transformers model answering chat requests in local batches."""
+
+    #: ``generate``'s sampling arguments and the chat template's variables; not
+    #: ``reasoning_effort`` (an API field: a template that reads it takes it in chat_template_kwargs)
+    takes_settings = frozenset({"top_k", "min_p", "repetition_penalty", "chat_template_kwargs"})
 
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
@@ -120,6 +127,9 @@ class HFModel(ChatModel):
         self._fingerprint = _fingerprint(self.processor, self.model)
         #: the checkpoint's context length in tokens (None: unknown, nothing is checked)
         self.context_limit = context_limit(self.model)
+        #: the settings of the last batch generated, as :meth:`sent_settings` gives them, read
+        #: back from the arguments ``generate`` was called with and the template's variables
+        self.last_batch: dict[str, Any] | None = None
 
     @property
     def identity(self) -> str:
@@ -134,7 +144,7 @@ class HFModel(ChatModel):
         rows: list[_Row] = []
         for i, req in enumerate(requests):
             try:
-                rows.append(_Row(i, self._render(req.messages), req))
+                rows.append(_Row(i, self._render(req.messages, self._template_kwargs(req.generation)), req))
             except Exception as exc:  # a template that rejects this conversation fails only this request
                 yield i, Reply.failure(f"chat template failed: {type(exc).__name__}: {exc}")
         # Batch k+1 is prepared (images, processor, padding, device copy) in a worker thread
@@ -166,7 +176,11 @@ class HFModel(ChatModel):
                 field="--model-args", hint="raise max_images or use a task variant with fewer images",
             )
 
-    def _render(self, messages: Sequence[Message]) -> str:
+    def _template_kwargs(self, generation: GenerationConfig) -> dict[str, Any]:
+        """The chat template's variables for a request: the model arg's, the request's over them."""
+        return {**self.options.chat_template_kwargs, **generation.chat_template_kwargs}
+
+    def _render(self, messages: Sequence[Message], template_kwargs: dict[str, Any] | None = None) -> str:
         if self.multimodal:
             conversation = [
                 {"role": m.role, "content": [
@@ -177,7 +191,8 @@ class HFModel(ChatModel):
             ]
         else:
             conversation = [{"role": m.role, "content": m.plain_text} for m in messages]
-        return self.processor.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+        return self.processor.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True,
+                                                  **(template_kwargs or {}))
 
     def _adds_special_tokens(self, prompt: str) -> bool:
         """Whether tokenizing ``prompt`` adds the tokenizer's special tokens (its BOS).
@@ -351,10 +366,13 @@ class HFModel(ChatModel):
         """Each row's reply text, why it ended (``stop``: an end token or a stop string; ``length``:
         ``max_new_tokens`` generated) and how many tokens it has."""
         generation = prepared.generation
-        seed = generation.seed if generation.seed is not None else self.context.seed
+        seed = self._seed(generation)
         torch.manual_seed(seed)
+        kwargs = self._generation_kwargs(generation)
         with self.stats.generating():
-            output = self.model.generate(**prepared.inputs, **self._generation_kwargs(generation))
+            output = self.model.generate(**prepared.inputs, **kwargs)
+        template_kwargs = self._template_kwargs(generation)
+        self.last_batch = self._settings(kwargs, seed, generation.stop, template_kwargs)
         self.stats.count_batch(prepared.lengths)
         new_tokens = output[:, prepared.inputs["input_ids"].shape[1] :]
         texts = self._main_tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
@@ -381,6 +399,25 @@ class HFModel(ChatModel):
                 ids.add(value)
         return ids
 
+    def _seed(self, generation: GenerationConfig) -> int:
+        return generation.seed if generation.seed is not None else self.context.seed
+
+    def sent_settings(self, generation: GenerationConfig) -> dict[str, Any]:
+        """``generate``'s arguments for ``generation`` (None: the checkpoint's generation_config
+        value is turned off), the seed set before it, the stop strings the reply is cut at and
+        the chat template's variables: what :meth:`_generate_batch` passes."""
+        return self._settings(self._generation_kwargs(generation), self._seed(generation), generation.stop,
+                              self._template_kwargs(generation))
+
+    @staticmethod
+    def _settings(kwargs: dict[str, Any], seed: int, stop: Sequence[str], template_kwargs: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {**kwargs, "seed": seed}
+        if stop:
+            out["stop"] = list(stop)
+        if template_kwargs:
+            out["chat_template_kwargs"] = dict(template_kwargs)
+        return out
+
     def _generation_kwargs(self, generation: GenerationConfig) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"max_new_tokens": generation.max_new_tokens}
         mode = generation.sampling_mode()
@@ -388,6 +425,12 @@ class HFModel(ChatModel):
             kwargs.update(do_sample=True, temperature=generation.temperature or 1.0, top_p=generation.top_p)
         elif mode == "greedy":
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if mode != "greedy":  # set: over the checkpoint's generation_config
+            for name in ("top_k", "min_p"):
+                if getattr(generation, name) is not None:
+                    kwargs[name] = getattr(generation, name)
+        if generation.repetition_penalty is not None:
+            kwargs["repetition_penalty"] = generation.repetition_penalty
         # Stop strings are applied to the decoded text: transformers' stop_strings needs a
         # tokenizer whose vocabulary it can map back to strings, which not every checkpoint has.
         return kwargs

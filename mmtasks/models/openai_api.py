@@ -62,7 +62,7 @@ import openai
 
 from mmtasks.core.conversation import Image, VideoRun, video_runs
 from mmtasks.core.reasoning import LENGTH
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import OPTIONAL_SETTINGS, GenerationConfig, Reply, Request
 from mmtasks.errors import ConfigError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
@@ -72,7 +72,7 @@ from mmtasks.models.openai_args import (
 from mmtasks.models.openai_http import http
 from mmtasks.models.openai_payload import (
     CONTEXT_OVERFLOW, BadResponse, chat_messages, video_io_kwargs, check_chat_completion, completion_parts, completion_text, error_code,
-    error_detail, finish_reason, generation_params, is_context_overflow, request_body,
+    error_detail, finish_reason, generation_params, is_context_overflow, request_body, request_settings,
 )
 from mmtasks.models.openai_transport import (
     ATTEMPTS, AttemptCounter, DeadlineExceeded, GuardedTransport, MalformedResponse, ResponseTooLarge, environment_proxy,
@@ -127,6 +127,8 @@ class OpenAIModel(ChatModel):
     """Chat completions through the ``openai`` SDK; see the module docstring."""
 
     supports_async = True
+    #: every setting goes in the body (the server refuses one it does not read, naming it)
+    takes_settings = frozenset(OPTIONAL_SETTINGS)
 
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
@@ -310,14 +312,21 @@ class OpenAIModel(ChatModel):
             urls = [self.encoder.data_url(img) for img in request.images if id(img) not in in_videos]
             messages = chat_messages(request.messages, iter(urls), self.args.image_detail, video_url=self._video_url)
             runs = [run for m in request.messages for run in video_runs(m.parts) if isinstance(run, VideoRun)]
-            extra = {**video_io_kwargs(runs), **self.args.extra_body} if runs else self.args.extra_body
         else:
             if urls is None:
                 urls = [self.encoder.data_url(img) for img in request.images]
             messages = chat_messages(request.messages, iter(urls), self.args.image_detail)
-            extra = self.args.extra_body
-        params = generation_params(request.generation, self.args.max_tokens_param)
-        return request_body(self.spec.name, messages, params, extra)
+            runs: list[VideoRun] = []
+        settings = self.sent_settings(request.generation)
+        if runs:  # vLLM's media_io_kwargs for the videos sent as frames (under extra_body's own)
+            settings = {**video_io_kwargs(runs), **settings}
+        return request_body(self.spec.name, messages, settings)
+
+    def sent_settings(self, generation: GenerationConfig) -> dict[str, Any]:
+        """Every body field of a request for ``generation`` but the model and the messages: the
+        request is built from this (:meth:`_build_body`), so what results.json records is sent."""
+        params = generation_params(generation, self.args.max_tokens_param, self.args.chat_template_kwargs)
+        return request_settings(params, self.args.extra_body)
 
     def _video_url(self, run: VideoRun) -> str:
         """A video's sampled frames as one ``data:video/jpeg;base64,...`` URL, frames comma-separated."""

@@ -86,7 +86,12 @@ class OpenAIArgs(BaseModel):
     ``low``), else not sent."""
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     extra_body: dict[str, Any] = Field(default_factory=dict)
-    """Fields merged into every request body (e.g. vLLM's top_k)."""
+    """Fields merged into every request body, over the generation settings (a server's own
+    parameters; vLLM's ``top_k`` and ``chat_template_kwargs`` are generation settings too)."""
+    chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """The model's chat-template variables (``{enable_thinking: false}``), sent as the body's
+    ``chat_template_kwargs`` (vLLM's server renders its template with them); a task's or
+    ``--gen-kwargs``' ``chat_template_kwargs`` go over them, key by key."""
 
 
 def parse_openai_args(args: dict[str, Any]) -> OpenAIArgs:

@@ -75,12 +75,19 @@ def video_io_kwargs(runs: Sequence[VideoRun]) -> dict[str, Any]:
     return {"media_io_kwargs": {"video": video}}
 
 
-def generation_params(generation: GenerationConfig, max_tokens_param: str = "max_tokens") -> dict[str, Any]:
+def generation_params(generation: GenerationConfig, max_tokens_param: str = "max_tokens",
+                      chat_template_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Map :class:`GenerationConfig` onto request fields.
 
     Follows :meth:`GenerationConfig.sampling_mode`: ``default`` leaves temperature
     and top_p to the server's defaults; ``greedy`` sends temperature 0; ``sample``
-    sends temperature and top_p as set.
+    sends temperature and top_p as set. ``top_k`` and ``min_p`` (when set, unless greedy)
+    and ``repetition_penalty`` go in the body's top level, where vLLM's server reads its
+    extra sampling parameters (what the OpenAI SDK's ``extra_body`` does: "directly merge them
+    into the JSON payload", https://docs.vllm.ai/en/stable/serving/openai_compatible_server/); OpenAI's own API
+    refuses them with a 400, which names them. ``chat_template_kwargs`` (``chat_template_kwargs``,
+    the model arg, under the request's own, key by key) is the body field vLLM's server renders
+    its chat template with; ``reasoning_effort`` is OpenAI's (and vLLM's) field of that name.
     """
     params: dict[str, Any] = {max_tokens_param: generation.max_new_tokens}
     mode = generation.sampling_mode()
@@ -89,17 +96,39 @@ def generation_params(generation: GenerationConfig, max_tokens_param: str = "max
     elif mode == "sample":
         params["temperature"] = generation.temperature if generation.temperature is not None else 1.0
         params["top_p"] = generation.top_p
+    if mode != "greedy":
+        for name in ("top_k", "min_p"):
+            if getattr(generation, name) is not None:
+                params[name] = getattr(generation, name)
+    if generation.repetition_penalty is not None:
+        params["repetition_penalty"] = generation.repetition_penalty
     if generation.seed is not None:
         params["seed"] = generation.seed
     if generation.stop:
         params["stop"] = list(generation.stop)
+    if generation.reasoning_effort is not None:
+        params["reasoning_effort"] = generation.reasoning_effort
+    template_kwargs = {**(chat_template_kwargs or {}), **generation.chat_template_kwargs}
+    if template_kwargs:
+        params["chat_template_kwargs"] = template_kwargs
     return params
 
 
-def request_body(model: str, messages: list[dict], params: dict[str, Any], extra_body: dict[str, Any]) -> bytes:
+def request_settings(params: dict[str, Any], extra_body: dict[str, Any]) -> dict[str, Any]:
+    """Every field of a chat-completions body but the model and the messages: the generation
+    ``params`` with ``extra_body`` over them (its ``chat_template_kwargs`` merged key by key,
+    under the request's own)."""
+    settings = {**params, **extra_body}
+    if isinstance(extra_body.get("chat_template_kwargs"), dict) and "chat_template_kwargs" in params:
+        settings["chat_template_kwargs"] = {**extra_body["chat_template_kwargs"], **params["chat_template_kwargs"]}
+    return settings
+
+
+def request_body(model: str, messages: list[dict], settings: dict[str, Any]) -> bytes:
     """The JSON body of a chat-completions call (serialised by the backend, off the event loop
-    when it carries images: the SDK would do it on the loop, after walking it field by field)."""
-    body = {"model": model, "messages": messages, **params, **extra_body}
+    when it carries images: the SDK would do it on the loop, after walking it field by field).
+    ``settings``: :func:`request_settings`, every field but the model and the messages."""
+    body = {"model": model, "messages": messages, **settings}
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 

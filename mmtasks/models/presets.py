@@ -13,7 +13,7 @@ from mmtasks.package_data import data_dir
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mmtasks.config.yaml_loader import read_yaml, validate
 from mmtasks.core.reasoning import ReasoningFormat
@@ -31,6 +31,9 @@ class BackendSettings(BaseModel):
     name: str | None = None
     """Weights for this backend when they differ from the preset's (e.g. a quantized repo)."""
     args: dict[str, Any] = Field(default_factory=dict)
+    generation: dict[str, Any] = Field(default_factory=dict)
+    """Generation settings for this backend, over the preset's own ``generation`` (an API's
+    ``reasoning_effort``)."""
 
 
 class Preset(BaseModel):
@@ -56,6 +59,27 @@ class Preset(BaseModel):
     """How the model writes its reasoning (``tags``: opening and closing tag, default
     ``<think>``/``</think>``; ``starts_open``: the chat template writes the opening tag), on every
     backend; ``--model-args reasoning_tags=...,reasoning_starts_open=...`` override it."""
+    generation: dict[str, Any] = Field(default_factory=dict)
+    """Generation settings the model needs on every task, as ``--gen-kwargs`` takes them (a thinking
+    model's ``max_new_tokens``, ``chat_template_kwargs: {enable_thinking: true}``, ``reasoning_effort``):
+    over each task's own, under ``--gen-kwargs``. Checked at load; recorded in results.json, and a
+    run with them is not the benchmark's official protocol (the leaderboard marks it)."""
+
+    @model_validator(mode="after")
+    def _generation_settings(self) -> "Preset":
+        from mmtasks.core.request import GenerationConfig
+
+        for where, settings in [("generation", self.generation),
+                                *((f"backends.{b}.generation", s.generation) for b, s in self.backends.items())]:
+            unknown = sorted(set(settings) - set(GenerationConfig.model_fields))
+            if unknown:
+                raise ValueError(f"{where}: unknown generation setting {unknown[0]!r}")
+            try:
+                GenerationConfig.model_validate(settings)  # each value in its range
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise ValueError(f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
+        return self
 
     @model_validator(mode="after")
     def _default_backend_is_supported(self) -> "Preset":
@@ -85,7 +109,7 @@ class Preset(BaseModel):
         if self.max_images is not None and backend in MAX_IMAGES_BACKENDS:
             args.setdefault("max_images", self.max_images)
         return ModelSpec(backend=backend, name=settings.name or self.weights, args=args, preset=self.name,
-                         reasoning=self.reasoning)
+                         reasoning=self.reasoning, generation={**self.generation, **settings.generation})
 
 
 def _dirs(extra: Sequence[Path]) -> list[Path]:

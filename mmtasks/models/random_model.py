@@ -15,11 +15,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mmtasks.models.base import ChatModel
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import OPTIONAL_SETTINGS, Reply, Request
 
 
 class RandomModel(ChatModel):
     cacheable = False
+    #: generates nothing: every setting is accepted and none is sent (results.json records none)
+    takes_settings = frozenset(OPTIONAL_SETTINGS)
 
     def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
         for i, req in enumerate(requests):

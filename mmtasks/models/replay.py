@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from mmtasks.core.request import OPTIONAL_SETTINGS
 from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.errors import DataError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
@@ -24,6 +25,8 @@ from mmtasks.core.request import Reply, Request
 
 class ReplayModel(ChatModel):
     cacheable = False
+    #: generates nothing: every setting is accepted and none is sent (results.json records none)
+    takes_settings = frozenset(OPTIONAL_SETTINGS)
 
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import inspect
+import json
 import logging
 import os
 import re
@@ -55,7 +56,7 @@ from mmtasks.models.vllm_inputs import (
     split_model_args,
 )
 from mmtasks.core.reasoning import opens_reasoning
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import GenerationConfig, Reply, Request
 
 try:  # newer vLLM: request validation errors have their own base class
     from vllm.exceptions import VLLMClientError as _VLLMClientError
@@ -81,10 +82,21 @@ class SentRequest:
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     finish_reason: str | None = None
+    #: the chat template's variables it was rendered with (the model arg's, the request's over them)
+    chat_template_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What :meth:`VLLMModel.sent_settings` gives for the request's generation settings."""
+        return {**self.sampling, **({"chat_template_kwargs": self.chat_template_kwargs} if self.chat_template_kwargs else {})}
 
 
 class VLLMModel(ChatModel):
     """A chat model served in-process by vLLM."""
+
+    #: ``SamplingParams`` fields and ``LLM.chat``'s template variables; not ``reasoning_effort``
+    #: (an API field: a template that reads it takes it in chat_template_kwargs)
+    takes_settings = frozenset({"top_k", "min_p", "repetition_penalty", "chat_template_kwargs"})
 
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
@@ -125,6 +137,7 @@ class VLLMModel(ChatModel):
         indices: list[int] = []
         prompts: list[Any] = []
         params: list[SamplingParams] = []
+        template_kwargs: list[dict[str, Any]] = []
         for i, request in enumerate(requests):
             ids = self._prompt_ids(request) if as_tokens else None
             overflow = self._overflow(request, ids)
@@ -140,21 +153,22 @@ class VLLMModel(ChatModel):
                     yield i, Reply.failure(str(exc))
                     continue
             indices.append(i)
-            params.append(SamplingParams(**sampling_kwargs(request.generation, self._model_defaults)))
+            params.append(self._sampling_params(request.generation))
+            template_kwargs.append(self._template_kwargs(request.generation))
         if not indices:
             return
         start = time.monotonic()
-        outputs = self._run_isolating_failures(prompts, params)
+        outputs = self._run_isolating_failures(prompts, params, template_kwargs)
         del prompts  # the wave's pixels
         latency = time.monotonic() - start
-        for i, p, out in zip(indices, params, outputs):
+        for i, p, kw, out in zip(indices, params, template_kwargs, outputs):
             if isinstance(out, str):
-                self.last_wave.append(SentRequest(i, _recorded(p)))
+                self.last_wave.append(SentRequest(i, _recorded(p), chat_template_kwargs=kw))
                 yield i, Reply.failure(out)
                 continue
             completion = out.outputs[0]
             prompt_tokens = len(out.prompt_token_ids) if out.prompt_token_ids is not None else None
-            record = SentRequest(i, _recorded(p), prompt_tokens, len(completion.token_ids), completion.finish_reason)
+            record = SentRequest(i, _recorded(p), prompt_tokens, len(completion.token_ids), completion.finish_reason, kw)
             self.last_wave.append(record)
             if self.context.verbose:
                 log.debug("vllm request %d: %s", i, record)
@@ -171,6 +185,19 @@ class VLLMModel(ChatModel):
             except (AttributeError, TypeError, ValueError):
                 return False
         return isinstance(prompt, str) and opens_reasoning(prompt, self.spec.reasoning)
+
+    def _sampling_params(self, generation: GenerationConfig) -> SamplingParams:
+        return SamplingParams(**sampling_kwargs(generation, self._model_defaults))
+
+    def _template_kwargs(self, generation: GenerationConfig) -> dict[str, Any]:
+        """The chat template's variables for a request: the model arg's, the request's over them."""
+        return {**(self._chat_args.get("chat_template_kwargs") or {}), **generation.chat_template_kwargs}
+
+    def sent_settings(self, generation: GenerationConfig) -> dict[str, Any]:
+        """The ``SamplingParams`` built for ``generation`` (their fields as vLLM holds them) and
+        the chat template's variables: what :meth:`generate` sends, and records in ``last_wave``."""
+        kwargs = self._template_kwargs(generation)
+        return {**_recorded(self._sampling_params(generation)), **({"chat_template_kwargs": kwargs} if kwargs else {})}
 
     def _conversation(self, request: Request) -> list[dict[str, Any]]:
         """The request as OpenAI-style messages; raises MmtasksError for what cannot be sent."""
@@ -194,7 +221,7 @@ class VLLMModel(ChatModel):
         messages = [{"role": m.role, "content": m.plain_text} for m in request.messages]
         try:
             ids = self._llm.get_tokenizer().apply_chat_template(
-                messages, tokenize=True, add_generation_prompt=True, **self._chat_args.get("chat_template_kwargs", {}) or {})
+                messages, tokenize=True, add_generation_prompt=True, **self._template_kwargs(request.generation))
         except _REQUEST_ERRORS:
             return None
         if not isinstance(ids, list):  # a BatchEncoding (newer transformers)
@@ -218,7 +245,8 @@ class VLLMModel(ChatModel):
         return (f"context_overflow: the prompt has {n} tokens and max_new_tokens is {request.generation.max_new_tokens}, "
                 f"more than the model's maximum context length of {limit} tokens (max_model_len)")
 
-    def _run_isolating_failures(self, prompts: list[Any], params: list[SamplingParams]) -> list[Any]:
+    def _run_isolating_failures(self, prompts: list[Any], params: list[SamplingParams],
+                                template_kwargs: list[dict[str, Any]]) -> list[Any]:
         """The whole batch in one engine call; if vLLM rejects it, one request at a time.
 
         ``prompts`` holds conversations (sent with ``LLM.chat``) and token prompts
@@ -226,36 +254,43 @@ class VLLMModel(ChatModel):
         ``RequestOutput`` per prompt, or an error message for a request vLLM would not run.
         """
         try:
-            return list(self._send(prompts, params))
+            return list(self._send(prompts, params, template_kwargs))
         except _REQUEST_ERRORS as exc:
             if len(prompts) == 1:
                 return [_rejected(exc)]
             log.warning("vLLM rejected a batch of %d requests (%s); retrying one by one", len(prompts), _first_line(exc))
         results: list[Any] = []
-        for prompt, p in zip(prompts, params):
+        for prompt, p, kw in zip(prompts, params, template_kwargs):
             try:
-                results.extend(self._send([prompt], [p]))
+                results.extend(self._send([prompt], [p], [kw]))
             except _REQUEST_ERRORS as exc:
                 results.append(_rejected(exc))
         return results
 
-    def _send(self, prompts: list[Any], params: list[SamplingParams]) -> list[Any]:
-        """Token prompts through ``LLM.generate``, conversations through ``LLM.chat``; in order."""
-        tokens = [k for k, prompt in enumerate(prompts) if isinstance(prompt, dict)]
-        if not tokens:
-            return list(self._chat(prompts, params))
-        if len(tokens) == len(prompts):
-            return list(self._llm.generate(prompts, params, use_tqdm=False))
+    def _send(self, prompts: list[Any], params: list[SamplingParams], template_kwargs: list[dict[str, Any]]) -> list[Any]:
+        """Token prompts through ``LLM.generate``, conversations through ``LLM.chat`` (one call per
+        distinct set of chat-template variables: ``LLM.chat`` takes them per call); in order."""
         out: list[Any] = [None] * len(prompts)
-        chats = [k for k, prompt in enumerate(prompts) if not isinstance(prompt, dict)]
-        for k, result in zip(tokens, self._llm.generate([prompts[k] for k in tokens], [params[k] for k in tokens], use_tqdm=False)):
-            out[k] = result
-        for k, result in zip(chats, self._chat([prompts[k] for k in chats], [params[k] for k in chats])):
-            out[k] = result
+        tokens = [k for k, prompt in enumerate(prompts) if isinstance(prompt, dict)]
+        if tokens:
+            for k, result in zip(tokens, self._llm.generate([prompts[k] for k in tokens], [params[k] for k in tokens], use_tqdm=False)):
+                out[k] = result
+        groups: dict[str, list[int]] = {}
+        for k, prompt in enumerate(prompts):
+            if not isinstance(prompt, dict):
+                groups.setdefault(json.dumps(template_kwargs[k], sort_keys=True, default=str), []).append(k)
+        for chats in groups.values():
+            kwargs = template_kwargs[chats[0]]
+            for k, result in zip(chats, self._chat([prompts[k] for k in chats], [params[k] for k in chats], kwargs)):
+                out[k] = result
         return out
 
-    def _chat(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams]) -> Iterable[Any]:
-        return self._llm.chat(conversations, params, use_tqdm=False, **self._chat_args)
+    def _chat(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams],
+              template_kwargs: dict[str, Any]) -> Iterable[Any]:
+        chat_args = {k: v for k, v in self._chat_args.items() if k != "chat_template_kwargs"}
+        if template_kwargs:
+            chat_args["chat_template_kwargs"] = template_kwargs
+        return self._llm.chat(conversations, params, use_tqdm=False, **chat_args)
 
     def close(self) -> None:
         if getattr(self, "images", None) is not None:

@@ -63,7 +63,8 @@ def sampling_kwargs(gen: GenerationConfig, model_defaults: Mapping[str, Any]) ->
     - ``greedy``: temperature 0.
     - ``sample``: ``temperature`` and ``top_p`` as set.
 
-    ``max_new_tokens``, ``seed`` and ``stop`` always apply.
+    ``top_k`` and ``min_p``, when set, apply unless greedy (over the model's defaults);
+    ``repetition_penalty``, ``max_new_tokens``, ``seed`` and ``stop`` always apply.
     """
     kwargs: dict[str, Any] = {"n": 1, "max_tokens": gen.max_new_tokens}
     mode = gen.sampling_mode()
@@ -73,6 +74,10 @@ def sampling_kwargs(gen: GenerationConfig, model_defaults: Mapping[str, Any]) ->
         kwargs.update(temperature=gen.temperature if gen.temperature is not None else 1.0, top_p=gen.top_p)
     else:
         kwargs["temperature"] = 0.0
+    if mode != "greedy":
+        kwargs.update({k: getattr(gen, k) for k in ("top_k", "min_p") if getattr(gen, k) is not None})
+    if gen.repetition_penalty is not None:
+        kwargs["repetition_penalty"] = gen.repetition_penalty
     if gen.seed is not None:
         kwargs["seed"] = gen.seed
     if gen.stop:

@@ -80,6 +80,7 @@ def build_results(
     groups: Mapping[str, list[str]], run_config: dict[str, Any], stats: dict[str, Any],
     matcher: Mapping[str, dict[str, Any]] | None = None,
     replies: Mapping[str, dict[str, int]] | None = None,
+    generation: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """results.json's object, validated by :class:`ResultsFile` (a bug here fails loudly,
     before the file is written)."""
@@ -93,6 +94,7 @@ def build_results(
         configs={name: tasks[name].config.model_dump(mode="json") for name in results},
         config_hashes={name: config_hash(tasks[name]) for name in results},
         versions={name: tasks[name].config.version for name in results},
+        generation={name: sent for name, sent in (generation or {}).items() if name in results},
         n_samples={name: {"original": n_original.get(name, r.n_samples), "effective": r.n_samples, **r.counts}
                    for name, r in results.items()},
         higher_is_better={name: r.higher_is_better for name, r in results.items()},

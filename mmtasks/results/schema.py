@@ -259,7 +259,12 @@ class RunConfig(_Open):
     num_fewshot: int | None = Field(default=None, exclude_if=lambda v: v is None)
     """``--num-fewshot``: the demonstrations per question that replaced the few-shot tasks' own
     ``fewshot.k``. A run with it is not the benchmark's official setting."""
+    system_instruction: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """``--system-instruction``: the system message that replaced the tasks' own (absent without one).
+    A run with one is not the benchmark's official protocol."""
     model_spec: dict[str, Any] | None = None
+    """The model as the run built it: backend, name, args (a preset's included) and ``generation``,
+    a preset's generation settings (under ``gen_kwargs``)."""
     judge_spec: dict[str, Any] | None = None
     matcher: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The LLM answer matcher's spec (``--matcher``), when the run used one (absent otherwise)."""
@@ -317,21 +322,52 @@ class RunConfig(_Open):
             parts.append(f"{self.probe} probes")
         if self.limit is not None:
             parts.append(f"limit {self.limit:g}")
-        if self.gen_kwargs:
-            parts.append("gen-kwargs " + ",".join(f"{k}={v}" for k, v in sorted(self.gen_kwargs.items())))
-        if self.video:
-            parts.append("frames " + ",".join(f"{k}={v:g}" for k, v in sorted(self.video.items())))
-        if self.num_fewshot is not None:
-            parts.append(f"{self.num_fewshot}-shot")
+        parts += self.protocol_changes()
         if self.matcher:  # replies no rule read were read by an LLM: another row than the rule's alone
             parts.append(f"matcher {public_spec(self.matcher)}")
         return parts
 
+    def protocol_changes(self) -> list[str]:
+        """What the run changed of the tasks' own protocol, one label each: ``--gen-kwargs``, a
+        preset's generation settings, the model's ``chat_template_kwargs`` (a thinking switch),
+        ``--system-instruction``. Empty: the benchmark's official protocol."""
+        parts = []
+        if self.gen_kwargs:
+            parts.append("gen-kwargs " + _settings_label(self.gen_kwargs))
+        if self.video:
+            parts.append("frames " + ",".join(f"{k}={v:g}" for k, v in sorted(self.video.items())))
+        if self.num_fewshot is not None:
+            parts.append(f"{self.num_fewshot}-shot")
+        spec = self.model_spec if isinstance(self.model_spec, dict) else {}
+        preset_generation = spec.get("generation")
+        if isinstance(preset_generation, dict) and preset_generation:
+            parts.append("preset generation " + _settings_label(preset_generation))
+        args = spec.get("args") if isinstance(spec.get("args"), dict) else self.model_args
+        template_kwargs = args.get("chat_template_kwargs") if isinstance(args, dict) else None
+        if template_kwargs:
+            parts.append("chat_template_kwargs " + _settings_label(template_kwargs))
+        if self.system_instruction is not None:
+            parts.append("system instruction")
+        return parts
+
     @property
     def official_protocol(self) -> bool:
-        """False when the run changed the tasks' generation settings (``--gen-kwargs``), frame rule
-        (``--num-frames``, ``--fps``) or demonstrations (``--num-fewshot``)."""
-        return not self.gen_kwargs and not self.video and self.num_fewshot is None
+        """False when the run changed the tasks' generation settings, prompt or frame rule:
+        ``--gen-kwargs``, a preset's ``generation``, the model's ``chat_template_kwargs``,
+        ``--system-instruction``, ``--num-frames``/``--fps``, ``--num-fewshot`` (:meth:`protocol_changes`)."""
+        return not self.protocol_changes()
+
+
+def _settings_label(settings: Any) -> str:
+    """``k=v,...`` of a settings dict, sorted (a JSON string as it is)."""
+    import json
+
+    if isinstance(settings, str):
+        return settings
+    if not isinstance(settings, dict):
+        return str(settings)
+    return ",".join(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v}"
+                    for k, v in sorted(settings.items(), key=lambda kv: str(kv[0])))
 
 
 class MatcherResult(_Strict):
@@ -395,7 +431,7 @@ class RunStats(_Open):
 #: dimension -> bucket -> {metric: value, "n": count}
 TaskBreakdowns = dict[str, dict[str, dict[str, MetricValue]]]
 
-_PER_TASK = ("breakdowns", "problems", "coverage", "replies", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher")
+_PER_TASK = ("breakdowns", "problems", "coverage", "replies", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher", "generation")
 
 
 class ResultsFile(_Open):
@@ -424,6 +460,11 @@ class ResultsFile(_Open):
     content, not by path): two runs whose hashes differ ran different task definitions under one
     name (``mmtasks compare`` refuses them; the two-run view flags them)."""
     versions: dict[str, int | float | str] = Field(default_factory=dict)
+    generation: dict[str, dict[str, dict[str, Any] | None]] = Field(default_factory=dict)
+    """task -> target (``model``, ``judge``) -> the generation settings its requests carried, as the
+    backend put them on the requests it built (its own names: ``max_tokens``, ``temperature``,
+    ``chat_template_kwargs`` ...; after the sampling rule, ``--gen-kwargs`` and the model's args);
+    null for a backend that sends none (``random``, ``replay``)."""
     n_samples: dict[str, NSamples] = Field(default_factory=dict, alias="n-samples")
     higher_is_better: dict[str, dict[str, bool]] = Field(default_factory=dict)
     matcher: dict[str, MatcherResult] = Field(default_factory=dict, exclude_if=lambda v: not v)
