@@ -55,7 +55,7 @@ class ModelSpec(BaseModel):
     preset: str | None = None
     #: the preset's generation settings (a thinking model's budget, ``chat_template_kwargs``,
     #: ``reasoning_effort``): over every task's own, under ``--gen-kwargs``
-    generation: dict[str, Any] = Field(default_factory=dict)
+    generation: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
     #: how the model writes its reasoning (the ``reasoning_tags`` / ``reasoning_starts_open`` model
     #: args or the preset's ``reasoning:``; never passed to the backend); None: the default tags
     reasoning: ReasoningFormat | None = Field(default=None, exclude_if=lambda v: v is None)
