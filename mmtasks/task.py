@@ -381,7 +381,7 @@ class Task:
             if isinstance(piece, int) and not 0 <= piece < len(doc.images):
                 raise TemplateError(f"image({piece}) is out of range: the document has {len(doc.images)} images",
                                     file=self.file, doc_id=doc.doc_id, field=field_name)
-        pieces = self._video_frames(pieces, doc, field_name)
+        pieces = self._video_frames(self._video_tags(pieces, doc, field_name), doc, field_name)
         if prompt.image_tags is not None:
             tags = prompt.image_tags
             rule = self.config.dataset.record_rule("image_tag_unmatched")
@@ -410,6 +410,23 @@ class Task:
 
         return tuple(image(doc.images[p]) if isinstance(p, int) else image(p) if isinstance(p, Image) else Text(p)
                      for p in pieces if p != "")
+
+    def _video_tags(self, pieces: list[Any], doc: Document, field_name: str) -> list[Any]:
+        """The tags of ``prompt.video_tags`` in the text pieces as ``(video, -1)`` pieces (every frame)."""
+        tags = self.config.prompt.video_tags
+        if tags is None:
+            return pieces
+        boxed = [("image", p) if isinstance(p, int) else p for p in pieces]  # images pass through as they are
+        try:
+            found = split_on_tags(boxed, compile_task_pattern(tags.pattern), len(doc.videos), tags.base)
+        except (TagError, PatternTimeout) as exc:
+            raise DataError(str(exc).replace("image", "video"), file=doc.source, doc_id=doc.doc_id, field=field_name,
+                            hint="prompt.video_tags names the videos by their tags in the text") from None
+        out = [(p, -1) if isinstance(p, int) else p[1] if isinstance(p, tuple) and p[0] == "image" else p for p in found]
+        if tags.untagged == "first":
+            placed = {p[0] for p in out if isinstance(p, tuple)}
+            out = [(i, -1) for i in range(len(doc.videos)) if i not in placed] + out
+        return out
 
     def _video_frames(self, pieces: list[Any], doc: Document, field_name: str) -> list[Any]:
         """``video(i)`` and ``frame(i, k)`` pieces as the frames' image parts."""

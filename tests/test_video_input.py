@@ -62,7 +62,7 @@ dataset:
   video: {video}
 prompt:
   user: "{user}"
-target: "{{{{ doc.answer }}}}"
+{prompt_extra}target: "{{{{ doc.answer }}}}"
 metrics:
   - {{name: em, function: exact_match, primary: true}}
 """
@@ -70,10 +70,11 @@ metrics:
 TIMESTAMPED = "{% for t in videos[0].timestamps %}Frame at {{ t }} s: {{ frame(0, loop.index0) }}\\n{% endfor %}Which colour?"
 
 
-def make_task(root: Path, name: str, video: str, user: str = TIMESTAMPED, records: list[dict] | None = None) -> Path:
+def make_task(root: Path, name: str, video: str, user: str = TIMESTAMPED, records: list[dict] | None = None,
+              prompt_extra: str = "") -> Path:
     tasks = root / "tasks"
     tasks.mkdir(exist_ok=True)
-    (tasks / f"{name}.yaml").write_text(TASK.format(name=name, video=video, user=user), encoding="utf-8")
+    (tasks / f"{name}.yaml").write_text(TASK.format(name=name, video=video, user=user, prompt_extra=prompt_extra), encoding="utf-8")
     data = root / "data" / "vids"
     data.mkdir(parents=True, exist_ok=True)
     if not (data / "clip.mp4").exists():
@@ -250,3 +251,21 @@ def test_the_viewer_shows_each_frame_sent(tmp_path: Path) -> None:
     shown = for_page({"prompt": [{"role": "user", "content": parts}]}, store)["prompt"][0]["content"]
     assert [colour_index(PILImage.open(tmp_path / "site" / s["thumb"])) for s in shown[:3]] == [0, 3, 9]
     assert shown[0]["name"] == "v.mp4@0s" and shown[3]["missing"].startswith("video not found")
+
+
+def test_a_video_tag_in_the_text_places_the_frames(tmp_path: Path) -> None:
+    """``prompt.video_tags``: each ``<video>`` of the record's text is replaced by the frames of the
+    video it names (here the k-th tag, the k-th video), as ``{{ video(i) }}`` places them."""
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.task import Task
+
+    tasks = make_task(tmp_path, "vidtag", "{field: [first, second], num_frames: 2}", user="{{ doc.question }}",
+                      records=[{"id": "t", "first": "clip.mp4", "second": "clip.gif", "answer": "x",
+                                "question": "Compare <video> with <video>."}],
+                      prompt_extra="  video_tags: {pattern: '<video>'}\n")
+    config, file = TaskRegistry.discover([tasks]).load("vidtag")
+    task = Task(config, file)
+    [doc] = list(task.documents(tmp_path / "data"))
+    parts = task.initial_messages(doc)[-1].parts
+    shown = [("text", p.text) if not hasattr(p, "frame") else (p.frame.clip.path.suffix, colour_index(p.load())) for p in parts]
+    assert shown == [("text", "Compare "), (".mp4", 0), (".mp4", 9), ("text", " with "), (".gif", 0), (".gif", 9), ("text", ".")]

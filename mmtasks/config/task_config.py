@@ -374,6 +374,10 @@ class PromptConfig(_Strict):
     """Constants available to the templates (e.g. the official instruction text)."""
     image_tags: ImageTagsConfig | None = None
     """Tags in the rendered text that name images (``{pattern: '<image (\\d+)>'}``); None: none."""
+    video_tags: ImageTagsConfig | None = None
+    """Tags in the rendered text that name videos (``{pattern: '<video>'}``): each is replaced by
+    every sampled frame of the video it names, as ``{{ video(i) }}`` places them (same keys as
+    ``image_tags``; ``untagged: first`` puts the videos no tag names before the text)."""
     strip_around_images: bool = False
     """The text is sent as the template writes it (False). True: newlines at the edges of each
     text piece beside an image are removed, and whitespace-only pieces dropped."""
