@@ -346,8 +346,15 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     #: per task, the records its record policy left out (every rank reads every record: rank 0 counts all)
     exclusions = {t.name: Exclusions() for t in tasks}
 
+    # one store of decoded video frames for the run: tasks asking about the same videos
+    # (videomme, videomme_subtitles) decode each once
+    from mmtasks.documents.video import FrameStore
+
+    frames = FrameStore()
+
     def dialogues() -> Iterator[Dialogue]:
-        docs = ((task, doc) for task in tasks for doc in task.documents(root, run.limit, excluded=exclusions[task.name]))
+        docs = ((task, doc) for task in tasks
+                for doc in task.documents(root, run.limit, excluded=exclusions[task.name], frames=frames))
         for task, doc in distributed.shard(docs, ranks):
             yield _treated(task, doc, task.protocol.run(task, doc, ctx))
 

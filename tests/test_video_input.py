@@ -269,3 +269,22 @@ def test_a_video_tag_in_the_text_places_the_frames(tmp_path: Path) -> None:
     parts = task.initial_messages(doc)[-1].parts
     shown = [("text", p.text) if not hasattr(p, "frame") else (p.frame.clip.path.suffix, colour_index(p.load())) for p in parts]
     assert shown == [("text", "Compare "), (".mp4", 0), (".mp4", 9), ("text", " with "), (".gif", 0), (".gif", 9), ("text", ".")]
+
+
+def test_tasks_of_one_run_share_the_decoded_videos(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two tasks asking about the same two videos (Video-MME with and without subtitles): each
+    video is decoded once in the run, counted at the decoder."""
+    from mmtasks.documents import video as video_module
+
+    calls: list[str] = []
+    original = video_module.decode_frames
+    monkeypatch.setattr(video_module, "decode_frames", lambda path, *a, **k: (calls.append(path.name), original(path, *a, **k))[1])
+    records = [{"id": f"q{k}", "video": "clip.mp4" if k % 2 else "clip.gif", "answer": "x"} for k in range(6)]
+    make_task(tmp_path, "vidrun_a", "{field: video, num_frames: 3}", user="{{ video(0) }}A", records=records)
+    make_task(tmp_path, "vidrun_b", "{field: video, num_frames: 3}", user="{{ video(0) }}B", records=records)
+    with ChatServer() as server:
+        mmtasks.evaluate(tasks="vidrun_a,vidrun_b", model="openai:test-model", include_path=str(tmp_path / "tasks"),
+                         data_dir=tmp_path / "data", output_path=tmp_path / "run", use_cache=False,
+                         model_args={"base_url": server.base_url, "max_retries": 0})
+        assert len(server.bodies) == 12
+    assert sorted(calls) == ["clip.gif", "clip.mp4"]
