@@ -103,6 +103,8 @@ class Task:
         def get(reg: registry.Registry[Any], name: str, where: str) -> Any:
             return reg.get(name, plugins=self.plugins, file=origin, field=where)
 
+        if cfg.dataset.video is not None:
+            _needs_pyav(self.file)
         self.protocol = get(registry.protocols, cfg.protocol, "protocol")
         self.args = self._protocol_args()
         if cfg.judge is not None and not self.protocol.uses_judge:
@@ -655,6 +657,19 @@ class _SpaceBound(BoundParser):
 
     def __call__(self, text: str, doc: Any) -> Any:
         return self.spec.fn(text, doc)
+
+
+def _needs_pyav(task_file: Path) -> None:
+    """A task with videos needs PyAV: one line at load, not one per video."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("av") is not None
+    except (ImportError, ValueError):  # sys.modules["av"] is None (refused), or a broken entry
+        found = False
+    if not found:
+        raise ConfigError("this task has videos (dataset.video), and reading them needs the PyAV package (av)",
+                          file=task_file, field="dataset.video", hint="pip install 'mmtasks[video]'")
 
 
 def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = (), field_name: str = "judge.prompt_file") -> str:

@@ -214,9 +214,12 @@ def test_a_video_in_a_task_without_pyav_names_the_extra(tmp_path: Path, monkeypa
 
     make_task(tmp_path, "vidnoav", "{field: video, num_frames: 2}", user="{{ video(0) }}")
     monkeypatch.setitem(sys.modules, "av", None)
-    with pytest.raises(MmtasksError, match=r"mmtasks\[video\]"):
+    with pytest.raises(MmtasksError, match=r"mmtasks\[video\]") as raised:
         mmtasks.evaluate(tasks="vidnoav", model="random", include_path=str(tmp_path / "tasks"), data_dir=tmp_path / "data",
                          output_path=tmp_path / "run", use_cache=False)
+    # one line for the task, at load (not one per video)
+    assert "vidnoav.yaml" in str(raised.value) and "dataset.video" in str(raised.value)
+    assert str(raised.value).count("PyAV") == 1
 
 
 def test_num_frames_and_fps_flags_override_the_task_and_are_recorded(tmp_path: Path) -> None:
