@@ -239,6 +239,10 @@ def test_num_frames_and_fps_flags_override_the_task_and_are_recorded(tmp_path: P
     assert config.video == {"fps": 1.0, "max_frames": 4}
     assert not config.official_protocol and "frames fps=1,max_frames=4" in config.display_name
     assert read_results(tmp_path / "b" / "results.json").config.video == {"num_frames": 2}
+    # mmtasks check takes the same flags, with the same refusal
+    where = ["--tasks", "vidflags", "--include-path", str(tmp_path / "tasks"), "--data-dir", str(tmp_path / "data")]
+    assert main(["check", *where, "--fps", "1"]) == 2
+    assert main(["check", *where, "--fps", "1", "--max-frames", "3"]) == 0
 
 
 def test_the_viewer_shows_each_frame_sent(tmp_path: Path) -> None:

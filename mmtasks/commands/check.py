@@ -29,6 +29,9 @@ def add_check_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]")
     p.add_argument("--gen-kwargs", default="", metavar="K=V,...", help="generation overrides, as for a run")
     p.add_argument("--num-fewshot", type=int, default=None, metavar="K", help="few-shot demonstrations per question, as for a run")
     p.add_argument("--system-instruction", default=None, metavar="TEXT", help="the system message, as for a run")
+    p.add_argument("--num-frames", type=int, default=None, metavar="N", help="video tasks' frame count, as for a run")
+    p.add_argument("--fps", type=float, default=None, metavar="F", help="video tasks' frame rate, as for a run")
+    p.add_argument("--max-frames", type=int, default=None, metavar="M", help="the cap of --fps, as for a run")
     return p
 
 
@@ -37,7 +40,8 @@ def check_command(args: argparse.Namespace) -> int:
     run = RunConfig.build(tasks=args.tasks, model="random", data_dir=args.data_dir, include_paths=args.include_path,
                           limit=args.limit, image_mode=args.image_mode, strategy=args.strategy,
                           gen_kwargs=parse_component_args(args.gen_kwargs, "--gen-kwargs"), num_fewshot=args.num_fewshot,
-                          system_instruction=args.system_instruction)
+                          system_instruction=args.system_instruction, num_frames=args.num_frames, fps=args.fps,
+                          max_frames=args.max_frames)
     checked = check(run)
     n = len(checked.tasks)
     print(f"checked {checked.documents} documents of {n} task{'s' if n != 1 else ''} in {checked.seconds:.2f} s: no problems")
