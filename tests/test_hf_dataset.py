@@ -62,3 +62,24 @@ metrics: [{{name: acc, function: choice_acc}}]
     assert [img.path for img in doc.images] == [None, None]
     assert [img.load().size for img in doc.images] == [(20, 10), (8, 8)]
     assert doc.images[1].load().getpixel((0, 0)) == (0, 0, 255)
+
+
+def test_a_single_image_column_is_one_image(tmp_path: Path) -> None:
+    """images_field naming a Hub ``Image`` column (one image per row, not a list): each row's image
+    (it was "expected a list of image paths")."""
+    features = datasets.Features({"id": datasets.Value("string"), "image": datasets.Image(), "answer": datasets.Value("string")})
+    parquet = tmp_path / "test.parquet"
+    datasets.Dataset.from_dict({"id": ["a", "b"], "image": [{"bytes": png("red", (4, 3)), "path": None},
+                                                            {"bytes": png("blue", (2, 5)), "path": None}],
+                                "answer": ["x", "y"]}, features=features).to_parquet(str(parquet))
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "one_image.yaml").write_text(
+        f"task: one_image\ndataset:\n  hf: {{path: parquet, data_files: {json.dumps(str(parquet))}, split: train}}\n"
+        "  images_field: image\nprompt: {user: '{{ image(0) }}?'}\n")
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.task import Task
+
+    config, path = TaskRegistry.discover([tasks]).load("one_image")
+    docs = list(Task(config, path).documents(None))
+    assert [[img.load().size for img in d.images] for d in docs] == [[(4, 3)], [(2, 5)]]

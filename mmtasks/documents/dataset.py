@@ -369,6 +369,8 @@ def _labelled_entries(rec: dict[str, Any], images_field: str | list[str] | None)
     if images_field is None:
         return []
     if isinstance(images_field, str):
+        if "[]." not in images_field and isinstance(rec.get(images_field), dict):  # one embedded Hub image
+            return [(images_field, rec[images_field])]
         return [(f"{images_field}[{k}]", raw) for k, raw in enumerate(_one_field(rec, images_field))]
     out: list[tuple[str, Any]] = []
     for name in images_field:
