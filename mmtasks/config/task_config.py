@@ -468,7 +468,8 @@ class MetricConfig(_Strict):
     that turn's reference."""
     aggregation: Literal["mean", "corpus"] = "mean"
     """``mean``: the function scores each answer, the scores are averaged; ``corpus``: an
-    ``evaluate:`` metric computed once over every (answer, reference) pair of the task."""
+    ``evaluate:`` metric computed once over every (answer, reference) pair of the task. A corpus
+    metric function (``corpus_bleu``, ``cider_d``) is always ``corpus``."""
     args: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments of an ``evaluate:`` metric's ``compute`` (e.g. ``{word_order: 2}``), or a
     registered function's own arguments, validated at load (``exact_match``: ``{ignore_case: true,
