@@ -22,6 +22,7 @@ from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.protocols import DialogueContext, ProtocolSpec, protocol
 from mmtasks.registry import adapters, backends, metrics, task_folders, transforms
 from mmtasks.scoring.aggregation import AggregatorSpec, TaskResult, aggregator
+from mmtasks.scoring.metrics import corpus_metric, takes_references
 from mmtasks.scoring.parsers import ParserArgs, parser
 from mmtasks.scoring.verdicts import verdict_parser
 
@@ -30,6 +31,9 @@ from mmtasks.scoring.verdicts import verdict_parser
 # validated by ``Model`` (a ParserArgs) at load. See mmtasks/scoring/parsers.py.
 #: ``@metric("name")``: ``(parsed, target, doc record) -> float | None`` per sample
 metric = metrics.register
+# ``@takes_references("one" | "several")`` under ``@metric``: how many references the metric takes
+# (a list target for a "one" metric is a check error). ``@corpus_metric("name")``:
+# ``(answers, targets) -> float`` computed once over the task (like corpus_bleu and cider_d).
 # ``@verdict_parser("name")``: ``(judge reply text, prompt variables) -> verdict fields`` or
 # ``(text) -> fields`` (None: not a verdict); ``args=`` as for parsers (``judge.parser_args``).
 #: ``@transform("name")``: ``(doc, TransformConfig) -> Document``
@@ -48,5 +52,6 @@ def task_folder(name: str, path: str | Path) -> None:
 
 __all__ = [
     "AggregatorSpec", "Dialogue", "DialogueContext", "ParserArgs", "ProtocolSpec", "Reply", "Request", "Sample", "TaskResult",
-    "adapter", "aggregator", "backend", "metric", "parser", "protocol", "task_folder", "transform", "verdict_parser",
+    "adapter", "aggregator", "backend", "corpus_metric", "metric", "parser", "protocol", "takes_references", "task_folder",
+    "transform", "verdict_parser",
 ]

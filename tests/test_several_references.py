@@ -190,3 +190,22 @@ def test_sentence_metrics_over_several_references() -> None:
     with pytest.raises(DataError, match="non-empty string or a non-empty list"):
         bleu(hyp, ["ok", ""], {})
     assert corpus_bleu(["a b c d"], [["a b c d", "x"]]) == pytest.approx(100.0)
+
+
+def test_a_plugin_declares_references_and_corpus_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = copy_shape(tmp_path, "  - {name: rouge_l, function: rouge_l_char}",
+                        "  - {name: rouge_l, function: rouge_l_char}\n  - {name: agreement, function: share_of_exact}\nplugins: [caption_plugin.py]")
+    (folder / "caption_plugin.py").write_text(
+        "from mmtasks.plugin import corpus_metric, metric, takes_references\n\n"
+        "@corpus_metric('share_of_exact')\n"
+        "def share_of_exact(answers, targets):\n"
+        "    return 100.0 * sum(a in (t if isinstance(t, list) else [t]) for a, t in zip(answers, targets)) / len(answers)\n\n"
+        "@metric('first_word')\n@takes_references('one')\n"
+        "def first_word(parsed, target, doc):\n    return 100.0 * (parsed.split()[:1] == target.split()[:1])\n", encoding="utf-8")
+    code, res = run(folder, tmp_path / "out", f"replay:{SHAPE / 'model_replies.jsonl'}")
+    assert code == 0
+    assert res["results"][TASK]["agreement"] == pytest.approx(100 * 2 / 6)  # d1 and d6 equal one of their references
+    text = (folder / f"{TASK}.yaml").read_text()
+    (folder / f"{TASK}.yaml").write_text(text.replace("function: share_of_exact}", "function: first_word}"))
+    assert main(["check", "--tasks", TASK, "--include-path", str(folder), "--data-dir", str(folder / "data")]) == 2
+    assert "metric 'agreement' (first_word) takes one reference" in capsys.readouterr().err
