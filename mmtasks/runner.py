@@ -25,7 +25,7 @@ from mmtasks.preflight import CheckedTasks, preflight
 from mmtasks.progress import Progress
 from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
 from mmtasks.results.results_json import build_results, write_results
-from mmtasks.core.request import COMPONENT_FLAGS, Reply, Request, Target
+from mmtasks.core.request import COMPONENT_FLAGS, GenerationConfig, Reply, Request, Target
 from mmtasks.scheduling.first_failures import FirstFailures
 from mmtasks.secrets import REDACTED, SECRET_QUERY_NAME, public_args, redact, safe_url
 from mmtasks.scheduling.scheduler import Scheduler
@@ -241,7 +241,7 @@ def check_settings(tasks: list[Task], model_spec: ModelSpec, judge_spec: ModelSp
 
 
 def sent_generation(tasks: Sequence[Task], models: dict[Target, ChatModel]) -> dict[str, dict[str, Any]]:
-    """Per task, the generation settings the model's (and the judge's, the matcher's) requests carry, as each
+    """Per task, the generation settings the model's (and the judge's, matcher's, note taker's) requests carry, as each
     backend puts them on the requests it builds (:meth:`ChatModel.sent_settings`: its own names,
     after the sampling rule; None for a backend that sends none): results.json's ``generation``."""
     out: dict[str, dict[str, Any]] = {}
@@ -253,6 +253,9 @@ def sent_generation(tasks: Sequence[Task], models: dict[Target, ChatModel]) -> d
             sent["judge"] = models["judge"].sent_settings(task.config.judge.generation)
         if "matcher" in models and task.config.answer.matcher is not None:
             sent["matcher"] = models["matcher"].sent_settings(task.config.answer.matcher.generation)
+        notes = getattr(getattr(task, "args", None), "notes", None)  # the note taker's settings (protocol_args.notes)
+        if "notetaker" in models and isinstance(getattr(notes, "generation", None), GenerationConfig):
+            sent["notetaker"] = models["notetaker"].sent_settings(notes.generation)
         out[task.name] = sent
     return out
 

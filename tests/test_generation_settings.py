@@ -363,3 +363,22 @@ def test_check_reports_a_yaml_key_error_and_the_data_errors_together(tmp_path: P
     assert "field 'descripton': unknown key (did you mean 'description'?)" in err, err
     assert "missing.png" in err and "document 's4'" in err, err
     assert "document 's5'" in err and "answer" in err, err
+
+
+def test_the_note_takers_requests_are_recorded_as_sent(chat_server: ChatServer, capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path, api_key: None) -> None:
+    """--strategy notetaking: the note taker (here the model itself, another generation config:
+    MMRC's protocol_args.notes.generation) is recorded beside the model."""
+    chat_server.reply = lambda body: '{"name": "Ann"}' if "taking notes" in json.dumps(body["messages"]) else "A cat."
+    out = tmp_path / "out"
+    code, err = run_cli(capsys, "--tasks", "mmrc_cr", *openai(chat_server), "--data-dir", str(SAMPLE), "--limit", "1",
+                        "--strategy", "notetaking", "--predict-only", "--output-path", str(out), "--no-cache", "--no-progress",
+                        "--allow-failures")
+    assert code == 0, err
+    recorded = json.loads((out / "results.json").read_text(encoding="utf-8"))["generation"]["mmrc_cr"]
+    notes = [b for b in chat_server.bodies if "taking notes" in json.dumps(b["messages"])]
+    answers = [b for b in chat_server.bodies if "taking notes" not in json.dumps(b["messages"])]
+    assert notes and answers
+    assert {json.dumps(settings_of(b), sort_keys=True) for b in notes} == {json.dumps(recorded["notetaker"], sort_keys=True)}
+    assert {json.dumps(settings_of(b), sort_keys=True) for b in answers} == {json.dumps(recorded["model"], sort_keys=True)}
+    assert recorded["notetaker"] == {"max_tokens": 1024, "temperature": 0.0} and recorded["model"] == {"max_tokens": 256}

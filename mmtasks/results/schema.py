@@ -461,7 +461,7 @@ class ResultsFile(_Open):
     name (``mmtasks compare`` refuses them; the two-run view flags them)."""
     versions: dict[str, int | float | str] = Field(default_factory=dict)
     generation: dict[str, dict[str, dict[str, Any] | None]] = Field(default_factory=dict)
-    """task -> target (``model``, ``judge``) -> the generation settings its requests carried, as the
+    """task -> target (``model``, ``judge``, ``matcher``, ``notetaker``) -> the generation settings its requests carried, as the
     backend put them on the requests it built (its own names: ``max_tokens``, ``temperature``,
     ``chat_template_kwargs`` ...; after the sampling rule, ``--gen-kwargs`` and the model's args);
     null for a backend that sends none (``random``, ``replay``)."""
