@@ -72,6 +72,9 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system-instruction", default=None, metavar="TEXT",
                    help="the system message of every model request, in place of the tasks' own (lm-eval's name): "
                         "recorded in results.json, and not the benchmark's official protocol")
+    p.add_argument("--repeats", type=int, default=1, metavar="K",
+                   help="run every document of a task that samples K times with distinct seeds: the results give the "
+                        "spread between repeats and the per-document reducers (mean, majority, any-correct)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")

@@ -33,6 +33,7 @@ from mmtasks.scheduling.stats import ReplyCounts
 from mmtasks.scoring import rouge
 from mmtasks.scoring.aggregation import TaskResult, aggregate
 from mmtasks.scoring.matcher_results import WithoutMatcher, matcher_summary
+from mmtasks.scoring.repeats import repeated, repeats_for, summarize
 from mmtasks.task import Task
 
 log = logging.getLogger("mmtasks")
@@ -359,7 +360,9 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         docs = ((task, doc) for task in tasks
                 for doc in task.documents(root, run.limit, excluded=exclusions[task.name], frames=frames))
         for task, doc in distributed.shard(docs, ranks):
-            yield _treated(task, doc, task.protocol.run(task, doc, ctx))
+            for repeat in range(repeats_for(task, run.repeats)):
+                dialogue = task.protocol.run(task, doc, ctx)
+                yield _treated(task, doc, repeated(dialogue, repeat, run.seed) if repeat else dialogue)
 
     def finished(sample: Sample) -> None:
         progress.advance(sample)
@@ -408,6 +411,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     by_task, stats = gathered
     results: dict[str, TaskResult] = {}
     scored: dict[str, Sequence[Sample]] = {}
+    #: task -> results.json's repeats record (tasks run more than once)
+    repeat_summaries: dict[str, dict[str, Any]] = {}
     #: what the Python API gives as .samples: whole samples, read lazily from the file when there is one
     given: dict[str, Sequence[Sample]] = {}
     for task in tasks:
@@ -423,6 +428,12 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
         results[task.name] = aggregate(task, task.aggregator, scored[task.name], BOOTSTRAP_SEED,
                                        excluded=exclusions[task.name].by_reason)
+        spread = summarize(task, scored[task.name], repeats_for(task, run.repeats),
+                           lambda subset, task=task: aggregate(task, task.aggregator, subset, BOOTSTRAP_SEED))
+        if spread is not None:
+            repeat_summaries[task.name] = spread
+            # documents evaluated, not samples: each ran K times (the other counts cover every repeat)
+            results[task.name].n_samples = len({s.doc_id for s in scored[task.name]})
     config = run.public()
     if run.run_name is not None:  # recorded, but not in the resume identity (_identity): a rename is the same run
         config["run_name"] = run.run_name
@@ -445,7 +456,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     data = build_results(tasks={t.name: t for t in tasks}, results=results,
                          n_original={n: s.total for n, s in scans.items()}, groups=groups,
                          run_config=config, stats=stats, matcher=matched, replies=replies,
-                         generation=sent_generation(tasks, models))
+                         generation=sent_generation(tasks, models), repeats=repeat_summaries)
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
     return RunOutcome(results=data, samples=given)

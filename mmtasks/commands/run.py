@@ -44,6 +44,7 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         max_frames=args.max_frames,
         num_fewshot=args.num_fewshot,
         system_instruction=args.system_instruction,
+        repeats=args.repeats,
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,
         allow_failures=args.allow_failures,

@@ -119,11 +119,18 @@ def _samples(run: Path, task: str) -> dict[str, dict[str, Any]]:
     if not file.is_file():
         raise DataError(f"task {task!r} has no samples file: compare needs each document's scores", file=file)
     out: dict[str, dict[str, Any]] = {}
+    values: dict[str, dict[str, list[float]]] = {}
     for lineno, row in iter_jsonl(file):
         if not isinstance(row, dict) or row.get("doc_id") is None or not isinstance(row.get("metrics"), dict):
             raise DataError("not a sample record (doc_id and metrics expected)", file=file, line=lineno)
-        out[str(row["doc_id"])] = {"metrics": row["metrics"], "target": row.get("target"),
-                                   "cluster": row.get("cluster")}
+        doc = str(row["doc_id"])
+        out.setdefault(doc, {"metrics": {}, "target": row.get("target"), "cluster": row.get("cluster")})
+        for name, value in row["metrics"].items():
+            if (number := _number(value)) is not None:
+                values.setdefault(doc, {}).setdefault(name, []).append(number)
+    # a document's --repeats: one value, their mean
+    for doc, record in out.items():
+        record["metrics"] = {name: sum(vs) / len(vs) for name, vs in values.get(doc, {}).items()}
     return out
 
 

@@ -78,6 +78,9 @@ class RunConfig(BaseModel):
     """``--system-instruction`` (lm-eval's name): the system message of every model request, as
     written, in place of each task's ``prompt.system`` (or added where a task has none). Recorded in
     results.json; a run with one is not the benchmark's official protocol."""
+    repeats: StrictInt = Field(default=1, ge=1, le=100)
+    """``--repeats K``: every document of a task that samples runs K times with distinct seeds
+    (``mmtasks.scoring.repeats``); recorded in results.json with the spread between repeats."""
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
@@ -147,6 +150,7 @@ class RunConfig(BaseModel):
             **({"video": self.video_override} if self.video_override else {}),
             **({"num_fewshot": self.num_fewshot} if self.num_fewshot is not None else {}),
             **({"system_instruction": self.system_instruction} if self.system_instruction is not None else {}),
+            **({"repeats": self.repeats} if self.repeats > 1 else {}),
         }
 
     @property

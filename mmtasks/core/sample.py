@@ -48,6 +48,8 @@ class Sample:
     breakdown: dict[str, str] = field(default_factory=dict)
     #: the cluster the document belongs to (the task's ``cluster:``), None when it declares none
     cluster: str | None = None
+    #: which of the run's ``--repeats`` this sample is (0-based; 0 for a run without repeats)
+    repeat: int = 0
     #: judge calls: parsed fields, raw replies, failures
     judge: list[dict[str, Any]] = field(default_factory=list)
     judge_failures: int = 0
@@ -79,7 +81,7 @@ class Sample:
         return Sample(task=self.task, doc_id=self.doc_id, doc_index=self.doc_index, metrics=self.metrics,
                       failures=self.failures, unparsed=self.unparsed, guessed=self.guessed, read_by=self.read_by,
                       irregular=self.irregular,
-                      breakdown=self.breakdown, cluster=self.cluster,
+                      breakdown=self.breakdown, cluster=self.cluster, repeat=self.repeat,
                       judge_failures=self.judge_failures, extra=self.extra)
 
     @classmethod

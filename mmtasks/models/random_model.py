@@ -28,7 +28,8 @@ class RandomModel(ChatModel):
             yield i, Reply(text=self.answer(req), finish_reason="stop")
 
     def _rng(self, req: Request) -> random.Random:
-        seed = self.spec.args.get("seed", self.context.seed)
+        # a request's own seed (a --repeats repeat's) draws apart, as a sampling backend would
+        seed = req.generation.seed if req.generation.seed is not None else self.spec.args.get("seed", self.context.seed)
         digest = hashlib.sha256(f"{seed}:{req.task}:{req.doc_id}:{req.position}:{req.attempt}:{req.target}".encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 

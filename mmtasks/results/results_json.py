@@ -81,6 +81,7 @@ def build_results(
     matcher: Mapping[str, dict[str, Any]] | None = None,
     replies: Mapping[str, dict[str, int]] | None = None,
     generation: Mapping[str, dict[str, Any]] | None = None,
+    repeats: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """results.json's object, validated by :class:`ResultsFile` (a bug here fails loudly,
     before the file is written)."""
@@ -99,6 +100,7 @@ def build_results(
                    for name, r in results.items()},
         higher_is_better={name: r.higher_is_better for name, r in results.items()},
         matcher=dict(matcher or {}),
+        repeats=dict(repeats or {}),
         config={**run_config, "mmtasks_version": __version__},
         run_stats=stats,
         git_hash=git_hash(),

@@ -262,6 +262,8 @@ class RunConfig(_Open):
     system_instruction: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """``--system-instruction``: the system message that replaced the tasks' own (absent without one).
     A run with one is not the benchmark's official protocol."""
+    repeats: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """``--repeats K`` (absent for a run without repeats)."""
     model_spec: dict[str, Any] | None = None
     """The model as the run built it: backend, name, args (a preset's included) and ``generation``,
     a preset's generation settings (under ``gen_kwargs``)."""
@@ -431,7 +433,24 @@ class RunStats(_Open):
 #: dimension -> bucket -> {metric: value, "n": count}
 TaskBreakdowns = dict[str, dict[str, dict[str, MetricValue]]]
 
-_PER_TASK = ("breakdowns", "problems", "coverage", "replies", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher", "generation")
+_PER_TASK = ("breakdowns", "problems", "coverage", "replies", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher",
+             "generation", "repeats")
+
+
+class RepeatsResult(BaseModel):
+    """``repeats[task]`` (``--repeats K``, tasks that sample): the headline of each repeat, their
+    spread, and the per-document reducers (``mmtasks.scoring.repeats``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(ge=2)
+    metric: str
+    per_repeat: list[float | None]
+    mean: float | None = None
+    sd: float | None = None
+    """Standard deviation (ddof 1) of the repeats' headlines: how far a second run would move."""
+    reducers: dict[str, float | None] = Field(default_factory=dict)
+    """``mean``, and for a right/wrong metric ``majority`` and ``any_correct`` (pass@k)."""
 
 
 class ResultsFile(_Open):
@@ -470,6 +489,8 @@ class ResultsFile(_Open):
     matcher: dict[str, MatcherResult] = Field(default_factory=dict, exclude_if=lambda v: not v)
     """task -> the LLM answer matcher's part (how answers were read, metrics without it), for
     runs with ``--matcher`` and tasks with an ``answer.matcher``; absent otherwise."""
+    repeats: dict[str, RepeatsResult] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """task -> its ``--repeats`` record (tasks that ran more than once); absent otherwise."""
     config: RunConfig
     run_stats: RunStats | None = None
     git_hash: str | None = None

@@ -331,17 +331,17 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
     groups: dict[str, dict[str, _Values]] = {}
     unscored = unscored_counts()
     unexplained = guessed = 0
-    #: with a declared cluster: metric -> cluster -> (sum, count) of its scored documents
-    clustered: dict[str, dict[str, list[float]]] | None = {m: {} for m in names} if task.config.cluster else None
+    #: metric -> cluster (the task's ``cluster:``, else the document: its ``--repeats`` are one) ->
+    #: (sum, count) of its scored samples
+    clustered: dict[str, dict[str, list[float]]] = {m: {} for m in names}
     for s in samples:
         overall.add(s, _metric)
-        if clustered is not None:
-            for m in names:
-                v = _metric(s, m)
-                if v is not None:
-                    cell = clustered[m].setdefault(s.cluster or s.doc_id, [0.0, 0.0])
-                    cell[0] += v
-                    cell[1] += 1
+        for m in names:
+            v = _metric(s, m)
+            if v is not None:
+                cell = clustered[m].setdefault(s.cluster or s.doc_id, [0.0, 0.0])
+                cell[0] += v
+                cell[1] += 1
         guessed += int(s.guessed)
         _add_to_groups(groups, s, names, _metric)
         kind = sample_failure_kind(s)
@@ -356,15 +356,15 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
                 unexplained += 1
     result = TaskResult(n_samples=overall.n)
     result.coverage = coverage("documents", overall.n, unscored, unexplained, guessed) if names else None
-    if clustered is not None:
+    if task.config.cluster:
         result.counts["clusters"] = len({c for cells in clustered.values() for c in cells})
     for m in task.config.metrics:
         values = overall.values[m.name]
         avg, err = mean_and_stderr(values, seed)
-        if clustered is not None and values:
-            # whole clusters resampled: documents of one cluster (questions about one video) are
-            # not independent draws
-            cells = list(clustered[m.name].values())
+        cells = list(clustered[m.name].values())
+        if values and (task.config.cluster or len(cells) < len(values)):
+            # whole clusters resampled: documents of one cluster (questions about one video) and
+            # the repeats of one document are not independent draws
             err = bootstrap_ratio_stderr([c[0] for c in cells], [c[1] for c in cells], seed=seed)
         result.metrics[m.name] = avg
         result.metrics[f"{m.name}_stderr"] = err
