@@ -20,6 +20,7 @@ from mmtasks.scoring import parsers as p
 from mmtasks.task import Task
 from tests.chat_server import ChatServer
 from tests.chat_wire import last_user_text
+from tests.test_leaderboard import browser  # noqa: F401  (the fixture: system Chromium through playwright)
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -254,3 +255,28 @@ def test_the_random_baseline_can_stand_in_for_the_matcher(tmp_path: Path, monkey
     summary = results["matcher"]["blink_counting"]
     assert summary["asked"] == 3 and summary["read_by"]["rule"] == 1
     assert summary["read_by"]["matcher"] + summary["read_by"]["none"] == 3   # a letter or Z, drawn at random
+
+
+def test_the_view_shows_how_each_answer_was_read(request: pytest.FixtureRequest, tmp_path: Path, chat_server: ChatServer,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from mmtasks.view.records import load_view_run
+    from mmtasks.view.site import build_view
+    from tests.test_viewer import _page, _serve
+
+    chat_server.reply = honest_matcher
+    _run(tmp_path, chat_server, monkeypatch, "run", "--matcher", "openai:matcher-model")
+    site = tmp_path / "view"
+    build_view([load_view_run(tmp_path / "run")], site)
+    # the browser starts after the run: playwright's event loop would stand in the way of the
+    # run's own (the API matcher is scheduled barrier-free, on asyncio)
+    browser = request.getfixturevalue("browser")
+    for url in _serve(site):
+        page, problems = _page(browser, f"{url}#t=0&d=1")          # val_Counting_2: read by the matcher
+        page.wait_for_selector("section.matcher")
+        assert page.locator("dd.read-by").text_content() == "matcher"
+        assert page.locator("section.matcher .matcher-read").text_content() == "read: B"
+        assert page.locator("section.matcher pre").text_content() == "(B)"
+        page.goto(f"{url}#t=0&d=0")                                  # val_Counting_1: the rule's
+        page.wait_for_selector("dd.read-by")
+        assert page.locator("dd.read-by").text_content() == "rule" and page.locator("section.matcher").count() == 0
+        assert not problems, problems

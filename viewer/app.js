@@ -630,9 +630,22 @@
 
   function at(list, i) { return Array.isArray(list) ? list[i] : undefined; }
 
-  function answerBox(parsed, target) {
+  function answerBox(parsed, target, readBy) {
     return el("dl", { class: "answer" }, el("dt", {}, "parsed"), el("dd", { class: "parsed" }, parsed === null || parsed === undefined ? "(none)" : text(parsed)),
+      typeof readBy === "string" ? el("dt", {}, "read by") : null,
+      typeof readBy === "string" ? el("dd", { class: "read-by" }, text(readBy)) : null,
       el("dt", {}, "target"), el("dd", { class: "target" }, target === null || target === undefined ? MISSING : text(target)));
+  }
+
+  // the LLM answer matcher's call (extra.matcher): its prompt, its reply and the option it read
+  function matcherBox(m) {
+    if (!m || typeof m !== "object") return null;
+    const prompt = Array.isArray(m.prompt) && m.prompt.length
+      ? el("details", { class: "matcher-prompt" }, el("summary", {}, "matcher prompt"), m.prompt.map(x => message(x))) : null;
+    return el("section", { class: "part matcher" }, el("h4", {}, "answer matcher"),
+      el("p", { class: "matcher-read" }, "read: " + (m.read === null || m.read === undefined ? "(no option)" : text(m.read))),
+      m.error ? el("p", { class: "error" }, "error: " + text(m.error)) : null, prompt,
+      m.reply === null || m.reply === undefined ? null : el("pre", { class: "text" }, text(m.reply)));
   }
 
   function judgeBox(j, title) {
@@ -659,7 +672,9 @@
       (i < responses.length - 1 && r !== null ? " (re-asked: could not be parsed)" : "") : "reply", i < responses.length - 1 ? "reasked" : "",
       at(s.reasoning, i), at(s.finish_reasons, i)));
     col.appendChild(section("model", "replies", replies.length ? replies : el("p", {}, "no reply")));
-    col.appendChild(answerBox(s.parsed, s.target));
+    col.appendChild(answerBox(s.parsed, s.target, s.read_by));
+    const matched = s.extra && typeof s.extra === "object" ? matcherBox(s.extra.matcher) : null;
+    if (matched) col.appendChild(matched);
     (Array.isArray(s.judge) ? s.judge : []).forEach((j, i, all) => col.appendChild(judgeBox(j, all.length > 1 ? "judge call " + (i + 1) : "judge")));
   }
 
