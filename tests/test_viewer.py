@@ -386,6 +386,15 @@ def test_two_runs_side_by_side_and_where_they_disagree(browser, runs: dict[str, 
         assert cols.nth(0).locator("section.replies .text").text_content() == a[row]["responses"][-1]
         assert cols.nth(1).locator("section.replies .text").text_content() == b[row]["responses"][-1]
         assert page.locator(".disagree-badge").count() == 1
+        # the header pairs the two runs over the documents both scored (mmtasks compare's statistics)
+        from mmtasks.comparison.runs import compare
+
+        acc = next(t for t in compare(runs["a"], runs["b"]).tasks if t.task == "realbench_ranking_hard").metrics[0]
+        paired = page.locator("#summary .paired").text_content() or ""
+        assert f"Paired over the {len(a)} documents both runs scored" in paired
+        sign = "+" if acc.difference >= 0 else "\u2212"
+        assert f"B \u2212 A on acc = {sign}{abs(acc.difference):.2f}" in paired
+        assert ("not significant" in paired) == (not acc.significant)
         assert not problems, problems
 
 

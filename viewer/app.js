@@ -231,6 +231,17 @@
       box.appendChild(el("p", { class: "configs-differ" }, "The runs used different definitions of this task (config hashes " +
         runs.map((r, i) => state.index.runs[i].label + " " + text(r && r.config_hash)).join(", ") + "): compare their scores with care."));
     }
+    const paired = task.paired;
+    if (paired && isNum(paired.difference)) {
+      const sign = v => (v >= 0 ? "+" : "\u2212") + fmt(Math.abs(v));
+      const test = isNum(paired.mcnemar_p) ? "; McNemar p=" + paired.mcnemar_p.toPrecision(2) : "";
+      const others = paired.only_a || paired.only_b ? " (" + paired.only_a + " only in " + state.index.runs[0].label +
+        ", " + paired.only_b + " only in " + state.index.runs[1].label + ")" : "";
+      box.appendChild(el("p", { class: "paired" }, "Paired over the " + paired.n + " documents both runs scored" + others + ": " +
+        state.index.runs[1].label + " \u2212 " + state.index.runs[0].label + " on " + text(paired.metric) + " = " +
+        sign(paired.difference) + " [" + sign(paired.low) + ", " + sign(paired.high) + "] (95% paired bootstrap" + test + "), " +
+        (paired.significant ? "significant" : "not significant") + "."));
+    }
     const turnTable = perTurnTable(runs, ordered[0]);
     if (turnTable) box.appendChild(turnTable);
     runs.forEach((r, i) => {

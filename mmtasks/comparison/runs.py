@@ -113,11 +113,17 @@ def _label(run: Path, results: ResultsFile) -> str:
     return str(name) if name else run.name
 
 
-def _samples(run: Path, task: str) -> dict[str, dict[str, Any]]:
-    """doc_id -> its sample record (metrics, target, cluster) of ``task`` in ``run``."""
+def read_samples(run: Path, task: str) -> dict[str, dict[str, Any]]:
+    """doc_id -> its sample record (metrics, target, cluster) of ``task`` in ``run``: the file
+    ``samples/<task>.jsonl`` inside the run's folder (a link leading out of it is refused, as a
+    received run's files are)."""
     file = run / "samples" / f"{task}.jsonl"
     if not file.is_file():
         raise DataError(f"task {task!r} has no samples file: compare needs each document's scores", file=file)
+    try:
+        file.resolve(strict=True).relative_to(run.resolve(strict=True))
+    except ValueError:
+        raise DataError("the samples file leads out of its run folder", file=file) from None
     out: dict[str, dict[str, Any]] = {}
     values: dict[str, dict[str, list[float]]] = {}
     for lineno, row in iter_jsonl(file):
@@ -277,7 +283,7 @@ def compare(run_a: str | Path, run_b: str | Path, *, tasks: Sequence[str] | None
     out: list[TaskComparison] = []
     per_task: dict[str, tuple[str | None, list[float]]] = {}
     for task in names:
-        row, diffs = compare_task(task, ra, rb, _samples(da, task), _samples(db, task), seed=seed)
+        row, diffs = compare_task(task, ra, rb, read_samples(da, task), read_samples(db, task), seed=seed)
         out.append(row)
         per_task[task] = (row.primary, diffs.get(row.primary or "", []))
     return Comparison(run_a=_label(da, ra), run_b=_label(db, rb), tasks=out, groups=list(_group_rows(ra, rb, per_task, seed)),

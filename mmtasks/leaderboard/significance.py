@@ -44,7 +44,7 @@ def _run_dir(run: Run):  # type: ignore[no-untyped-def]
 def tie_between(section: Section, upper: Mapping[str, Run], lower: Mapping[str, Run], below: str) -> Tie | None:
     """The paired comparison of two rows (task -> the run each row takes it from) on the
     headline, or None when it cannot be made."""
-    from mmtasks.comparison.runs import _samples, compare_task
+    from mmtasks.comparison.runs import compare_task, read_samples
 
     parts = _headline_tasks(section)
     if not parts:
@@ -57,7 +57,7 @@ def tie_between(section: Section, upper: Mapping[str, Run], lower: Mapping[str, 
         if a is None or b is None:
             return None
         try:
-            row, diffs = compare_task(task, a.results, b.results, _samples(_run_dir(a), task), _samples(_run_dir(b), task))
+            row, diffs = compare_task(task, a.results, b.results, read_samples(_run_dir(a), task), read_samples(_run_dir(b), task))
         except MmtasksError:  # different task definitions or documents, or no samples: no mark
             return None
         if not diffs.get(metric):

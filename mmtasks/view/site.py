@@ -264,6 +264,7 @@ def _task_summary(runs: Sequence[ViewRun], task: str, i: int, table: TaskTable, 
             "config_hash": run.results.task_hash(task),
         })
     hashes = {r["config_hash"] for r in per_run if r["config_hash"]}
+    paired = _paired(runs, task, primary) if len(runs) == 2 and len(hashes) <= 1 else None
     return {
         "name": task,
         "dir": f"t{i}",
@@ -276,4 +277,24 @@ def _task_summary(runs: Sequence[ViewRun], task: str, i: int, table: TaskTable, 
         "runs": per_run,
         # the runs ran different definitions of the task under one name (their config hashes differ)
         "configs_differ": len(hashes) > 1,
+        # two runs: the second minus the first on the headline, paired over the documents both
+        # scored (mmtasks compare's statistics), or None when they cannot be paired
+        "paired": paired,
     }
+
+
+def _paired(runs: Sequence[ViewRun], task: str, primary: str | None) -> dict[str, Any] | None:
+    from mmtasks.comparison.runs import compare_task, read_samples as scores_of
+    from mmtasks.errors import MmtasksError
+
+    a, b = runs
+    try:
+        row, _ = compare_task(task, a.results, b.results, scores_of(a.folder, task), scores_of(b.folder, task))
+    except MmtasksError:  # no samples, different documents: nothing to pair
+        return None
+    metric = next((m for m in row.metrics if m.metric == primary), row.metrics[0] if row.metrics else None)
+    if metric is None:
+        return None
+    return {"metric": metric.metric, "n": metric.n, "only_a": row.only_a, "only_b": row.only_b,
+            "difference": metric.difference, "low": metric.low, "high": metric.high,
+            "significant": metric.significant, "mcnemar_p": metric.mcnemar_p}
