@@ -295,3 +295,32 @@ def test_tasks_of_one_run_share_the_decoded_videos(tmp_path: Path, monkeypatch: 
                          model_args={"base_url": server.base_url, "max_retries": 0})
         assert len(server.bodies) == 12
     assert sorted(calls) == ["clip.gif", "clip.mp4"]
+
+
+@pytest.mark.parametrize("codec, suffix", [("libx264", ".mp4"), ("libvpx-vp9", ".webm"), ("libvpx-vp9", ".mkv"), ("mpeg4", ".avi")])
+def test_the_decoder_finds_each_frame_across_key_frames(tmp_path: Path, codec: str, suffix: str) -> None:
+    """30 frames at 5 fps, a key frame every 5, frame k a grey of level 8k: the frames the rules
+    name are decoded, seeking between key frames, in every container."""
+    from mmtasks.documents.video import decode_frames
+
+    path = tmp_path / f"long{suffix}"
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream(codec, rate=5)
+        stream.width = stream.height = 32
+        stream.pix_fmt = "yuv420p"
+        stream.bit_rate = 4_000_000  # near lossless: the grey levels survive
+        stream.options = {"g": "5"}
+        for k in range(30):
+            for packet in stream.encode(av.VideoFrame.from_ndarray(np.full((32, 32, 3), 8 * k, np.uint8), format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    info = probe(path)
+    assert (info.frames, info.fps) == (30, 5.0)
+    for rule, expected in ((VideoConfig(num_frames=5), [0, 7, 14, 21, 29]),
+                           (VideoConfig(fps=2, max_frames=20), [0, 2, 5, 7, 10, 12, 15, 17, 20, 22, 25, 27]),
+                           (VideoConfig(num_frames=3, sampling="centers"), [4, 14, 23])):
+        indices = sample_indices(info, rule)
+        assert indices == expected
+        levels = [round(f.getpixel((16, 16))[0] / 8) for f in decode_frames(path, indices, info)]
+        assert levels == expected, rule
