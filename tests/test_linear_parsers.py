@@ -1,4 +1,4 @@
-"""Issue 31, finding 12: every answer parser is linear on any reply.
+"""Issue 31, finding 12: every answer and verdict parser is linear on any reply.
 
 The reply ``"`` + spaces + ``x`` (200 KB, 0.6% of the response cap) used to parse for minutes: two
 ``\\s*`` that meet in the answer-prefix pattern split one run of spaces every way (8,000 spaces
@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
+from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.registry import parsers
-from mmtasks.scoring.parsers import as_spec
+from mmtasks.scoring.parsers import BoundParser, as_spec
 from mmtasks.scoring.text_normalize import strip_answer_prefix
+from mmtasks.task import Task
 
 N = 200_000
 REPLIES = {
@@ -33,7 +35,23 @@ REPLIES = {
     "negations": "not " * (N // 4),
     "tabs-newlines": "\t\n" * (N // 2) + "x",
 }
-DOC: dict[str, Any] = {"options": ["a", "b", "c", "d"], "answer": "A", "target": "a"}
+DOC: dict[str, Any] = {"options": ["a", "b", "c", "d"], "answer": "A", "target": "a", "question": {"ability": "IE"}}
+
+
+def builtin_task_parsers() -> dict[str, BoundParser]:
+    """The answer and judge parsers of every built-in task (plugin parsers included), by name."""
+    registry = TaskRegistry.discover()
+    out: dict[str, BoundParser] = {}
+    for name in registry.task_names:
+        config, file = registry.load(name)
+        task = Task(config, file)
+        for bound in (task.parser, task.judge_parser):
+            if bound is not None and bound.name not in parsers.names():
+                out.setdefault(bound.name, bound)
+    return out
+
+
+TASK_PARSERS = builtin_task_parsers()
 
 
 def test_the_answer_prefix_of_a_long_run_of_spaces_is_read_at_once() -> None:
@@ -58,3 +76,24 @@ def test_every_parser_is_linear_on_a_hostile_reply(reply: str) -> None:
             spec.fn(text, DOC)
         else:
             spec.fn(text)
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("reply", list(REPLIES), ids=list(REPLIES))
+def test_every_task_plugin_parser_is_linear_on_a_hostile_reply(reply: str) -> None:
+    """The parsers and verdict parsers of the built-in tasks' plugin files, with a context they
+    give one (MMRC's judge reads the question's ability)."""
+    assert {"mmrc_answer", "mm_mt_bench_rating", "llava_score_pair", "mmdu_judge", "mmrc_judge"} <= set(TASK_PARSERS)
+    for bound in TASK_PARSERS.values():
+        bound(REPLIES[reply], DOC)
+
+
+@pytest.mark.timeout(240)
+def test_the_judges_own_verdict_is_found_in_linear_time() -> None:
+    """``sole_verdict`` over a judge reply of 40,000 distinct ``[[n]]`` marks and an answer holding
+    them all (each mark used to be looked up in the whole answer)."""
+    from mmtasks.scoring.verdicts import sole_verdict
+
+    marks = "".join(f"[[{i}]] " for i in range(40_000))
+    answer = "".join(f"[[{i}]] " for i in reversed(range(40_000)))  # no verbatim quote of it to cut
+    assert sole_verdict(TASK_PARSERS["mm_mt_bench_rating"], marks + "Rating: [[40001]]", {"answer": answer}) == {"score": 40001}

@@ -183,13 +183,15 @@ def _without_braces(parse: Callable[[str, Mapping[str, Any]], Any], own: str, te
     verdict (None: the judge is asked again, then the call is a judge failure)."""
     pattern = getattr(getattr(parse, "spec", None), "marks", None)
     if pattern is not None and texts:
-        model = " ".join(" ".join(texts).split()).lower()
-        marks = list(dict.fromkeys(m.group(0) for m in pattern.finditer(own)))
-        quoted = [m for m in marks if " ".join(m.split()).lower() in model]
-        if quoted and len(quoted) == len(marks):
+        # the model's own marks, found once (a set: linear however many marks either text holds)
+        def key(mark: str) -> str:
+            return " ".join(mark.split()).lower()
+
+        theirs = {key(m.group(0)) for text in texts for m in pattern.finditer(text)}
+        marks = [m.group(0) for m in pattern.finditer(own)]
+        if marks and all(key(m) in theirs for m in marks):
             return None
-        for mark in quoted:
-            own = own.replace(mark, " ")
+        own = pattern.sub(lambda m: " " if key(m.group(0)) in theirs else m.group(0), own)  # one pass
     fields = parse(own, context)
     return fields if isinstance(fields, dict) else None
 
