@@ -239,6 +239,11 @@ def test_num_frames_and_fps_flags_override_the_task_and_are_recorded(tmp_path: P
     assert config.video == {"fps": 1.0, "max_frames": 4}
     assert not config.official_protocol and "frames fps=1,max_frames=4" in config.display_name
     assert read_results(tmp_path / "b" / "results.json").config.video == {"num_frames": 2}
+    # the leaderboard marks the run: not the benchmark's official setting
+    assert main(["leaderboard", "build", str(tmp_path / "a"), "--out", str(tmp_path / "board"), "--no-paper"]) == 0
+    board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    rows = [entry for bench in board["benchmarks"] for entry in bench["entries"]]
+    assert rows and all(row["official_protocol"] is False and "frames fps=1,max_frames=4" in row["model"] for row in rows)
     # mmtasks check takes the same flags, with the same refusal
     where = ["--tasks", "vidflags", "--include-path", str(tmp_path / "tasks"), "--data-dir", str(tmp_path / "data")]
     assert main(["check", *where, "--fps", "1"]) == 2
