@@ -99,3 +99,14 @@ def test_a_task_name_holding_terminal_escapes_never_reaches_the_terminal_raw(
     out, err = capfd.readouterr()
     assert "\x1b" not in out + err and "\x07" not in out + err  # before: the task name printed raw to stderr
     assert code == 2 and "is not a safe name" in err
+
+
+def test_judge_agreement_reads_no_samples_file_linking_out_of_the_run(run: Path, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    hostile = tmp_path / "run"
+    shutil.copytree(run, hostile)
+    outside = tmp_path / "outside.jsonl"
+    shutil.copyfile(run / "samples" / f"{TASK}.jsonl", outside)
+    (hostile / "samples" / "other.jsonl").symlink_to(outside)
+    assert cli_main(["judge", "agreement", str(hostile), str(run)]) == 2
+    assert "links out of the run folder" in capsys.readouterr().err

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.errors import DataError
+from mmtasks.results.files import confined
 
 #: (task, doc_id, item) -> quantity name -> score
 Verdicts = dict[tuple[str, str, str], dict[str, float]]
@@ -49,7 +50,7 @@ def sample_files(path: Path) -> list[Path]:
         path = path / "samples"
     if not path.is_dir():
         raise DataError("not a run folder, a samples folder or a samples .jsonl file", file=path)
-    files = sorted(path.glob("*.jsonl"))
+    files = [confined(f, path) for f in sorted(path.glob("*.jsonl"))]
     if not files:
         raise DataError("no samples (*.jsonl) found", file=path)
     return files

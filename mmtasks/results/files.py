@@ -58,6 +58,21 @@ def _check_file_name(task: str) -> str:
     return task
 
 
+def confined(path: Path, folder: Path) -> Path:
+    """``path``, a file read from a received run: a :class:`~mmtasks.errors.DataError` when it
+    (through a link) leads out of ``folder``. A run's files are confined to its folder."""
+    from mmtasks.errors import DataError
+
+    try:
+        target = path.resolve(strict=True)
+        target.relative_to(folder.resolve(strict=True))
+    except OSError:
+        return path  # gone or unreadable: the reader says so
+    except ValueError:
+        raise DataError(f"links out of the run folder (to {target}): refusing to read it", file=path) from None
+    return path
+
+
 def check_output_path(path: Path) -> None:
     """One line for an ``--output-path`` that cannot be a run folder: an existing file, or a
     name like ``x/results.json`` (refused, not created as a folder: the hint names the folder)."""

@@ -15,6 +15,7 @@ from typing import Any
 from mmtasks.config.task_config import SAFE_NAME
 from mmtasks.documents.jsonl import MAX_DEPTH, json_value_problem
 from mmtasks.errors import DataError
+from mmtasks.results.files import confined
 from mmtasks.results.schema import RESULTS_FILE, ResultsFile, read_results
 from mmtasks.scoring.aggregation import failure_kind
 from mmtasks.view.images import ImageStore
@@ -45,15 +46,7 @@ class ViewRun:
         path = self.samples_dir / f"{task}.jsonl"
         if not path.is_file():
             return None
-        try:
-            target = path.resolve(strict=True)
-            target.relative_to(self.folder.resolve(strict=True))
-        except OSError:
-            return None
-        except ValueError:
-            raise DataError(f"the samples file links out of the run folder (to {target}): refusing to read it",
-                            file=path) from None
-        return path
+        return confined(path, self.folder)
 
     @property
     def tasks(self) -> list[str]:
