@@ -114,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     tasks = sub.add_parser("tasks", help="list tasks and groups", description="List tasks (description, primary metric, "
                            "whether a judge is needed) and groups. Reads task files only; creates nothing.")
     tasks.add_argument("--include-path", action="append", type=Path, default=[], help="extra folder of task YAML (repeatable)")
+    tasks.add_argument("--data-dir", type=Path, default=None,
+                       help="with --verbose: count each task's documents here and give its minimum detectable effect")
     _add_common(tasks)
     models = sub.add_parser("models", help="list model presets and backends", description="List model backends and presets.")
     _add_common(models)

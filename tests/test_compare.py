@@ -209,3 +209,12 @@ def test_leaderboard_marks_tied_rows(three_runs: list[Path], tmp_path: Path, bro
     assert shot.stat().st_size > 0
     assert not problems, problems
     page.close()
+
+
+def test_tasks_verbose_gives_each_tasks_minimum_detectable_effect(capsys: pytest.CaptureFixture[str]) -> None:
+    # 7 Mantis-Eval documents: 2.801585 * sqrt(2) * 50 / sqrt(7) = 74.9 points
+    assert main(["tasks", "--verbose", "--data-dir", str(SAMPLE)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"7 documents in {SAMPLE.resolve()}: a right/wrong score detects a difference of 74.9 points at 80% power" in out
+    assert main(["tasks", "--verbose"]) == 0
+    assert "minimum detectable effect: give --data-dir to count the documents" in capsys.readouterr().out
