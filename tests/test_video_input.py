@@ -329,3 +329,27 @@ def test_the_decoder_finds_each_frame_across_key_frames(tmp_path: Path, codec: s
         assert indices == expected
         levels = [round(f.getpixel((16, 16))[0] / 8) for f in decode_frames(path, indices, info)]
         assert levels == expected, rule
+
+
+def test_a_gif_whose_frames_last_unequal_times(tmp_path: Path) -> None:
+    """An animated GIF's frames may each last their own time (delays 0.2, 0.8, 0.5, 0.5 s): the
+    timestamps are when each frame starts (its packets, no frame decoded), and fps sampling takes
+    the frame showing at each time."""
+    from mmtasks.documents.video import decode_frames
+
+    path = tmp_path / "vfr.gif"
+    pictures = [PILImage.new("RGB", (16, 16), c) for c in COLOURS[:4]]
+    pictures[0].save(path, save_all=True, append_images=pictures[1:], duration=[200, 800, 500, 500], loop=0)
+    info = probe(path)
+    assert (info.frames, info.duration, info.times) == (4, 2.0, (0.0, 0.2, 1.0, 1.5))
+    # 2 fps: 0, 0.5, 1.0, 1.5 s show frames 0, 1, 2, 3 (0.5 s is inside the second frame's 0.8 s)
+    rule = VideoConfig(fps=2, max_frames=8)
+    assert sample_indices(info, rule) == [0, 1, 2, 3]
+    # 4 fps: 0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75 s -> frames 0, 1, 1, 1, 2, 2, 3, 3
+    assert sample_indices(info, VideoConfig(fps=4, max_frames=8)) == [0, 1, 2, 3]
+    assert sample_indices(info, VideoConfig(fps=1, max_frames=8)) == [0, 2]  # 0 s and 1 s
+    assert [colour_index(f) for f in decode_frames(path, [0, 2], info)] == [0, 2]
+    from mmtasks.documents.video import Bound, FrameStore, VideoClip
+
+    clip = VideoClip(path=path, info=info, indices=(0, 1, 2, 3), bound=Bound(), store=FrameStore())
+    assert clip.timestamps == (0.0, 0.2, 1.0, 1.5)

@@ -16,6 +16,7 @@ PyAV (``pip install 'mmtasks[video]'``) is imported only when a task has videos.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import re
@@ -68,6 +69,19 @@ class VideoInfo:
     height: int
     #: "file" (a container PyAV reads) or "folder" (frame images)
     kind: str = "file"
+    #: each frame's start time in seconds, where frames last unequal times (an animated GIF's
+    #: delays, read from its packets: no frame decoded); None: frame k starts at k / fps
+    times: tuple[float, ...] | None = None
+
+    def time_of(self, index: int) -> float:
+        """When frame ``index`` starts showing, in seconds from the start."""
+        return self.times[index] if self.times is not None else index / self.fps
+
+    def index_at(self, seconds: float) -> int:
+        """The frame showing at ``seconds`` (within the video)."""
+        if self.times is not None:
+            return min(self.frames - 1, max(0, bisect.bisect_right(self.times, seconds + 1e-9) - 1))
+        return min(self.frames - 1, max(0, int(seconds * self.fps + 1e-6)))
 
 
 class VideoProblem(Exception):
@@ -118,13 +132,18 @@ def probe(path: Path, frames_fps: float = 1.0) -> VideoInfo:
             if fps <= 0 and frames > 0 and duration > 0:
                 fps = frames / duration
             width, height = stream.codec_context.width, stream.codec_context.height
+            times = None
+            if stream.codec_context.name == "gif" and stream.time_base:  # frames of unequal delays: their start times
+                starts = [float(p.pts * stream.time_base) for p in container.demux(stream) if p.pts is not None]
+                if len(starts) == frames and starts == sorted(starts):
+                    times = tuple(round(t - starts[0], 6) for t in starts)
     except VideoProblem:
         raise
     except (av.FFmpegError, OSError, ValueError, UnicodeDecodeError) as exc:
         raise VideoProblem(f"not a readable video ({type(exc).__name__}: {str(exc)[:120]})") from None
     if frames <= 0 or fps <= 0 or duration <= 0:
         raise VideoProblem(f"its header gives no duration or frame count (duration {duration:g} s, {frames} frames, {fps:g} fps)")
-    return VideoInfo(duration, frames, fps, width, height)
+    return VideoInfo(duration, frames, fps, width, height, times=times)
 
 
 def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = None, end: float | None = None) -> list[int]:
@@ -142,8 +161,12 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = N
     (within the video) are chosen from, as Ask-Anything's ``get_index`` bounds MVBench's clips.
     """
     n = info.frames
-    first = max(0, round(start * info.fps)) if start is not None else 0
-    last = min(round(end * info.fps), n - 1) if end is not None else n - 1
+    if info.times is not None:  # frames of unequal lengths: the frames showing at start and end
+        first = info.index_at(start) if start is not None else 0
+        last = info.index_at(end) if end is not None else n - 1
+    else:
+        first = max(0, round(start * info.fps)) if start is not None else 0
+        last = min(round(end * info.fps), n - 1) if end is not None else n - 1
     if last < first:
         first, last = 0, n - 1
     span = last - first + 1
@@ -159,8 +182,13 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = N
         return sorted(set(raw))
     assert rule.fps is not None and rule.max_frames is not None
     step = 1.0 / rule.fps
-    times = [i * step for i in range(max(1, math.ceil(span / info.fps / step - 1e-9)))]
-    candidates = sorted({min(last, first + int(t * info.fps + 1e-6)) for t in times})
+    if info.times is not None:
+        begin, end_time = info.time_of(first), (info.time_of(last + 1) if last + 1 < n else info.duration)
+        times = [begin + i * step for i in range(max(1, math.ceil((end_time - begin) / step - 1e-9)))]
+        candidates = sorted({min(last, info.index_at(t)) for t in times})
+    else:
+        times = [i * step for i in range(max(1, math.ceil(span / info.fps / step - 1e-9)))]
+        candidates = sorted({min(last, first + int(t * info.fps + 1e-6)) for t in times})
     m = rule.max_frames
     if len(candidates) > m:
         positions = [0] if m == 1 else [int(i * (len(candidates) - 1) / (m - 1) + 1e-9) for i in range(m)]
@@ -256,8 +284,8 @@ class VideoClip:
 
     @property
     def timestamps(self) -> tuple[float, ...]:
-        """Each sampled frame's time in seconds from the start (index / frame rate)."""
-        return tuple(round(i / self.info.fps, 3) for i in self.indices)
+        """Each sampled frame's time in seconds from the start (index / frame rate; a GIF's frames: when each starts)."""
+        return tuple(round(self.info.time_of(i), 3) for i in self.indices)
 
     @property
     def fps(self) -> float:

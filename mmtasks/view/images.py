@@ -86,7 +86,7 @@ class ImageStore:
         name = f"{Path(video.replace(chr(92), '/')).name}@{timestamp:g}s"
         try:
             info = probe(Path(video))
-            index = min(info.frames - 1, max(0, round(timestamp * info.fps)))
+            index = info.index_at(timestamp)
             [frame] = decode_frames(Path(video), [index], info)
         except VideoProblem as exc:
             return Shown(name=name, missing=f"{exc}: not shown")
