@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("documents/",),
     ("scoring/", "dialogues/", "task.py", "plugin.py"),
     ("models/", "cache/", "scheduling/", "distributed.py"),
-    ("results/", "leaderboard/", "agreement/", "view/"),
+    ("results/", "comparison/", "leaderboard/", "agreement/", "view/"),
     ("runner.py", "preflight.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py"),
 )
 
