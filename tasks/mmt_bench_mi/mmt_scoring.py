@@ -1,0 +1,79 @@
+"""MMT-Bench (multi-image) answer reading: VLMEvalKit's exact matching of an option.
+
+Loaded as a plugin file by ``mmt_bench_mi.yaml`` (``plugins:``). The MMT-Bench authors
+(github.com/OpenGVLab/MMT-Bench README) recommend VLMEvalKit, which scores ``MMT-Bench_VAL_MI``
+with ``ImageMCQDataset.evaluate_heuristic`` -> ``mcq_vanilla_eval``. Without a judge model
+(``exact_matching``) a reply's letter is ``can_infer`` of github.com/open-compass/VLMEvalKit
+``vlmeval/utils/matching_util.py`` (commit ``e8e78f05``), reimplemented here from its description:
+
+1. ``can_infer_option``: a reply holding "Failed to obtain answer via API" reads nothing; one
+   holding a refusal phrase ("Sorry, I can't help with images of people yet.", "I can't process
+   this file.", "I'm sorry, but without the image provided", "Cannot determine the answer") reads
+   "Z" (no option: wrong). Otherwise ``.()[],:;!*#{}`` become spaces and the reply is split into
+   words; when exactly one option letter is a word, it is the answer if it is among the last four
+   words; when no letter is a word but "Z" is, "Z". Else "answer is X" ("correct answer is **B**",
+   any case, X one of A-D) names X when X is an option.
+2. ``can_infer_text``: a reply at most twice as long as all option texts together names the
+   option whose text (case-folded) it contains, when exactly one does.
+
+Nothing read: VLMEvalKit's exact matching records "Z" (wrong); here the reply is unparsed
+(``answer.retries: 0``: scored 0, and counted). "Z" itself is returned as read, and is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from mmtasks.plugin import parser
+from mmtasks.scoring.parsers import OptionText
+
+LETTERS = "ABCDEFGHI"
+_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
+             "I'm sorry, but without the image provided", "Cannot determine the answer")
+_PUNCTUATION = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
+_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
+
+
+def options_of(doc: Mapping[str, Any]) -> dict[str, str]:
+    """The record's options: the columns A..I that hold text (VLMEvalKit: those not NaN)."""
+    return {k: str(doc[k]) for k in LETTERS if doc.get(k) is not None and str(doc[k]).strip()}
+
+
+def infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
+    if "Failed to obtain answer via API" in answer:
+        return None
+    if any(phrase in answer for phrase in _REFUSALS):
+        return "Z"
+    words = [w.strip() for w in answer.translate(_PUNCTUATION).split()]
+    named = [c for c in choices if c in words]
+    if len(named) == 1:
+        for ch in choices:
+            if ch in words and words.index(ch) > len(words) - 5:
+                return ch
+    elif not named and "Z" in words:
+        return "Z"
+    match = _VERBOSE.search(answer)
+    if match and match.group(1).upper() in choices:
+        return match.group(1).upper()
+    return None
+
+
+def infer_text(answer: str, choices: Mapping[str, str]) -> str | None:
+    answer = answer.lower()
+    if len(answer) > 2 * sum(len(v) for v in choices.values()):
+        return None
+    named = [k for k, v in choices.items() if v.lower() in answer]
+    return named[0] if len(named) == 1 else None
+
+
+@parser("vlmeval_option")
+def vlmeval_option(text: str, doc: Mapping[str, Any]) -> str | None:
+    """The option letter by VLMEvalKit's exact matching (see the module docstring); None: unparsed."""
+    choices = options_of(doc)
+    letter = infer_option(text, choices)
+    if letter is not None:
+        return letter
+    found = infer_text(text, choices)
+    return OptionText(found) if found is not None else None
