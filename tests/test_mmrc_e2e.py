@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -156,7 +157,48 @@ def run_in_process(server: ChatServer, tmp_path: Path, monkeypatch: pytest.Monke
 
 # --- the tests ------------------------------------------------------------------------
 
+class Rendezvous:
+    """Holds each reply until every call of its wave has reached the server, so that "sent
+    together" is shown by events, not by a latency the client must beat on a loaded machine: a
+    client that sent a wave's calls one after another would leave them waiting here (60 s), and
+    :func:`one_wave` would then fail. Waves: turn 1 of every conversation with its note update;
+    each later turn of a conversation with its note update; a conversation's probe questions."""
+
+    def __init__(self, reply: Callable[[dict], str]) -> None:
+        self.reply = reply
+        self.arrived: dict[tuple[Any, ...], int] = {}
+        self.cond = threading.Condition()
+
+    @staticmethod
+    def wave_of(body: dict) -> tuple[tuple[Any, ...] | None, int]:
+        call = Call(index=-1, method="POST", path="/v1/chat/completions", body=body, prompt="", started=0.0)
+        kind = kind_of(call)
+        if kind == "probe":
+            rec = conversation_of(call)
+            return ("probe", id(rec)), len(rec["questions"])
+        if kind in ("note", "turn"):
+            rec = conversation_of_any(call)
+            if kind == "note":
+                turn = int(re.search(r"\(turn (\d+)\)", last_user_text(body)).group(1))  # type: ignore[union-attr]
+            else:
+                turn = len([m for m in messages(call) if m["role"] == "user"])
+            if turn == 1:
+                return ("turn", 1), 2 * len(RECORDS)
+            return ("turn", id(rec), turn), 2
+        return None, 0
+
+    def __call__(self, body: dict) -> str:
+        wave, size = self.wave_of(body)
+        if wave is not None:
+            with self.cond:
+                self.arrived[wave] = self.arrived.get(wave, 0) + 1
+                self.cond.notify_all()
+                self.cond.wait_for(lambda: self.arrived[wave] >= size, timeout=60)
+        return self.reply(body)
+
+
 def test_notetaking_run_through_python_m(server: ChatServer, tmp_path: Path) -> None:
+    server.reply = Rendezvous(server.reply)
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
     proc = subprocess.run([sys.executable, "-m", "mmtasks", *cli_args(tmp_path, "--strategy", "notetaking", "--model-args", "concurrency=64")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
