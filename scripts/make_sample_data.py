@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Generate the synthetic sample data of mmtasks (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench, BLINK, Mantis-Eval, MMIU, MM-MT-Bench, MMMU, Video-MME, MVBench, MMMU-Pro, MIRB, MMT-Bench formats).
+"""Generate the synthetic sample data of mmtasks (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench, BLINK, Mantis-Eval, MMIU, MM-MT-Bench, MMMU, Video-MME, MVBench, MMMU-Pro, MIRB, MMT-Bench, LLaVA-Interleave formats).
 
     python scripts/make_sample_data.py [OUT_DIR]     # default: data/sample
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sample_data import blink, llava_bench_wild, mantis_eval, mm_mt_bench, mirb, mmdu, mmiu, mmmu, mmmu_pro, mmrc, mmt_bench_mi, muirbench, mvbench, realbench, videomme  # noqa: E402
+from sample_data import blink, llava_bench_wild, llava_interleave, mantis_eval, mm_mt_bench, mirb, mmdu, mmiu, mmmu, mmmu_pro, mmrc, mmt_bench_mi, muirbench, mvbench, realbench, videomme  # noqa: E402
 
 GENERATORS = {"realbench": realbench.generate, "mmdu": mmdu.generate, "mmrc": mmrc.generate,
               "muirbench": muirbench.generate, "llava_bench_wild": llava_bench_wild.generate,
@@ -29,7 +29,8 @@ GENERATORS = {"realbench": realbench.generate, "mmdu": mmdu.generate, "mmrc": mm
               "mm_mt_bench": mm_mt_bench.generate, "mmmu": mmmu.generate,
               "videomme": videomme.generate, "mvbench": mvbench.generate,
               "mmmu_pro": mmmu_pro.generate, "mirb": mirb.generate,
-              "mmt_bench_mi": mmt_bench_mi.generate}
+              "mmt_bench_mi": mmt_bench_mi.generate,
+              "llava_interleave": llava_interleave.generate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,101 @@
+"""Synthetic LLaVA-Interleave-Bench records in the schema lmms-eval reads.
+
+lmms-eval's ``tasks/llava_interleave_bench`` reads ``lmms-lab-encoder/LLaVA-NeXT-Interleave-Bench``
+(a copy of ``lmms-lab/LLaVA-NeXT-Interleave-Bench``), configs ``in_domain``, ``out_of_domain`` and
+``multi_view_in_domain``, split ``test``. Fields (as its ``utils.py`` reads them): ``sample_id``,
+``sub_task`` (NLVR2_Mantis, QBench, Spot-the-Diff, ...), ``question_type`` (``multi-choice`` or
+``open-ended``), ``question`` (in- and out-of-domain) or ``conversations`` (multi-view; here a
+string, the real column's type is not confirmed), ``answer`` and ``image_0`` .. ``image_15``
+(empty when unused). ``<image>`` in the text marks the next image.
+
+Copies: ``llava_interleave/<config>.jsonl`` (``image_k`` paths under ``images/``), ``hf/`` (configs
+``in_domain`` and ``out_of_domain``) and ``hf_multi_view/`` (config ``multi_view_in_domain``: its
+columns differ), read with ``datasets.load_dataset(FOLDER, CONFIG, split="test")``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from sample_data.common import save_cards, write_jsonl
+from sample_data.drawing import BACKGROUNDS, Card, Shape, info_card
+from sample_data.hub import embedded, write_hub_configs
+
+IMAGE_FIELDS = [f"image_{i}" for i in range(16)]
+
+
+def shape_card(kind: str, colour: str, background: int = 0) -> Card:
+    return Card(64, 64, background=BACKGROUNDS[background], shapes=[Shape(kind, colour, (12, 12, 52, 52))])
+
+
+@dataclass(frozen=True)
+class Item:
+    sample_id: str
+    sub_task: str
+    question_type: str
+    text: str
+    answer: str
+    cards: list[Card]
+
+
+def _configs() -> dict[str, list[Item]]:
+    return {
+        "in_domain": [
+            Item("spot_1", "Spot-the-Diff", "open-ended", "<image><image>What is the difference between the two images?",
+                 "the circle is red in the second image", [shape_card("circle", "blue"), shape_card("circle", "red")]),
+            Item("nlvr2_1", "NLVR2_Mantis", "multi-choice", "<image><image>Is this statement true: both images show a "
+                 "star?\nA. yes\nB. no\nYour answer is:", "A", [shape_card("star", "red"), shape_card("star", "blue", 1)]),
+            Item("qbench_1", "QBench", "multi-choice", "<image><image>Which image is sharper?\nA. the first\nB. the second",
+                 "B", [shape_card("square", "green"), shape_card("square", "green", 2)]),
+            Item("raven_1", "RAVEN", "multi-choice", "<image><image><image>Which shape comes next?\nA. circle\nB. square\n"
+                 "C. triangle", "C", [shape_card("circle", "red"), shape_card("square", "red"), info_card(["NEXT?"])]),
+        ],
+        "out_of_domain": [
+            Item("mathverse_1", "MathVerse", "multi-choice", "<image><image>How many sides in total?\nA. 3\nB. 4\nC. 6\nD. 7",
+                 "D", [shape_card("triangle", "blue"), shape_card("square", "blue")]),
+            Item("mantis_1", "Mantis", "open-ended", "<image><image>How many stars are there?", "two",
+                 [shape_card("star", "yellow"), shape_card("star", "purple", 1)]),
+        ],
+        "multi_view_in_domain": [
+            Item("scanqa_1", "ScanQA", "open-ended", "What stands in the middle of the room?", "a brown table",
+                 [info_card(["VIEW 1", "TABLE"]), info_card(["VIEW 2", "TABLE"])]),
+            Item("nuscenes_1", "nuscenes", "open-ended", "What is in front of the ego car?", "there is a car in front",
+                 [info_card(["FRONT", "CAR"]), info_card(["BACK"])]),
+        ],
+    }
+
+
+def _record(root: Path, config: str, item: Item) -> dict:
+    paths = save_cards(root, f"images/{item.sample_id}", item.cards)
+    record = {"sample_id": item.sample_id, "sub_task": item.sub_task, "question_type": item.question_type}
+    if config == "multi_view_in_domain":
+        images = "".join("<image>" for _ in paths)
+        record["conversations"] = json.dumps([{"from": "human", "value": f"{images}{item.text}"}])
+    else:
+        record["question"] = item.text
+    record["answer"] = item.answer
+    record.update({f: (paths[k] if k < len(paths) else None) for k, f in enumerate(IMAGE_FIELDS)})
+    return record
+
+
+def generate(root: Path) -> None:
+    by_config = {c: [_record(root, c, item) for item in items] for c, items in _configs().items()}
+    for config, records in by_config.items():
+        write_jsonl(root / f"{config}.jsonl", records)
+
+    def hub_rows(records: list[dict]) -> list[dict]:
+        return [{**r, **{f: embedded(root, r[f]) if r[f] else None for f in IMAGE_FIELDS}} for r in records]
+
+    text = {"sample_id": "string", "sub_task": "string", "question_type": "string"}
+    images = {f: "image" for f in IMAGE_FIELDS}
+    body = ("Synthetic records in the schema lmms-eval reads from lmms-lab-encoder/LLaVA-NeXT-Interleave-Bench "
+            "(split test), for tests and demos of mmtasks. Generated by scripts/make_sample_data.py; no real data.")
+    write_hub_configs(root / "hf", split="test", features={**text, "question": "string", "answer": "string", **images},
+                      configs={c: hub_rows(by_config[c]) for c in ("in_domain", "out_of_domain")},
+                      title="LLaVA-Interleave-Bench (synthetic sample)", body=body, statistics=False)
+    write_hub_configs(root / "hf_multi_view", split="test",
+                      features={**text, "conversations": "string", "answer": "string", **images},
+                      configs={"multi_view_in_domain": hub_rows(by_config["multi_view_in_domain"])},
+                      title="LLaVA-Interleave-Bench multi-view (synthetic sample)", body=body, statistics=False)

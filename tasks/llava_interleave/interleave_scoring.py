@@ -1,0 +1,183 @@
+"""LLaVA-Interleave-Bench scoring, as lmms-eval scores it.
+
+Loaded as a plugin file by the three task files (``plugins:``). Reimplemented from
+github.com/EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/llava_interleave_bench/utils.py`` (commit
+``75571cfe``) and the ``rouge`` package 1.0.1 it imports (PyPI ``rouge``, github.com/pltrdy/rouge):
+
+- ``interleave_conversation`` (adapter): a multi-view record's prompt is its ``conversations``
+  as ``doc_to_text_conversation`` makes it: the text itself, or ``json.dumps`` of a list;
+  stored as ``prompt_text``. Other records get ``prompt_text`` = ``question``.
+- ``interleave_answer`` (parser): multi-choice replies read by ``mcq_acc``'s ``process``: an
+  "A. text" reply (A-E, any case) is its letter; otherwise newlines and tabs become spaces, the
+  VQA punctuation rule removes or spaces out ``; / [ ] " { } ( ) = + \\ _ - > < @ ` , ? !``, up to
+  32 periods not beside a digit are removed (``re.sub``'s third argument is ``re.UNICODE``, read as
+  a count), quotes and brackets are stripped from the ends, the text is lower-cased, and its first
+  standalone letter A-E (any case) is the answer, else the processed text. Open-ended replies are
+  kept as they are. Never unparsed.
+- ``interleave_score`` (metric): multi-choice: 100 when the processed reply equals the processed
+  ``answer``; open-ended: 100 x ROUGE-L F of the reply (its first 512 characters) against the
+  answer by ``rouge`` 1.0.1 (``Rouge().get_scores(pred, answer)[0]["rouge-l"]["f"]``), 0 for an
+  empty reply. That ROUGE-L splits each text at every "." into sentences (each with its
+  whitespace runs joined by single spaces; empty pieces dropped), counts words as a set (the
+  package's default ``exclusive=True``): m and n are the numbers of distinct words of the answer
+  and the reply, and the overlap is the number of distinct words in the union, over the answer's
+  sentences, of the longest common subsequence of that sentence with each reply sentence (the
+  subsequence rebuilt from the end, preferring to drop the answer's word on ties); F = 2PR/(P+R+1e-8).
+  A reply that splits into no sentence ("...") scores 0 (ours: the package raises).
+- ``interleave_overall`` (aggregator): ``overall_score``: the sub-tasks grouped into lmms-eval's 18
+  categories; each category present scores the mean of its questions; ``acc`` is the mean of the
+  categories (a sub-task of no category is left out, as there). ``acc_micro``: every question alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mmtasks.plugin import adapter, metric, parser
+from mmtasks.scoring.aggregation import TaskResult, aggregator, per_sample_mean
+
+if TYPE_CHECKING:
+    from mmtasks.config.task_config import TaskConfig
+    from mmtasks.core.sample import Sample
+    from mmtasks.task import Task
+
+CATEGORIES = {
+    "Spot-the-Diff": ["Spot-the-Diff", "Birds-to-Words", "CLEVR-Change"],
+    "Image-Edit": ["IEdit", "HQ-Edit", "MagicBrush"],
+    "Visual-Story-Telling": ["AESOP", "FlintstonesSV", "PororoSV", "VIST"],
+    "Visual-Cloze": ["COMICS_Dialogue", "RecipeQA_VisualCloze"],
+    "Text-Rich-VQA": ["WebQA", "TQA", "OCR-VQA", "DocVQA"],
+    "Multi-Image-VQA": ["MIT-States_StateCoherence", "MIT-States_PropertyCoherence", "VISION", "RecipeQA_ImageCoherence"],
+    "Puzzle": ["RAVEN"], "NLVR2": ["NLVR2_Mantis"], "QBench": ["QBench"], "ScanQA": ["ScanQA"], "ALFRED": ["ALFRED"],
+    "nuscenes": ["nuscenes"], "ScanNet_chat": ["ScanNet_chat"], "ScanNet_task": ["ScanNet_task"], "BLINK": ["BLINK"],
+    "MathVerse": ["MathVerse"], "SciVerse": ["SciVerse"], "Mantis": ["Mantis"],
+}
+CATEGORY_OF = {sub: cat for cat, subs in CATEGORIES.items() for sub in subs}
+MULTI_CHOICE, OPEN_ENDED = "multi-choice", "open-ended"
+METRIC = "acc"
+CATEGORY_BREAKDOWN = "category"
+
+_PERIOD = re.compile(r"(?!<=\d)(\.)(?!\d)")
+_COMMA_NUMBER = re.compile(r"(\d)(\,)(\d)")
+_PUNCT = [";", r"/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!"]
+_OPTION = re.compile(r"^([A-E])\.\s*(.+)$", re.IGNORECASE)
+_LETTER = re.compile(r"\b([A-E])\b", re.IGNORECASE)
+
+
+@adapter("interleave_conversation")
+def interleave_conversation(record: dict[str, Any]) -> dict[str, Any]:
+    """``prompt_text``: the question, or for a multi-view record its conversations (see above)."""
+    conversations = record.get("conversations")
+    if conversations is not None:
+        text = conversations if isinstance(conversations, str) else json.dumps(conversations)
+    else:
+        text = record.get("question")
+    return {**record, "prompt_text": text}
+
+
+def _punctuation(text: str) -> str:
+    out = text
+    for p in _PUNCT:
+        if (p + " " in text or " " + p in text) or _COMMA_NUMBER.search(text) is not None:
+            out = out.replace(p, "")
+        else:
+            out = out.replace(p, " ")
+    return _PERIOD.sub("", out, 32)
+
+
+def process(answer: str) -> str:
+    """``mcq_acc``'s ``process`` of a reply or a gold answer."""
+    match = _OPTION.match(answer.strip())
+    if match:
+        return match.group(1).upper()
+    text = _punctuation(answer.replace("\n", " ").replace("\t", " ").strip())
+    text = text.strip("'").strip('"').strip(")").strip("(").strip().lower()
+    letter = _LETTER.search(text)
+    return letter.group(1).upper() if letter else text
+
+
+@parser("interleave_answer")
+def interleave_answer(text: str, doc: Mapping[str, Any]) -> str:
+    return process(text) if doc.get("question_type") == MULTI_CHOICE else text
+
+
+def _sentences(text: str) -> list[str]:
+    return [" ".join(piece.split()) for piece in text.split(".") if len(piece) > 0]
+
+
+def _words(sentences: Sequence[str]) -> list[str]:
+    return [w for s in sentences for w in s.split(" ")]
+
+
+def _lcs_words(x: list[str], y: list[str]) -> set[str]:
+    """The words of the longest common subsequence of ``x`` and ``y``, rebuilt from the end."""
+    table = [[0] * (len(y) + 1) for _ in range(len(x) + 1)]
+    for i in range(1, len(x) + 1):
+        for j in range(1, len(y) + 1):
+            table[i][j] = table[i - 1][j - 1] + 1 if x[i - 1] == y[j - 1] else max(table[i - 1][j], table[i][j - 1])
+    words, i, j = set(), len(x), len(y)
+    while i > 0 and j > 0:
+        if x[i - 1] == y[j - 1]:
+            words.add(x[i - 1])
+            i, j = i - 1, j - 1
+        elif table[i - 1][j] > table[i][j - 1]:
+            i -= 1
+        else:
+            j -= 1
+    return words
+
+
+def rouge_l_f(hypothesis: str, reference: str) -> float:
+    """ROUGE-L F of ``rouge`` 1.0.1 (summary level, word sets; see the module docstring)."""
+    hyp, ref = _sentences(hypothesis), _sentences(reference)
+    if not hyp or not ref:
+        return 0.0
+    m, n = len(set(_words(ref))), len(set(_words(hyp)))
+    union: set[str] = set()
+    for ref_sentence in ref:
+        for hyp_sentence in hyp:
+            union |= _lcs_words(ref_sentence.split(" "), hyp_sentence.split(" "))
+    r, p = len(union) / m, len(union) / n
+    return 2.0 * ((p * r) / (p + r + 1e-8))
+
+
+@metric("interleave_score")
+def interleave_score(parsed: str | None, target: Any, doc: Mapping[str, Any]) -> float:
+    """Multi-choice: 100 or 0; open-ended: 100 x ROUGE-L F (see the module docstring)."""
+    prediction = "" if parsed is None else str(parsed)
+    if doc.get("question_type") == MULTI_CHOICE:
+        return 100.0 if prediction == process(str(target)) else 0.0
+    if prediction == "":
+        return 0.0
+    return 100.0 * rouge_l_f(prediction[:512], str(target))
+
+
+def _emits(config: "TaskConfig") -> list[str]:
+    return [METRIC]
+
+
+def overall(by_category: Mapping[str, Sequence[float]]) -> float | None:
+    """The mean of the categories' mean scores (categories without questions left out)."""
+    means = [sum(v) / len(v) for c, v in by_category.items() if v and c]
+    return sum(means) / len(means) if means else None
+
+
+@aggregator("interleave_overall", emits=_emits)
+def interleave_overall(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+    """The generic means and breakdowns, with ``acc`` lmms-eval's ``overall_score`` (x100) and
+    the per-question mean as ``acc_micro``."""
+    samples = list(samples)
+    result = per_sample_mean(task, samples, seed)
+    by_category: dict[str, list[float]] = {}
+    for s in samples:
+        value = s.metrics.get(METRIC)
+        if value is not None:
+            by_category.setdefault(s.breakdown.get(CATEGORY_BREAKDOWN, ""), []).append(float(value))
+    result.metrics[f"{METRIC}_micro"] = result.metrics.get(METRIC)
+    result.metrics[METRIC] = overall(by_category)
+    result.metrics[f"{METRIC}_stderr"] = None  # ours: no bootstrap of the category mean
+    result.metrics[f"{METRIC}_all"] = None
+    return result
