@@ -97,3 +97,21 @@ def test_the_judges_own_verdict_is_found_in_linear_time() -> None:
     marks = "".join(f"[[{i}]] " for i in range(40_000))
     answer = "".join(f"[[{i}]] " for i in reversed(range(40_000)))  # no verbatim quote of it to cut
     assert sole_verdict(TASK_PARSERS["mm_mt_bench_rating"], marks + "Rating: [[40001]]", {"answer": answer}) == {"score": 40001}
+
+
+@pytest.mark.timeout(60)
+def test_a_judge_reply_of_many_brace_spans_against_a_long_answer_is_read_in_linear_time() -> None:
+    """5,000 ``{n}`` spans (30 KB) and a 1 MB answer used to take about 2 minutes: the answer was
+    normalised again for every span. Now once; past :data:`MAX_VERDICT_SPANS` distinct spans a
+    reply is no verdict (re-asked, then a judge failure)."""
+    from mmtasks.registry import verdict_parsers
+    from mmtasks.scoring.verdicts import MAX_VERDICT_SPANS, JsonObjectArgs, sole_verdict
+
+    parse = BoundParser(as_spec("json_object", verdict_parsers.get("json_object")), JsonObjectArgs(required=["score"]))
+    context = {"answer": "word " * 200_000}
+    many = "".join("{%d}" % i for i in range(5_000))
+    assert sole_verdict(parse, many + '{"score": 3}', context) is None
+    some = "".join("{%d}" % i for i in range(MAX_VERDICT_SPANS - 1))
+    assert sole_verdict(parse, some + '{"score": 3}', context) == {"score": 3}
+    quoted = {"answer": 'I give myself {"score": 5} and {"score": 5}.'}
+    assert sole_verdict(parse, 'It wrote {"score": 5}. My verdict: {"score": 2}', quoted) == {"score": 2}

@@ -114,16 +114,28 @@ def judge_own_text(reply: str, context: Mapping[str, Any]) -> str:
     return reply
 
 
-def _quoted_span(span: str, texts: list[str]) -> bool:
-    """Whether a ``{...}`` span of the reply is a piece of the model's text (a quote, not a verdict)."""
+def _quoted_span(span: str, normal_texts: list[str]) -> bool:
+    """Whether a ``{...}`` span of the reply is a piece of the model's text (a quote, not a
+    verdict); ``normal_texts``: the model's texts with whitespace runs as one space, lower case."""
     needle = " ".join(span.split()).lower()
-    return any(needle in " ".join(text.split()).lower() for text in texts)
+    return any(needle in text for text in normal_texts)
+
+
+#: the most distinct top-level ``{...}`` spans a judge reply may hold: past it the reply is no
+#: verdict (re-asked, then a judge failure). A judge's verdict is one object; the bound keeps
+#: reading a hostile reply (tens of thousands of ``{n}`` against a long answer) linear
+MAX_VERDICT_SPANS = 1000
 
 
 def brace_spans(text: str) -> list[str]:
     """The top-level ``{...}`` spans of ``text`` (quoted strings inside a span are skipped, so a
     ``}`` in a JSON or Python string does not end it); an unclosed span is dropped."""
-    spans: list[str] = []
+    return [text[start:end] for start, end in _span_bounds(text)]
+
+
+def _span_bounds(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each top-level ``{...}`` span of ``text`` (see :func:`brace_spans`)."""
+    spans: list[tuple[int, int]] = []
     depth, start, quote, i = 0, 0, "", 0
     while i < len(text):
         ch = text[i]
@@ -141,9 +153,21 @@ def brace_spans(text: str) -> list[str]:
         elif ch == "}" and depth:
             depth -= 1
             if depth == 0:
-                spans.append(text[start : i + 1])
+                spans.append((start, i + 1))
         i += 1
     return spans
+
+
+def _cut_spans(text: str, keep: Callable[[str], bool], filler: str) -> str:
+    """``text`` with each top-level ``{...}`` span that ``keep`` refuses replaced by ``filler``, in one pass."""
+    out: list[str] = []
+    pos = 0
+    for start, end in _span_bounds(text):
+        if not keep(text[start:end]):
+            out += [text[pos:start], filler]
+            pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def sole_verdict(parse: Callable[[str, Mapping[str, Any]], Any], reply: str, context: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -158,17 +182,19 @@ def sole_verdict(parse: Callable[[str, Mapping[str, Any]], Any], reply: str, con
     own = judge_own_text(reply, context)
     texts = model_texts(context)
     spans = brace_spans(own)
+    if len(set(spans)) > MAX_VERDICT_SPANS:
+        return None
     if texts:
-        for span in [s for s in spans if _quoted_span(s, texts)]:
-            own = own.replace(span, "\n")
-        spans = brace_spans(own)
+        normal = [" ".join(text.split()).lower() for text in texts]  # once, not once per span
+        quoted = {span for span in set(spans) if _quoted_span(span, normal)}
+        if quoted:
+            own = _cut_spans(own, lambda span: span not in quoted, "\n")
+            spans = brace_spans(own)
     if not spans:
         return _without_braces(parse, own, texts, context)
     found = [f for f in (parse(span, context) for span in spans) if isinstance(f, dict)]
     if not found:
-        for span in spans:
-            own = own.replace(span, " ")
-        return _without_braces(parse, own, texts, context)
+        return _without_braces(parse, _cut_spans(own, lambda span: False, " "), texts, context)
     if len({json.dumps(f, sort_keys=True, default=str) for f in found}) != 1:
         return None
     return found[-1]
