@@ -117,3 +117,16 @@ def test_a_video_goes_natively_with_the_sampled_frames_and_their_times(qwen2_vl_
     assert sorted(m for call in seen for m in call["metadata"]) == [(10, 2.0, [0, 2, 4, 8])] * 2
     assert all("<|video_pad|>" in t and "<|image_pad|>" not in t for call in seen for t in call["text"])
     assert all(call["sample"] is False for call in seen)
+    # the batch planner counts a frame's tokens from the video's header and the task's bound, as
+    # for an image of that size (28 x 28 px: one token), not 0
+    from mmtasks.config.task_registry import TaskRegistry
+    from mmtasks.models.hf import _image_token_count
+    from mmtasks.task import Task
+    from transformers import AutoProcessor
+
+    config, file = TaskRegistry.discover([tmp_path / "tasks"]).load("vidhf")
+    [doc, _] = list(Task(config, file).documents(tmp_path / "data"))
+    frame = doc.videos[0].frame_images()[0]
+    assert doc.videos[0].frame_size == (28, 28)
+    processor = AutoProcessor.from_pretrained(qwen2_vl_dir)
+    assert _image_token_count(processor, frame) == processor._get_num_multimodal_tokens(image_sizes=[(28, 28)]).num_image_tokens[0] > 0

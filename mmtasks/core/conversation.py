@@ -50,6 +50,9 @@ class FrameSource(Protocol):
     @property
     def duration(self) -> float: ...
 
+    @property
+    def frame_size(self) -> tuple[int, int]: ...
+
     def pixels(self, position: int) -> "PILImage": ...
 
 

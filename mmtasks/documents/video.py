@@ -300,6 +300,11 @@ class VideoClip:
         return self.info.duration
 
     @property
+    def frame_size(self) -> tuple[int, int]:
+        """(width, height) of each frame as sent: the header's size within the bound."""
+        return self.bound.size(self.info.width, self.info.height)
+
+    @property
     def subtitles(self) -> list[str] | None:
         return None if self.cues is None else windowed(self.cues, self.timestamps)
 

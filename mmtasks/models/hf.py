@@ -473,12 +473,15 @@ def _image_token_count(processor: Any, image: Image) -> int:
     from PIL import Image as PILImage, UnidentifiedImageError
 
     count = getattr(processor, "_get_num_multimodal_tokens", None)
-    if count is None or image.parts or image.frame is not None:
+    if count is None or image.parts:
         return 0
     try:
-        source: Any = io.BytesIO(image.data) if image.data is not None else image.path
-        with PILImage.open(source) as img:
-            width, height = img.size
+        if image.frame is not None:  # a video frame: its size after the task's bound, from the video's header
+            width, height = image.frame.clip.frame_size
+        else:
+            source: Any = io.BytesIO(image.data) if image.data is not None else image.path
+            with PILImage.open(source) as img:
+                width, height = img.size
         data = count(image_sizes=[(height, width)])
         tokens = data["num_image_tokens"] if isinstance(data, dict) else data.num_image_tokens
         return int(tokens[0])
