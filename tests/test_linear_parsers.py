@@ -35,7 +35,7 @@ REPLIES = {
     "negations": "not " * (N // 4),
     "tabs-newlines": "\t\n" * (N // 2) + "x",
 }
-DOC: dict[str, Any] = {"options": ["a", "b", "c", "d"], "answer": "A", "target": "a", "question": {"ability": "IE"}}
+DOC: dict[str, Any] = {"id": "doc-1", "options": ["a", "b", "c", "d"], "answer": "A", "target": "a", "question": {"ability": "IE"}}
 
 
 def builtin_task_parsers() -> dict[str, BoundParser]:
@@ -115,3 +115,15 @@ def test_a_judge_reply_of_many_brace_spans_against_a_long_answer_is_read_in_line
     assert sole_verdict(parse, some + '{"score": 3}', context) == {"score": 3}
     quoted = {"answer": 'I give myself {"score": 5} and {"score": 5}.'}
     assert sole_verdict(parse, 'It wrote {"score": 5}. My verdict: {"score": 2}', quoted) == {"score": 2}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("reply", ["{" * N, '{"' * (N // 2), "x\n" * (N // 2) + '{"' * 2_000], ids=["braces", "open-strings", "lines-then-open-strings"])
+def test_the_last_json_object_of_a_hostile_reply_is_found_in_linear_time(reply: str) -> None:
+    """Judges' and note takers' JSON replies (MMRC, ``json_object``, note taking): each failed
+    decode at a ``{`` used to count the lines before it (100,000 ``{`` took about 4 s, 1 MB
+    minutes). Only ``{`` then ``"`` or ``}`` is tried, and at most 1,000 such starts may fail."""
+    from mmtasks.scoring.json_reply import last_json_object
+
+    assert last_json_object(reply) is None
+    assert last_json_object(reply[:50] + ' {"score": 3}') == {"score": 3}
