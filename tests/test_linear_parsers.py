@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from mmtasks.config.task_registry import TaskRegistry
+from mmtasks.errors import DataError
 from mmtasks.registry import parsers
 from mmtasks.scoring.parsers import BoundParser, as_spec
 from mmtasks.scoring.text_normalize import strip_answer_prefix
@@ -71,11 +72,15 @@ def test_every_parser_is_linear_on_a_hostile_reply(reply: str) -> None:
                 args = spec.args()
             except ValueError:
                 continue  # needs settings of its task (label / by_field delegate to the parsers run here)
-            spec.fn(text, DOC, args)
+            call = lambda: spec.fn(text, DOC, args)  # noqa: E731
         elif spec.takes_doc:
-            spec.fn(text, DOC)
+            call = lambda: spec.fn(text, DOC)  # noqa: E731
         else:
-            spec.fn(text)
+            call = lambda: spec.fn(text)  # noqa: E731
+        try:
+            call()
+        except DataError:
+            pass  # a field this parser reads that DOC lacks: nothing about time
 
 
 @pytest.mark.timeout(240)
@@ -85,7 +90,10 @@ def test_every_task_plugin_parser_is_linear_on_a_hostile_reply(reply: str) -> No
     give one (MMRC's judge reads the question's ability)."""
     assert {"mmrc_answer", "mm_mt_bench_rating", "llava_score_pair", "mmdu_judge", "mmrc_judge"} <= set(TASK_PARSERS)
     for bound in TASK_PARSERS.values():
-        bound(REPLIES[reply], DOC)
+        try:
+            bound(REPLIES[reply], DOC)
+        except DataError:
+            pass  # a field this parser reads that DOC lacks: nothing about time
 
 
 @pytest.mark.timeout(240)
