@@ -9,16 +9,15 @@ below is computed by hand from the sample's gold answers and the authors' rules 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.builders import assert_regenerates, folder_digest, sample_generators
+from tests.test_field_benchmarks import read_jsonl, results_of, run_mmtasks, samples_of
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -50,25 +49,7 @@ def copy_bench(bench: str, dest_root: Path, *, replace: dict[str, dict[str, str]
         yaml_file.write_text(text, encoding="utf-8")
 
 
-def run_mmtasks(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MMTASKS_"))}
-    env.update({"PYTHONPATH": str(REPO), "MMTASKS_CACHE_DIR": str(tmp_path / "cache"),
-                "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf-home")})
-    return subprocess.run([sys.executable, "-m", "mmtasks", *args, "--no-progress"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=240)
 
-
-def results_of(out: Path) -> dict:
-    return json.loads((out / "results.json").read_text(encoding="utf-8"))
-
-
-def samples_of(out: Path, task: str) -> dict[str, dict]:
-    lines = (out / "samples" / f"{task}.jsonl").read_text(encoding="utf-8").splitlines()
-    return {s["doc_id"]: s for s in map(json.loads, lines)}
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def run_copy(tmp_path: Path, bench: str, target: str, rows: list[tuple[str, str, str]], *,
