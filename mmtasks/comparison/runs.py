@@ -33,6 +33,7 @@ from mmtasks.comparison.paired import (
 )
 from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.errors import ConfigError, DataError
+from mmtasks.results.files import confined
 from mmtasks.results.schema import ResultsFile, read_results
 
 
@@ -120,10 +121,7 @@ def read_samples(run: Path, task: str) -> dict[str, dict[str, Any]]:
     file = run / "samples" / f"{task}.jsonl"
     if not file.is_file():
         raise DataError(f"task {task!r} has no samples file: compare needs each document's scores", file=file)
-    try:
-        file.resolve(strict=True).relative_to(run.resolve(strict=True))
-    except ValueError:
-        raise DataError("the samples file leads out of its run folder", file=file) from None
+    confined(file, run)
     out: dict[str, dict[str, Any]] = {}
     values: dict[str, dict[str, list[float]]] = {}
     for lineno, row in iter_jsonl(file):
