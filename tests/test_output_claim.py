@@ -71,7 +71,7 @@ def test_a_folder_claimed_by_another_command_is_refused(run: Path, tmp_path: Pat
     board = tmp_path / "board"
     assert leaderboard_main(["build", str(BOARD_RUN), "--out", str(board)]) == 0
     before = (board / "index.html").read_bytes()
-    with pytest.raises(OutputError, match="holds mmtasks's leaderboard, not a run view"):
+    with pytest.raises(OutputError, match="holds the leaderboard mmtasks wrote there: refusing to write the run view into it"):
         build_view([load_view_run(run)], board)
     assert (board / "index.html").read_bytes() == before
     # a view inside the board (views/<name>, its own claim) leaves the board buildable, before or after

@@ -447,7 +447,7 @@ def claim_folder(folder: Path, kind: str, *, what: str | None = None,
             yield FolderClaim(folder, kind, what)
             return
         if marker["kind"] != kind:
-            raise OutputError(f"holds mmtasks's {marker['kind']}, not a {what}: refusing to write into it",
+            raise OutputError(f"holds the {marker['kind']} mmtasks wrote there: refusing to write the {what} into it",
                               file=folder, hint="choose a new or empty folder")
         yield FolderClaim(folder, kind, what, files=list(marker["files"]), data=list(marker["data"]))
 
