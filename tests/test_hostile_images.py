@@ -105,3 +105,39 @@ def test_fuzzed_tiff_im_and_dds_files_are_data_errors_or_images(tmp_path: Path) 
         except Exception as exc:  # noqa: BLE001
             escaped.setdefault(f"view {type(exc).__name__}", name)
     assert escaped == {}  # before: TypeError, OverflowError (TIFF), NotImplementedError (DDS), ...
+
+
+def test_a_corrupt_image_found_mid_run_fails_its_document_only(tmp_path: Path, chat_server) -> None:  # noqa: ANN001
+    """The header passes the preflight, the pixels do not decode when the openai backend encodes
+    the request: that document's request fails (counted, shown), the others are answered and the
+    run goes to the end (before: the whole run stopped)."""
+    import json
+
+    from PIL import Image as PILImage
+
+    from mmtasks.cli import main
+
+    data = tmp_path / "data" / "pics"
+    (data / "images").mkdir(parents=True)
+    for name in ("a", "c"):
+        PILImage.new("RGB", (32, 24), (200, 30, 30)).save(data / "images" / f"{name}.png")
+    (data / "images" / "b.tif").write_bytes(corrupt_tiff())
+    records = [{"id": d, "images": [f"images/{f}"], "answer": "red"} for d, f in (("a", "a.png"), ("b", "b.tif"), ("c", "c.png"))]
+    (data / "pics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "pics.yaml").write_text(
+        "task: pics\ndataset:\n  local: {dir: pics, file: pics.jsonl}\n  required_fields: {answer: str}\n"
+        "prompt:\n  user: \"{{ image(0) }}Which colour?\"\ntarget: \"{{ doc.answer }}\"\n"
+        "metrics:\n  - {name: acc, function: exact_match, primary: true}\n")
+    chat_server.reply = lambda body: "red"
+    out = tmp_path / "out"
+    code = main(["--tasks", "pics", "--include-path", str(tasks), "--model", "openai:test-model", "--model-args",
+                 f"base_url={chat_server.base_url}", "--data-dir", str(tmp_path / "data"), "--output-path", str(out),
+                 "--no-cache", "--no-progress"])
+    assert code == 1  # a counted failure, without --allow-failures
+    results = json.loads((out / "results.json").read_text())
+    assert results["problems"]["pics"]["request_failures"] == 1
+    assert results["results"]["pics"]["acc"] == 100.0 and results["n-samples"]["pics"]["effective"] == 3
+    rows = {r["doc_id"]: r for r in map(json.loads, (out / "samples" / "pics.jsonl").read_text().splitlines())}
+    assert rows["b"]["failures"] and "b.tif" in rows["b"]["failures"][0] and rows["a"]["responses"] == ["red"]

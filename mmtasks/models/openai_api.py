@@ -63,7 +63,7 @@ import openai
 from mmtasks.core.conversation import Image, VideoRun, video_runs
 from mmtasks.core.reasoning import LENGTH
 from mmtasks.core.request import OPTIONAL_SETTINGS, GenerationConfig, Reply, Request
-from mmtasks.errors import ConfigError, ModelError
+from mmtasks.errors import ConfigError, DataError, ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
 from mmtasks.models.openai_args import (
@@ -270,7 +270,10 @@ class OpenAIModel(ChatModel):
         unknown model, no quota) raises :class:`ModelError`."""
         state = self._state()
         async with state.prepared:
-            body = await self._body(request)
+            try:
+                body = await self._body(request)
+            except DataError as exc:  # an image of this document that does not decode: its failure, not the run's
+                return Reply.failure(f"image: {exc.render()}")
             client = await state.acquire()
             try:
                 return await self._complete(client, body)
