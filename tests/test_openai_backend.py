@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import logging
+import re
 import socket
 import threading
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from PIL import Image as PILImage
 
 from mmtasks import secrets
 from mmtasks.core.conversation import Image, Message, Text
-from mmtasks.errors import ConfigError, DataError, ModelError
+from mmtasks.errors import ConfigError, ModelError
 from mmtasks.models.base import ModelSpec
 from mmtasks.models.openai_api import OpenAIModel
 from mmtasks.core.request import GenerationConfig, Reply, Request
@@ -264,10 +265,15 @@ def test_same_image_is_encoded_once(chat_server: ChatServer, make_model: Callabl
     assert len(urls) == 1 and decode({"image_url": {"url": urls.pop()}})[2].size == (512, 154)
 
 
-def test_corrupt_image_is_a_data_error(make_model: Callable[..., OpenAIModel]) -> None:
+def test_corrupt_image_fails_its_request_with_the_data_error(chat_server: ChatServer,
+                                                            make_model: Callable[..., OpenAIModel]) -> None:
+    """An image that does not decode fails its own request, the data error's one line as the
+    reason (naming the document); nothing is sent for it, and the other requests are answered."""
     broken = Image(data=b"not an image", doc_id="d7")
-    with pytest.raises(DataError, match="document 'd7'.*corrupt"):
-        list(make_model().generate([Request(messages=(Message("user", (broken,)),))]))
+    ((_, failed), (_, answered)) = sorted(make_model().generate([
+        Request(messages=(Message("user", (broken,)),)), Request(messages=(Message("user", (Text("hi"),)),))]))
+    assert not failed.ok and re.search(r"document 'd7'.*corrupt", failed.error or "")
+    assert answered.ok and len(chat_server.bodies) == 1
 
 
 def test_images_unfit_to_send_as_they_are_are_reencoded_like_decode_image(chat_server: ChatServer, make_model: Callable[..., OpenAIModel]) -> None:
