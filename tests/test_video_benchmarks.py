@@ -142,18 +142,3 @@ def test_video_benchmarks_run_with_random_to_the_end(tmp_path: Path) -> None:
 def test_the_video_samples_regenerate(tmp_path: Path, name: str) -> None:
     (generator,) = sample_generators(name)
     assert_regenerates(generator.generate, tmp_path / name, SAMPLE / name)
-
-
-def test_videomme_from_the_hub_layout(tmp_path: Path) -> None:
-    """The same YAML reading the Hub records (``dataset.hf``, here the sample's Hub-style parquet
-    folder instead of lmms-lab/Video-MME): with ``--data-dir`` the videos are found under it."""
-    tasks = tmp_path / "tasks"
-    task = copy_task_folder("videomme", tasks, replace={
-        "  local: {dir: videomme, file: videomme.jsonl}\n": f"  hf: {{path: {SAMPLE / 'videomme' / 'hf'}, split: test}}\n"})
-    pred = predictions(tmp_path / "pred.jsonl", {task: VIDEOMME_REPLIES})
-    out = tmp_path / "out"
-    proc = run_mmtasks(["--tasks", task, "--include-path", str(tasks), "--data-dir", str(SAMPLE / "videomme"),
-                        "--model", f"replay:{pred}", "--output-path", str(out)], tmp_path)
-    assert proc.returncode == 1, proc.stderr  # the two unparsed replies
-    assert results_of(out)["results"][task]["acc"] == pytest.approx(100 * 6 / 9)
-    assert sorted(s["doc_id"] for s in samples_of(out, task)) == sorted(VIDEOMME_REPLIES)

@@ -174,6 +174,56 @@ class HFSource(_Strict):
     """For file-based builders (``path: json``/``parquet``): the files to read."""
 
 
+#: a path inside a Hub repository (``json/action_sequence.json``, ``videos_chunked_*.zip``): relative,
+#: forward slashes, no ``..``, no empty part
+_REPO_PATH = re.compile(r"(?!/)(?!.*//)(?!(?:.*/)?\.\.(?:/|$))[^\\\x00]+(?<!/)")
+
+
+def _repo_path(value: str) -> str:
+    if not _REPO_PATH.fullmatch(value):
+        raise ValueError(f"{value!r} is not a path inside the repository (relative, '/' between parts, no '..')")
+    return value
+
+
+RepoPath = Annotated[str, AfterValidator(_repo_path)]
+
+
+class HubRecordFile(_Strict):
+    """One record file of a Hub dataset repository (an entry of ``dataset.hub.files``)."""
+
+    path: RepoPath
+    """The file in the repository: a JSON list of records (or a dict of id -> record), or JSONL."""
+    fields: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
+    """Values set on every record of this file (MVBench: the task's name and its videos' folder),
+    taking the place of a field of the same name the record holds."""
+
+
+class HubFilesSource(_Strict):
+    """Records read from JSON/JSONL files of a Hugging Face dataset repository, each file downloaded
+    alone (``huggingface_hub``, into the Hub cache; offline, a run after the first reads the cache):
+    for datasets that keep their records in a JSON file per config rather than in parquet splits
+    (MVBench's ``json/<task>.json``)."""
+
+    repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+    """The dataset's Hub id (``OpenGVLab/MVBench``)."""
+    revision: str | None = None
+    """Pin a revision (a commit, branch or tag; default: ``main``)."""
+    files: list[HubRecordFile] = Field(min_length=1)
+    """The record files, read in the order listed (a document's index counts across them)."""
+
+
+class VideoArchive(_Strict):
+    """Zip archives of the dataset's Hub repository holding its videos (an entry of
+    ``dataset.video_archives``)."""
+
+    path: RepoPath
+    """The archive's path in the repository, or a pattern of them (``videos_chunked_*.zip``,
+    ``video/*.zip``: ``*`` within a folder)."""
+    strip: str | None = Field(default=None, pattern=r"^[^/\\\x00]+(?:/[^/\\\x00]+)*$")
+    """A leading folder removed from the members' paths (MVBench's ``data0613.zip`` holds
+    ``data0613/star/...``, merged into ``star/...``); members outside it keep their path."""
+
+
 class VideoConfig(_Strict):
     """A record's videos (``dataset.video``): which field holds them, which frames are sent, at
     what size (see docs/vocabulary.md, "Videos"). Frames are sent as images in place
@@ -282,6 +332,14 @@ class DatasetConfig(_Strict):
     """Local data under ``--data-dir`` (read when a data directory is given)."""
     hf: HFSource | None = None
     """A Hugging Face dataset (read when no data directory is given, or there is no ``local``)."""
+    hub: HubFilesSource | None = None
+    """Records in JSON/JSONL files of a Hub dataset repository (read as ``hf`` is: when no data
+    directory is given, or there is no ``local``); not with ``hf``."""
+    video_archives: list[VideoArchive] = Field(default_factory=list)
+    """The zip archives of the Hub repository (of ``hf`` or ``hub``, same revision) that hold the
+    videos, when the records are read from the Hub: downloaded alone, extracted once into a cache
+    folder (a member escaping it, a link, is refused), under which ``video`` paths and subtitles
+    resolve. Local data (``--data-dir``) is read as it is, without them."""
     id_field: str = "id"
     """The record field used as ``doc_id`` (falls back to the line number when absent)."""
     images_field: str | list[str] | None = "images"
@@ -310,6 +368,16 @@ class DatasetConfig(_Strict):
     def record_rule(self, problem: str, field: str | None = None) -> RecordRule | None:
         """The rule for ``problem`` (of ``field``), when the task declares one."""
         return next((r for r in self.record_policy if r.problem == problem and r.field == field), None)
+
+    @model_validator(mode="after")
+    def _one_hub_source(self) -> "DatasetConfig":
+        if self.hf is not None and self.hub is not None:
+            raise ValueError("give hf (parquet splits through datasets) or hub (JSON record files), not both")
+        if self.video_archives and self.hf is None and self.hub is None:
+            raise ValueError("video_archives are read from the Hub repository of hf or hub: name one")
+        if self.video_archives and self.video is None:
+            raise ValueError("video_archives hold videos: give dataset.video too")
+        return self
 
     @field_validator("record_policy")
     @classmethod

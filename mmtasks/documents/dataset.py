@@ -104,7 +104,7 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
         from mmtasks.registry import adapters
 
         adapter = adapters.get(ds.adapter, file=task_file)
-    if ds.local is not None and (data_root is not None or ds.hf is None):
+    if ds.local is not None and (data_root is not None or (ds.hf is None and ds.hub is None)):
         if data_root is None:
             raise DataError(
                 f"task {task.task!r} reads local data but no data directory is set",
@@ -122,11 +122,29 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
             )
         records = _read_local(path, report)
         yield from _documents(records, ds, folder, str(path), adapter, report, limit, only, videos, excluded)
-    elif ds.hf is not None:
-        yield from _documents(_read_hf(task), ds, data_root or Path.cwd(), f"hf:{ds.hf.path}", adapter, report, limit, only, videos,
-                              excluded)
+    elif ds.hf is not None or ds.hub is not None:
+        repo = ds.hf.path if ds.hf is not None else ds.hub.repo  # type: ignore[union-attr]
+        folder = data_root or Path.cwd()
+        missing = None
+        if ds.video_archives:
+            from mmtasks.documents.hub_files import extracted_videos
+
+            revision = ds.hf.revision if ds.hf is not None else ds.hub.revision  # type: ignore[union-attr]
+            folder = extracted_videos(repo, revision, ds.video_archives)
+            missing = (f"it is in none of the archives of {repo} ({', '.join(a.path for a in ds.video_archives)}) "
+                       f"extracted in {folder}: put the file there yourself if the dataset's card says where to get it")
+        records = _read_hf(task) if ds.hf is not None else _read_hub(task)
+        yield from _documents(records, ds, folder, f"hf:{repo}", adapter, report, limit, only, videos, excluded, missing)
     else:
-        raise DataError(f"task {task.task!r} names no dataset (dataset.local or dataset.hf)", file=task_file, field="dataset")
+        raise DataError(f"task {task.task!r} names no dataset (dataset.local, dataset.hf or dataset.hub)", file=task_file,
+                        field="dataset")
+
+
+def _read_hub(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None]]:
+    from mmtasks.documents.hub_files import read_records
+
+    assert task.dataset.hub is not None
+    yield from read_records(task.dataset.hub)
 
 
 def _read_local(path: Path, report: Report | None = None) -> Iterator[tuple[int, dict[str, Any], int | None]]:
@@ -205,7 +223,8 @@ def _undecoded_images(dset: Any, datasets: Any) -> Any:
 def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str,
                adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, report: Report | None = None,
                limit: int | None = None, only: Callable[[int], bool] | None = None, videos: Any = None,
-               excluded: Exclusions | None = None) -> Iterator[Document]:
+               excluded: Exclusions | None = None, missing_video: str | None = None) -> Iterator[Document]:
+    """``missing_video``: the hint of a video not found (where the videos came from)."""
     seen: set[str] = set()
     paths = ConfinedPaths(folder)
     for index, rec, lineno in records:
@@ -220,7 +239,7 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
         problems: list[DataError] = []
         try:
             doc = _document(index, rec, lineno, ds, paths, source, adapter, seen, problems, collect=report is not None,
-                            videos=videos)
+                            videos=videos, missing_video=missing_video)
         except _Excluded as exc:
             if excluded is not None:
                 excluded.add(exc.reason)
@@ -237,7 +256,7 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
 
 def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetConfig, paths: ConfinedPaths, source: str,
               adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, seen: set[str], problems: list[DataError],
-              collect: bool, videos: Any = None) -> Document | None:
+              collect: bool, videos: Any = None, missing_video: str | None = None) -> Document | None:
     """One record as a Document; its problems go to ``problems`` (all of them when ``collect``,
     else the first), and then None is returned."""
     if adapter is not None:
@@ -268,7 +287,7 @@ def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetCo
         if problems and not collect:
             return None
     images = _images(rec, ds, paths, doc_id, source, lineno, problems, collect)
-    clips = _videos(rec, videos, paths, doc_id, source, lineno, problems, collect) if videos is not None else []
+    clips = _videos(rec, videos, paths, doc_id, source, lineno, problems, collect, missing_video) if videos is not None else []
     if problems:
         return None
     return Document(index=index, doc_id=doc_id, record=rec, images=tuple(images), source=source, line=lineno,
@@ -276,7 +295,7 @@ def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetCo
 
 
 def _videos(rec: dict[str, Any], reader: Any, paths: ConfinedPaths, doc_id: str, source: str, lineno: int | None,
-            problems: list[DataError], collect: bool) -> list[Any]:
+            problems: list[DataError], collect: bool, missing_video: str | None = None) -> list[Any]:
     """The record's videos (``dataset.video``), each checked from its header (container opened,
     duration and frame count read, nothing decoded) and its frames chosen by the rule."""
     from mmtasks.documents.video import VideoProblem
@@ -319,7 +338,8 @@ def _videos(rec: dict[str, Any], reader: Any, paths: ConfinedPaths, doc_id: str,
         try:
             out.append(reader.clip(path, rel, doc_id, rec, srt))
         except VideoProblem as exc:
-            problems.append(DataError(f"{exc}: {path}", field=field, **where))
+            hint = missing_video if missing_video is not None and str(exc) == "video not found" else None
+            problems.append(DataError(f"{exc}: {path}", field=field, hint=hint, **where))
         except DataError as exc:  # PyAV missing
             problems.append(DataError(exc.message, field=field, hint=exc.hint, **where))
     return out
@@ -460,7 +480,7 @@ def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | Non
                    adapter: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Scan:
     """Check the data exists and count it, without resolving images (fast; no model needed)."""
     ds = task.dataset
-    if ds.local is not None and (data_root is not None or ds.hf is None):
+    if ds.local is not None and (data_root is not None or (ds.hf is None and ds.hub is None)):
         # load_documents raises the "where it looked, how to get it" errors
         first = load_documents(task, data_root, task_file=task_file, adapter=adapter)
         next(first, None)
@@ -468,8 +488,11 @@ def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | Non
         records: Iterator[tuple[int, dict[str, Any], int | None]] = _read_local(data_root / ds.local.dir / ds.local.file)
     elif ds.hf is not None:
         records = _read_hf(task)
+    elif ds.hub is not None:
+        records = _read_hub(task)
     else:
-        raise DataError(f"task {task.task!r} names no dataset (dataset.local or dataset.hf)", file=task_file, field="dataset")
+        raise DataError(f"task {task.task!r} names no dataset (dataset.local, dataset.hf or dataset.hub)", file=task_file,
+                        field="dataset")
     total = 0
     max_images = 0
     for i, rec, _ in records:

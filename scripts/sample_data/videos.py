@@ -71,3 +71,21 @@ def srt(cues: list[tuple[float, float, str]], font: bool = True) -> str:
         body = f'<font color="white" size=".72c">{text}</font>' if font else text
         blocks.append(f"{k}\n{stamp(start)} --> {stamp(end)}\n{body}\n")
     return "\n".join(blocks)
+
+
+def write_zip(path: Path, members: dict[str, Path], folders: tuple[str, ...] = ()) -> None:
+    """A zip archive holding each file ``members[name]`` as ``name`` (stored, not compressed: the
+    videos are compressed already, and the bytes stay the same on every machine), with a folder
+    entry for each of ``folders`` first, as archivers write them. Fixed dates and modes."""
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+        for folder in folders:
+            info = zipfile.ZipInfo(folder.rstrip("/") + "/", date_time=(2024, 6, 13, 0, 0, 0))
+            info.external_attr = (0o40755 << 16) | 0x10
+            zf.writestr(info, b"")
+        for name, source in members.items():
+            info = zipfile.ZipInfo(name, date_time=(2024, 6, 13, 0, 0, 0))
+            info.external_attr = 0o100644 << 16
+            zf.writestr(info, source.read_bytes())
