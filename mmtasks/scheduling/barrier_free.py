@@ -2,7 +2,8 @@
 
 One asyncio event loop, created per run and driven from :func:`run_barrier_free`
 (a plain generator, so callers iterate samples as with the wave engine; the
-loop runs only inside ``next()``). Every dialogue is a *flow*: its current
+loop runs only inside ``next()``, in a worker thread when the caller's thread
+already runs an event loop of its own). Every dialogue is a *flow*: its current
 round of requests is served from the cache, joined to an identical request
 already in flight, or sent; when the round's last reply arrives the dialogue
 is sent the replies and its next round goes out at once.
@@ -31,12 +32,13 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
+import queue
 import threading
 from collections import deque
-from collections.abc import Awaitable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mmtasks.cache.response_cache import request_key
 from mmtasks.core.request import Reply, Request
@@ -315,44 +317,156 @@ def _resolve(future: "asyncio.Future[Reply]", reply: Reply) -> None:
 
 
 def run_barrier_free(sched: "Scheduler", dialogues: Iterable[Dialogue]) -> Iterator[Sample]:
-    loop = asyncio.new_event_loop()
-    engine = _Engine(sched, loop)
+    """Drive ``dialogues`` on an event loop of the run's own; yields each finished sample.
 
-    def on_loop_error(loop: asyncio.AbstractEventLoop, context: dict) -> None:
-        # The loop logs and swallows what a callback raises; SIGTERM's exception (a
-        # BaseException raised wherever the main thread is) must stop the run instead.
-        exc = context.get("exception")
-        if isinstance(exc, BaseException) and not isinstance(exc, Exception):
-            engine.fail(exc)
-        else:
-            loop.default_exception_handler(context)
+    When the calling thread already runs an event loop (a Jupyter cell, an async web app,
+    playwright's sync API), a second loop cannot run in it: the run's loop then runs in a
+    worker thread, one step per ``next()`` (the caller waits while it runs, so the two threads
+    never run mmtasks code at once). ``on_finish`` is called in the caller's thread either way.
+    """
+    drive = _Drive(sched, dialogues)
+    samples = drive.samples()
+    if _running_loop() is not None:
+        samples = _stepped_in_thread(samples, drive.interrupt)
+    try:
+        for sample in samples:
+            if sched.on_finish is not None:
+                sched.on_finish(sample)
+            yield sample
+    finally:
+        samples.close()
 
-    loop.set_exception_handler(on_loop_error)
-    admission = engine.spawn(engine.admit(iter(dialogues)))
-    admission.add_done_callback(lambda t: engine.wake.set() if t.cancelled() or t.exception() is None
-                                else engine.fail(t.exception()))  # type: ignore[arg-type]
 
-    async def next_event() -> None:
-        await engine.wake.wait()
-        engine.wake.clear()
+class _Drive:
+    """One run's loop and engine, made when :meth:`samples` starts (in the thread that runs it)."""
+
+    def __init__(self, sched: "Scheduler", dialogues: Iterable[Dialogue]) -> None:
+        self.sched = sched
+        self.dialogues = dialogues
+        self.lock = threading.Lock()
+        self.engine: _Engine | None = None
+        #: an interruption (Ctrl-C, SIGTERM) that came before the engine was made
+        self.stopped: BaseException | None = None
+
+    def samples(self) -> Generator[Sample, None, None]:
+        loop = asyncio.new_event_loop()
+        engine = _Engine(self.sched, loop)
+        with self.lock:
+            self.engine = engine
+            if self.stopped is not None:
+                engine.fail(self.stopped)
+
+        def on_loop_error(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+            # The loop logs and swallows what a callback raises; SIGTERM's exception (a
+            # BaseException raised wherever the main thread is) must stop the run instead.
+            exc = context.get("exception")
+            if isinstance(exc, BaseException) and not isinstance(exc, Exception):
+                engine.fail(exc)
+            else:
+                loop.default_exception_handler(context)
+
+        loop.set_exception_handler(on_loop_error)
+        admission = engine.spawn(engine.admit(iter(self.dialogues)))
+        admission.add_done_callback(lambda t: engine.wake.set() if t.cancelled() or t.exception() is None
+                                    else engine.fail(t.exception()))  # type: ignore[arg-type]
+
+        async def next_event() -> None:
+            await engine.wake.wait()
+            engine.wake.clear()
+
+        try:
+            while True:
+                if not engine.finished and engine.error is None and not admission.done():
+                    loop.run_until_complete(next_event())
+                if engine.error is not None:
+                    raise engine.error
+                while engine.finished:
+                    sample = engine.finished.popleft()
+                    engine.room.set()
+                    yield sample
+                if admission.done() and not engine.finished:
+                    admission.result()
+                    return
+        finally:
+            _close(loop, engine)
+
+    def interrupt(self, error: BaseException) -> None:
+        """From another thread: stop the run with ``error`` (the caller's Ctrl-C or SIGTERM)."""
+        with self.lock:
+            engine = self.engine
+            if engine is None:
+                self.stopped = error
+                return
+        try:
+            engine.loop.call_soon_threadsafe(engine.fail, error)
+        except RuntimeError:
+            pass  # the loop is closed: the run has already ended
+
+
+def _stepped_in_thread(samples: Generator[Sample, None, None],
+                       interrupt: Callable[[BaseException], None]) -> Generator[Sample, None, None]:
+    """``samples``, each ``next()`` (and the final ``close()``) run by one worker thread while
+    this thread waits. An exception raised here while waiting (Ctrl-C, the CLI's SIGTERM) is
+    passed to ``interrupt``; the worker's step ends with it, closing the loop, before it goes on."""
+    commands: queue.Queue[str] = queue.Queue()
+    answers: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    def work() -> None:
+        while True:
+            command = commands.get()
+            try:
+                if command == "close":
+                    samples.close()
+                    answers.put(("closed", None))
+                    return
+                answers.put(("sample", next(samples)))
+            except StopIteration:
+                answers.put(("end", None))
+                return
+            except BaseException as exc:  # handed to the caller's thread, raised there
+                answers.put(("raised", exc))
+                return
+
+    worker = threading.Thread(target=work, name="mmtasks-scheduler", daemon=True)
+    worker.start()
+    ended = False  # the worker has given its last answer and returned
+
+    def answer() -> tuple[str, Any]:
+        nonlocal ended
+        try:
+            kind, value = answers.get()
+        except BaseException as exc:
+            interrupt(exc)
+            kind, _ = answers.get()  # the step ends with ``exc`` once the loop has seen it
+            ended = kind != "sample"
+            raise
+        ended = kind != "sample"
+        return kind, value
 
     try:
         while True:
-            if not engine.finished and engine.error is None and not admission.done():
-                loop.run_until_complete(next_event())
-            if engine.error is not None:
-                raise engine.error
-            while engine.finished:
-                sample = engine.finished.popleft()
-                engine.room.set()
-                if sched.on_finish is not None:
-                    sched.on_finish(sample)
-                yield sample
-            if admission.done() and not engine.finished:
-                admission.result()
+            commands.put("next")
+            kind, value = answer()
+            if kind == "raised":
+                raise value
+            if kind == "end":
                 return
+            yield value
     finally:
-        _close(loop, engine)
+        if not ended:
+            commands.put("close")
+            kind, value = answers.get()
+            worker.join()
+            if kind == "raised":
+                raise value
+        worker.join()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _close(loop: asyncio.AbstractEventLoop, engine: _Engine) -> None:
@@ -387,5 +501,5 @@ def _run_to_end(loop: asyncio.AbstractEventLoop, awaitable: Awaitable[T]) -> T:
         try:
             return loop.run_until_complete(future)
         except RuntimeError:
-            if future.done():  # the awaitable's own error
-                raise
+            if future.done() or loop.is_running() or _running_loop() is not None:
+                raise  # the awaitable's own error, or a loop that cannot run here at all
