@@ -195,3 +195,27 @@ def test_a_hostile_archive_member_is_refused_with_one_line(hub, tmp_path: Path, 
     assert (folder / "data" / "smplVid001a.mp4").is_file() and not (folder / "data" / "fine.mp4").exists()
     assert not any(p.name in ("escaped.mp4", "absolute.mp4", "win.mp4", "link.mp4")
                    for p in tmp_path.rglob("*")) and not Path("/tmp/absolute.mp4").exists()
+
+
+def test_the_preflight_reports_every_problem_of_the_extracted_videos_at_once(hub, tmp_path: Path) -> None:
+    """As for local videos: each document's missing or unreadable video, all in one check."""
+    endpoint, state = hub
+    files = files_of(SAMPLE / "videomme" / "hub")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:  # smplVid002b left out, smplVid003c not a video
+        zf.writestr("data/smplVid001a.mp4", (SAMPLE / "videomme" / "data" / "smplVid001a.mp4").read_bytes())
+        zf.writestr("data/smplVid003c.mp4", b"\x00\x00\x00\x18ftypmp42 not really a video")
+    files["videos_chunked_01.zip"] = buf.getvalue()
+    del files["videos_chunked_02.zip"]
+    state.seed("dataset", "lmms-lab/Video-MME", files)
+    proc = run("videomme", tmp_path, endpoint, {}, tmp_path / "out", command="check")
+    assert proc.returncode == 2, proc.stderr
+    assert "2 problems found before any model or judge was built" in proc.stderr
+    lines = proc.stderr.splitlines()
+    # three questions about each video: the first document named, the others counted
+    (missing,) = [line for line in lines if "video not found" in line]
+    assert "document '002-1'" in missing and "smplVid002b.mp4" in missing and "(the same in 2 more documents)" in missing
+    assert "in none of the archives of lmms-lab/Video-MME (videos_chunked_*.zip)" in missing
+    (unreadable,) = [line for line in lines if "not a readable video" in line]
+    assert "document '003-1'" in unreadable and "smplVid003c.mp4" in unreadable
+    assert unreadable.endswith("(the same in 2 more documents)")

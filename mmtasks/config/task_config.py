@@ -204,7 +204,7 @@ class HubFilesSource(_Strict):
     for datasets that keep their records in a JSON file per config rather than in parquet splits
     (MVBench's ``json/<task>.json``)."""
 
-    repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+    repo: str = Field(pattern=r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9_][\w.-]*$")
     """The dataset's Hub id (``OpenGVLab/MVBench``)."""
     revision: str | None = None
     """Pin a revision (a commit, branch or tag; default: ``main``)."""
@@ -219,9 +219,14 @@ class VideoArchive(_Strict):
     path: RepoPath
     """The archive's path in the repository, or a pattern of them (``videos_chunked_*.zip``,
     ``video/*.zip``: ``*`` within a folder)."""
-    strip: str | None = Field(default=None, pattern=r"^[^/\\\x00]+(?:/[^/\\\x00]+)*$")
+    strip: str | None = None
     """A leading folder removed from the members' paths (MVBench's ``data0613.zip`` holds
     ``data0613/star/...``, merged into ``star/...``); members outside it keep their path."""
+
+    @field_validator("strip")
+    @classmethod
+    def _strip_inside(cls, v: str | None) -> str | None:
+        return None if v is None else _repo_path(v)
 
 
 class VideoConfig(_Strict):

@@ -30,10 +30,12 @@ def source_config(config: TaskConfig, file: object = None) -> TaskConfig:
         if ds.local is None:
             raise ConfigError("fewshot.file names a file of local data, but the dataset is a Hugging Face dataset",
                               file=file, field="fewshot.file", hint="name another split of it: fewshot: {split: train, ...}")
-        dataset = ds.model_copy(update={"local": ds.local.model_copy(update={"file": fs.file}), "hf": None})
+        dataset = ds.model_copy(update={"local": ds.local.model_copy(update={"file": fs.file}), "hf": None, "hub": None,
+                                        "video_archives": []})
     else:
         if ds.hf is None:
-            raise ConfigError("fewshot.split names a split of a Hugging Face dataset, but the dataset is local",
+            raise ConfigError("fewshot.split names a split of a Hugging Face dataset (dataset.hf), but the dataset is "
+                              + ("JSON files of a Hub repository (dataset.hub)" if ds.hub is not None else "local"),
                               file=file, field="fewshot.split", hint="name a file in the dataset's folder: fewshot: {file: demos.jsonl, ...}")
         dataset = ds.model_copy(update={"hf": ds.hf.model_copy(update={"split": fs.split}), "local": None})
     return config.model_copy(update={"dataset": dataset, "fewshot": None})
