@@ -16,7 +16,7 @@ problems from the samples with :func:`count_problems`.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -246,6 +246,28 @@ def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], s
 
 def mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+def values_by_label(samples: Iterable["Sample"], metric: str, breakdown: str, *,
+                    unscored: float | None = None) -> dict[str, list[float]]:
+    """``metric``'s values regrouped by each sample's label under ``breakdown`` (``""`` for a
+    sample without one), the groups in the order their first sample comes. A sample without a
+    value of ``metric`` is left out, or counted as ``unscored`` when that is given (0.0: the
+    ``_all`` variants). What a benchmark's headline regroups: the mean of its task, subset or
+    category means (:func:`mean_of_means`) instead of the mean over questions."""
+    groups: dict[str, list[float]] = {}
+    for s in samples:
+        value = s.metrics.get(metric)
+        if value is None and unscored is None:
+            continue
+        groups.setdefault(s.breakdown.get(breakdown, ""), []).append(unscored if value is None else float(value))
+    return groups
+
+
+def mean_of_means(groups: Mapping[str, Sequence[float]]) -> float | None:
+    """The mean of the groups' means, in the groups' order; an empty group is left out, and
+    None when no group has a value."""
+    return mean([sum(v) / len(v) for v in groups.values() if v])
 
 
 def mean_and_stderr(values: Sequence[float], seed: int) -> tuple[float | None, float | None]:

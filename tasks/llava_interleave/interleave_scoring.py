@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmtasks.plugin import adapter, metric, parser
-from mmtasks.scoring.aggregation import TaskResult, aggregator, per_sample_mean
+from mmtasks.scoring.aggregation import TaskResult, aggregator, mean_of_means, per_sample_mean, values_by_label
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -160,9 +160,9 @@ def _emits(config: "TaskConfig") -> list[str]:
 
 
 def overall(by_category: Mapping[str, Sequence[float]]) -> float | None:
-    """The mean of the categories' mean scores (categories without questions left out)."""
-    means = [sum(v) / len(v) for c, v in by_category.items() if v and c]
-    return sum(means) / len(means) if means else None
+    """The mean of the categories' mean scores (categories without questions left out, and
+    the questions of a sub-task of no category, label "")."""
+    return mean_of_means({c: v for c, v in by_category.items() if c})
 
 
 @aggregator("interleave_overall", emits=_emits)
@@ -171,13 +171,8 @@ def interleave_overall(task: "Task", samples: Sequence["Sample"], seed: int) -> 
     the per-question mean as ``acc_micro``."""
     samples = list(samples)
     result = per_sample_mean(task, samples, seed)
-    by_category: dict[str, list[float]] = {}
-    for s in samples:
-        value = s.metrics.get(METRIC)
-        if value is not None:
-            by_category.setdefault(s.breakdown.get(CATEGORY_BREAKDOWN, ""), []).append(float(value))
     result.metrics[f"{METRIC}_micro"] = result.metrics.get(METRIC)
-    result.metrics[METRIC] = overall(by_category)
+    result.metrics[METRIC] = overall(values_by_label(samples, METRIC, CATEGORY_BREAKDOWN))
     result.metrics[f"{METRIC}_stderr"] = None  # ours: no bootstrap of the category mean
     result.metrics[f"{METRIC}_all"] = None
     return result

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mmtasks.plugin import metric, parser
-from mmtasks.scoring.aggregation import TaskResult, aggregator, per_sample_mean
+from mmtasks.scoring.aggregation import TaskResult, aggregator, mean, mean_of_means, per_sample_mean, values_by_label
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -99,19 +99,14 @@ def _emits(config: "TaskConfig") -> list[str]:
     return [METRIC, *CATEGORIES]
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 def category_means(by_subset: Mapping[str, Sequence[float]]) -> dict[str, float | None]:
     """Each category's mean of its subsets' accuracies (subsets without questions left out)."""
-    return {c: _mean([m for s in subsets if (m := _mean(by_subset.get(s, []))) is not None])
-            for c, subsets in CATEGORIES.items()}
+    return {c: mean_of_means({s: by_subset.get(s, []) for s in subsets}) for c, subsets in CATEGORIES.items()}
 
 
 def average(by_subset: Mapping[str, Sequence[float]]) -> float | None:
     """The authors' Average: the mean of the category means."""
-    return _mean([v for v in category_means(by_subset).values() if v is not None])
+    return mean([v for v in category_means(by_subset).values() if v is not None])
 
 
 @aggregator("mirb_mean", emits=_emits)
@@ -120,11 +115,7 @@ def mirb_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResul
     means, and the per-question mean as ``acc_micro``."""
     samples = list(samples)
     result = per_sample_mean(task, samples, seed)
-    by_subset: dict[str, list[float]] = {}
-    for s in samples:
-        value = s.metrics.get(METRIC)
-        if value is not None:
-            by_subset.setdefault(s.breakdown.get(SUBSET_BREAKDOWN, ""), []).append(float(value))
+    by_subset = values_by_label(samples, METRIC, SUBSET_BREAKDOWN)
     result.metrics[f"{METRIC}_micro"] = result.metrics.get(METRIC)
     result.metrics[METRIC] = average(by_subset)
     result.metrics[f"{METRIC}_stderr"] = _stderr(by_subset, seed)

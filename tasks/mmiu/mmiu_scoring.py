@@ -26,7 +26,7 @@ import numpy as np
 
 from mmtasks.errors import DataError
 from mmtasks.registry import adapters
-from mmtasks.scoring.aggregation import TaskResult, aggregator, per_sample_mean
+from mmtasks.scoring.aggregation import TaskResult, aggregator, mean_of_means, per_sample_mean, values_by_label
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -73,25 +73,13 @@ def mmiu_task_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Task
     ``acc_micro``."""
     samples = list(samples)
     result = per_sample_mean(task, samples, seed)
-    by_task: dict[str, list[float]] = {}
-    by_task_all: dict[str, list[float]] = {}
-    for s in samples:
-        label = s.breakdown.get(TASK_BREAKDOWN, "")
-        value = s.metrics.get(METRIC)
-        by_task_all.setdefault(label, []).append(0.0 if value is None else float(value))
-        if value is not None:
-            by_task.setdefault(label, []).append(float(value))
+    by_task = values_by_label(samples, METRIC, TASK_BREAKDOWN)
     result.metrics[f"{METRIC}_micro"] = result.metrics.get(METRIC)
-    result.metrics[METRIC] = _macro(by_task)
-    result.metrics[f"{METRIC}_all"] = _macro(by_task_all)
+    result.metrics[METRIC] = mean_of_means(by_task)  # the authors' Overall
+    result.metrics[f"{METRIC}_all"] = mean_of_means(values_by_label(samples, METRIC, TASK_BREAKDOWN, unscored=0.0))
     result.metrics[f"{METRIC}_stderr"] = _macro_stderr(by_task, seed)
     result.counts = {**result.counts, "tasks": len(by_task)}
     return result
-
-
-def _macro(groups: dict[str, list[float]]) -> float | None:
-    means = [sum(v) / len(v) for v in groups.values() if v]
-    return sum(means) / len(means) if means else None
 
 
 def _macro_stderr(groups: dict[str, list[float]], seed: int, n_boot: int = 1000) -> float | None:
