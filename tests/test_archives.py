@@ -123,3 +123,17 @@ def test_the_dataset_keys_are_checked_when_the_task_loads() -> None:
     ]:
         with pytest.raises(ValidationError, match=words):
             DatasetConfig.model_validate(bad)
+
+
+def test_an_archive_larger_than_the_free_space_is_refused_before_writing(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    from collections import namedtuple
+
+    arc = Archive(make_zip(tmp_path / "big.zip", {"data/a.mp4": b"x" * 5000}), "videos_chunked_01.zip")
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10_000, 9_000, 1_000))
+    with pytest.raises(DataError, match="the archive holds 0.0 GB, and .* has 0.0 GB free") as err:
+        extract_once([arc], tmp_path / "out")
+    assert err.value.file == "videos_chunked_01.zip" and "MMTASKS_ARCHIVES_DIR" in (err.value.hint or "")
+    assert not (tmp_path / "out" / "data").exists()

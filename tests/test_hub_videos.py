@@ -176,10 +176,8 @@ def hostile_zip(member: str, *, link: bool = False) -> bytes:
 
 @pytest.mark.parametrize(("member", "link", "why"), [
     ("../../escaped.mp4", False, "escapes the extraction folder"),
-    ("/tmp/absolute.mp4", False, "escapes the extraction folder"),
-    ("data/..\\..\\win.mp4", False, "escapes the extraction folder"),
     ("data/link.mp4", True, "is a symbolic link"),
-])
+])  # the other names refused (absolute, a drive, backslashes): tests/test_archives.py
 def test_a_hostile_archive_member_is_refused_with_one_line(hub, tmp_path: Path, member: str, link: bool, why: str) -> None:
     endpoint, state = hub
     files = files_of(SAMPLE / "videomme" / "hub")
@@ -193,8 +191,7 @@ def test_a_hostile_archive_member_is_refused_with_one_line(hub, tmp_path: Path, 
     folder = extracted(tmp_path, "lmms-lab/Video-MME")
     # the first archive, sound, was extracted; nothing of the hostile one (not even its sound member)
     assert (folder / "data" / "smplVid001a.mp4").is_file() and not (folder / "data" / "fine.mp4").exists()
-    assert not any(p.name in ("escaped.mp4", "absolute.mp4", "win.mp4", "link.mp4")
-                   for p in tmp_path.rglob("*")) and not Path("/tmp/absolute.mp4").exists()
+    assert not any(p.name in ("escaped.mp4", "link.mp4") for p in tmp_path.rglob("*"))
 
 
 def test_the_preflight_reports_every_problem_of_the_extracted_videos_at_once(hub, tmp_path: Path) -> None:

@@ -26,6 +26,8 @@ from mmtasks.errors import DataError
 #: the folder (inside the destination) holding one marker per archive extracted
 MARKERS = ".mmtasks-extracted"
 _CHUNK = 1 << 20
+#: the setting that moves the extraction folder (mmtasks.documents.hub_files)
+ARCHIVES_HINT = "MMTASKS_ARCHIVES_DIR"
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,13 @@ def _extract(archive: Archive, dest: Path) -> None:
     try:
         with zipfile.ZipFile(archive.path) as zf:
             members = [(info, member_target(archive, info)) for info in zf.infolist()]  # every name checked first
+            # the declared sizes bound what is written (a member's reader stops at its size): room for them first
+            needed = sum(info.file_size for info, target in members if target is not None)
+            free = shutil.disk_usage(root).free
+            if needed > free:
+                raise DataError(f"the archive holds {needed / 1e9:.1f} GB, and {dest} has {free / 1e9:.1f} GB free",
+                                file=archive.name, field="dataset.video_archives",
+                                hint=f"free disk space there, or set {ARCHIVES_HINT} to a folder with room")
             for info, target in members:
                 if target is None:
                     continue
@@ -134,7 +143,7 @@ def _extract(archive: Archive, dest: Path) -> None:
     except OSError as exc:
         raise DataError(f"cannot extract the archive into {dest}: {exc.strerror or type(exc).__name__}", file=archive.name,
                         field="dataset.video_archives",
-                        hint="free disk space there, or set MMTASKS_ARCHIVES_DIR to a folder with room") from None
+                        hint=f"free disk space there, or set {ARCHIVES_HINT} to a folder with room") from None
 
 
 __all__ = ["Archive", "MARKERS", "extract_once", "is_extracted", "member_target"]
