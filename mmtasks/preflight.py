@@ -43,7 +43,7 @@ from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import UNPARSED_VERDICT
 from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.dialogues.matching import matcher_request
-from mmtasks.documents.dataset import Exclusions, Scan, scan_documents
+from mmtasks.documents.dataset import Exclusions, Media, Scan, scan_documents
 from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError, DataError, MmtasksError, Problems, TemplateError
 from mmtasks.models.base import ModelContext, ModelSpec
@@ -228,39 +228,44 @@ def check_task(task: Task, root: Path | None, report: Report, *, limit: int | No
         report(problem)
 
     try:
-        count, max_images, treated = _check_documents(task, root, limit, ctx, stand_in or _stand_in(), counted)
+        count, most, treated = _check_documents(task, root, limit, ctx, stand_in or _stand_in(), counted)
     except MmtasksError as exc:  # the source itself: no data file, no data directory, a dataset that does not load
         counted(exc)
         return Scan(count=0, total=0, max_images=0), 0
-    return _scan(task, root, limit, count, max_images, bool(found), treated), count
+    return _scan(task, root, limit, count, most, bool(found), treated), count
 
 
-def _scan(task: Task, root: Path | None, limit: int | None, count: int, max_images: int, problems: bool,
+def _scan(task: Task, root: Path | None, limit: int | None, count: int, most: Media, problems: bool,
           treated: dict[str, dict[str, int]] | None = None) -> Scan:
     """The task's count: ``count`` documents to evaluate, of ``total`` records in the data (those
-    that its record policy excludes among them; ``treated``: treatment -> reason -> records)."""
+    that its record policy excludes among them; ``treated``: treatment -> reason -> records);
+    ``most``: the most images (a video's sampled frames among them) and videos of one document."""
     treated = treated or {}
+    max_images, max_videos = most
     excluded = sum(treated.get("excluded", {}).values())
     if limit is not None and not problems:  # the records past the limit still count in the data's size
         scan = scan_documents(task.config, root, limit=limit, task_file=task.file, adapter=task.adapter)
-        return Scan(count=scan.count - excluded, total=scan.total, max_images=scan.max_images, treated=treated)
-    return Scan(count=count, total=count + excluded, max_images=max_images, treated=treated)
+        return Scan(count=scan.count - excluded, total=scan.total, max_images=max(scan.max_images, max_images),
+                    treated=treated, max_videos=max_videos)
+    return Scan(count=count, total=count + excluded, max_images=max_images, treated=treated, max_videos=max_videos)
 
 
 def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: DialogueContext, stand_in: RandomModel,
-                     report: Report, only: Callable[[int], bool] | None = None) -> tuple[int, int, dict[str, dict[str, int]]]:
-    """The check of each document (of the share ``only`` accepts): (documents read, most images in
-    one, what the task's record policy did: treatment -> reason -> records)."""
+                     report: Report, only: Callable[[int], bool] | None = None) -> tuple[int, Media, dict[str, dict[str, int]]]:
+    """The check of each document (of the share ``only`` accepts): (documents read, the most images
+    (sampled frames among them) and videos in one, what the task's record policy did: treatment ->
+    reason -> records)."""
     # The dialogues run on a copy of the task without its metric functions: they score replies,
     # and the stand-in's replies are not worth scoring (nor worth loading a tokenizer for).
     unscored = copy.copy(task)
     unscored.metric_fns = {}
-    count = max_images = 0
+    count = max_images = max_videos = 0
     excluded = Exclusions()
     treated: dict[str, dict[str, int]] = {}
     for doc in task.documents(root, limit, report=report, only=only, excluded=excluded):
         count += 1
-        max_images = max(max_images, n_source_images(doc))
+        max_images = max(max_images, n_source_images(doc) + sum(len(clip.indices) for clip in doc.videos))
+        max_videos = max(max_videos, len(doc.videos))
         try:
             task.cluster_of(doc)  # a declared cluster field the record lacks
             sample = _drive(task.protocol.run(unscored, doc, ctx), stand_in, task)
@@ -284,7 +289,7 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
                         report(more)
     if excluded.by_reason:
         treated["excluded"] = dict(excluded.by_reason)
-    return count, max_images, treated
+    return count, Media(max_images, max_videos), treated
 
 
 # -- several processes --------------------------------------------------------------------
@@ -337,10 +342,10 @@ def _workers(tasks: Sequence[Task], root: Path | None, limit: int | None, worker
 
 
 def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | None, notetaking: bool,
-                        processes: int, shares: dict[str, int]) -> dict[str, tuple[int, int, list[MmtasksError], dict[str, dict[str, int]]]]:
+                        processes: int, shares: dict[str, int]) -> dict[str, tuple[int, Media, list[MmtasksError], dict[str, dict[str, int]]]]:
     """The tasks' documents checked in ``processes`` forked processes: a task cut into several
     shares is read whole by each, which checks the records whose index modulo the shares is its
-    own. Returns task -> (documents, most images in one, problems in record order, treatment -> reason -> records)."""
+    own. Returns task -> (documents, most images and videos in one, problems in record order, treatment -> reason -> records)."""
     jobs = [(t, k, shares[t.name]) for t in tasks if t.name in shares for k in range(shares[t.name])]
     _JOB.update(jobs=jobs, root=root, limit=limit, notetaking=notetaking)
     gc.freeze()  # the forked processes' collections then leave the parent's objects (and their pages) alone
@@ -353,7 +358,7 @@ def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | N
     finally:
         pool.terminate()
         _JOB.clear()
-    out: dict[str, tuple[int, int, list[MmtasksError], dict[str, dict[str, int]]]] = {}
+    out: dict[str, tuple[int, Media, list[MmtasksError], dict[str, dict[str, int]]]] = {}
     for task in tasks:
         mine = [r for (t, _, _), r in zip(jobs, results) if t is task]
         if not mine:
@@ -371,7 +376,8 @@ def _check_in_processes(tasks: Sequence[Task], root: Path | None, limit: int | N
                 for reason, n in reasons.items():
                     treated.setdefault(treatment, {})
                     treated[treatment][reason] = treated[treatment].get(reason, 0) + n
-        out[task.name] = (sum(r[0] for r in mine), max(r[1] for r in mine), problems, treated)
+        out[task.name] = (sum(r[0] for r in mine), Media(max(r[1][0] for r in mine), max(r[1][1] for r in mine)),
+                          problems, treated)
     return out
 
 
@@ -382,7 +388,7 @@ def _quiet_worker() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]], dict[str, dict[str, int]]]:
+def _check_share(job: int) -> tuple[int, Media, list[tuple[int, tuple[Any, ...]]], dict[str, dict[str, int]]]:
     """In a forked process: one share of one task; problems come back as plain tuples, with
     their place in the data (line, else record) to put them in order."""
     task, k, shares = _JOB["jobs"][job]
@@ -399,12 +405,12 @@ def _check_share(job: int) -> tuple[int, int, list[tuple[int, tuple[Any, ...]]],
 
     ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=_JOB["notetaking"])
     try:
-        count, max_images, treated = _check_documents(task, _JOB["root"], _JOB["limit"], ctx, _stand_in(), report, only)
+        count, most, treated = _check_documents(task, _JOB["root"], _JOB["limit"], ctx, _stand_in(), report, only)
     except MmtasksError as exc:  # the source itself (every share finds it; reported once)
         report(exc)
-        count = max_images = 0
+        count, most = 0, Media(0, 0)
         treated = {}
-    return count, max_images, problems, treated
+    return count, most, problems, treated
 
 
 def _portable(problem: MmtasksError) -> tuple[Any, ...]:
@@ -502,10 +508,10 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
     checked = _check_in_processes(tasks, root, limit, notetaking, processes, shares) if processes > 1 else {}
     for task in tasks:
         if task.name in checked:
-            n, max_images, found, treated = checked[task.name]
+            n, most, found, treated = checked[task.name]
             for exc in found:
                 add(task.name, exc)
-            scans[task.name] = _scan(task, root, limit, n, max_images, bool(found), treated)
+            scans[task.name] = _scan(task, root, limit, n, most, bool(found), treated)
         else:
             ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=notetaking)
             scans[task.name], n = check_task(task, root, lambda exc, name=task.name: add(name, exc),

@@ -172,7 +172,9 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
     root = data_root(run.data_dir)
     # a combined image mode tiles each request's images into one
     max_images = 1 if run.image_mode == "combined" else max((s.max_images for s in scans.values()), default=1)
-    context = ModelContext(seed=run.seed, batch_size=run.batch_size, max_images_per_request=max(1, max_images), verbose=run.verbose)
+    max_videos = max((s.max_videos for s in scans.values()), default=0)
+    context = ModelContext(seed=run.seed, batch_size=run.batch_size, max_images_per_request=max(1, max_images),
+                           max_videos_per_request=max_videos, verbose=run.verbose)
 
     judged = _judge_spec(run, tasks)
     judge_spec = judged[0] if judged is not None else None

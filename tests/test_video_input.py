@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,9 @@ from PIL import Image as PILImage  # noqa: E402
 import mmtasks  # noqa: E402
 from mmtasks.config.task_config import VideoConfig  # noqa: E402
 from mmtasks.documents.video import VideoInfo, parse_srt, probe, sample_indices, windowed  # noqa: E402
+from mmtasks.core.request import Reply, Request  # noqa: E402
 from mmtasks.errors import MmtasksError  # noqa: E402
+from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, backend_names, register_model  # noqa: E402
 from tests.chat_server import ChatServer  # noqa: E402
 
 #: frame k of every test video is COLOURS[k]; the MP4 runs at 2 fps (10 frames, 5 s)
@@ -353,3 +356,30 @@ def test_a_gif_whose_frames_last_unequal_times(tmp_path: Path) -> None:
 
     clip = VideoClip(path=path, info=info, indices=(0, 1, 2, 3), bound=Bound(), store=FrameStore())
     assert clip.timestamps == (0.0, 0.2, 1.0, 1.5)
+
+
+class ContextProbe(ChatModel):
+    """A backend that keeps the run settings it was built with and answers "x"."""
+
+    contexts: list[ModelContext] = []
+
+    def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
+        super().__init__(spec, context)
+        ContextProbe.contexts.append(self.context)
+
+    def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
+        for i, _ in enumerate(requests):
+            yield i, Reply(text="x")
+
+
+def test_a_backend_is_told_the_most_videos_and_frames_a_request_carries(tmp_path: Path) -> None:
+    """vLLM sizes limit_mm_per_prompt from these: each sampled frame counts as an image (a model
+    that takes no video gets them so), and the videos are counted for one that does."""
+    make_task(tmp_path, "vidcount", "{field: video, fps: 1, max_frames: 4, max_side: 16}")
+    if "contextprobe" not in backend_names():  # (this module may be imported twice: tests/test_vllm_video.py imports it)
+        register_model("contextprobe", ContextProbe)
+    ContextProbe.contexts.clear()
+    mmtasks.evaluate(tasks="vidcount", model="contextprobe:probe", include_path=str(tmp_path / "tasks"),
+                     data_dir=tmp_path / "data", output_path=tmp_path / "run", use_cache=False)
+    (context,) = ContextProbe.contexts
+    assert (context.max_images_per_request, context.max_videos_per_request) == (4, 1)

@@ -7,9 +7,13 @@ import io
 import pytest
 from PIL import Image as PILImageModule
 
-from mmtasks.core.conversation import Image, Message, Text
+from dataclasses import dataclass
+
+from mmtasks.core.conversation import FrameRef, Image, Message, Text, VideoRun
 from mmtasks.errors import ConfigError, DataError, ModelError
-from mmtasks.models.vllm_inputs import chat_messages, image_limit, sampling_kwargs, split_model_args
+from mmtasks.models.processor_messages import processor_conversation
+from mmtasks.models.vllm_inputs import (chat_messages, image_limit, sampling_kwargs,
+                                        split_model_args, video_item)
 from mmtasks.core.request import GenerationConfig
 
 ENGINE_ARGS = {"model", "max_model_len", "tensor_parallel_size", "dtype", "mm_processor_kwargs", "limit_mm_per_prompt", "seed"}
@@ -101,6 +105,62 @@ def test_top_k_min_p_and_repetition_penalty_reach_the_sampling_params() -> None:
 def test_image_limit_is_at_least_one() -> None:
     assert image_limit(0) == {"image": 1}
     assert image_limit(12) == {"image": 12}
+
+
+def test_a_run_with_videos_gets_a_video_limit() -> None:
+    assert image_limit(8, 1) == {"image": 8, "video": 1}
+    assert image_limit(0, 2) == {"image": 1, "video": 2}
+    assert image_limit(3, 0) == {"image": 3}
+
+
+@dataclass(frozen=True)
+class Clip:
+    """A video's sampled frames (the FrameSource protocol): 4 of 10 frames at 2 fps, frame k grey level 10k."""
+
+    content_hash: str = "clip"
+    timestamps: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0)
+    indices: tuple[int, ...] = (0, 2, 4, 8)
+    fps: float = 2.0
+    total_frames: int = 10
+    duration: float = 5.0
+    frame_size: tuple[int, int] = (6, 4)
+
+    def pixels(self, position: int) -> PILImageModule.Image:
+        level = 10 * self.indices[position]
+        return PILImageModule.new("RGB", self.frame_size, (level, level, level))
+
+
+def frames_of(clip: Clip) -> tuple[Image, ...]:
+    return tuple(Image(path=None, data=None, frame=FrameRef(clip, k)) for k in range(len(clip.indices)))
+
+
+def test_a_video_placed_whole_is_one_video_part_other_images_image_parts() -> None:
+    clip = Clip()
+    photo = Image(data=png("red"))
+    whole = Message("user", (photo, Text("Video: "), *frames_of(clip), Text("Which?")))
+    one_frame = Message("user", (Text("At 1.0 s: "), frames_of(clip)[1]))
+    assert processor_conversation((Message.text("system", "Be brief."), whole, one_frame)) == [
+        {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Video: "}, {"type": "video"},
+                                     {"type": "text", "text": "Which?"}]},
+        # a frame placed on its own (not every sampled frame in a row) stays an image
+        {"role": "user", "content": [{"type": "text", "text": "At 1.0 s: "}, {"type": "image"}]},
+    ]
+
+
+def test_a_video_item_is_its_frames_as_one_array_and_their_metadata() -> None:
+    clip = Clip()
+    run = VideoRun(clip, frames_of(clip))
+    array, meta = video_item([f.frame.clip.pixels(f.frame.position) for f in run.frames], clip)
+    assert array.shape == (4, 4, 6, 3) and str(array.dtype) == "uint8"  # frames, height, width, RGB
+    assert [int(array[k, 0, 0, 0]) for k in range(4)] == [0, 20, 40, 80]  # in order: frames 0, 2, 4, 8
+    assert meta == {"fps": 2.0, "total_num_frames": 10, "duration": 5.0, "frames_indices": [0, 2, 4, 8],
+                    "height": 4, "width": 6, "video_backend": "pyav", "do_sample_frames": False}
+
+
+def test_the_video_model_arg_is_the_backends_own() -> None:
+    engine, chat = split_model_args({"max_model_len": 4096, "video": "frames"}, ENGINE_ARGS)
+    assert engine == {"max_model_len": 4096} and chat == {"video": "frames"}
 
 
 def test_model_args_split_and_json_values_parsed() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mmtasks.config.task_config import DatasetConfig, TaskConfig
 from mmtasks.core.conversation import Image
@@ -464,16 +464,27 @@ def _images(rec: dict[str, Any], ds: DatasetConfig, paths: ConfinedPaths, doc_id
     return out
 
 
+class Media(NamedTuple):
+    """The most images and videos one document of a task carries."""
+
+    #: images, each sampled frame of a video among them (as a backend that takes frames as images gets them)
+    images: int
+    videos: int
+
+
 @dataclass(frozen=True)
 class Scan:
     """A quick pass over a task's raw records: how many there are and the most images in one."""
 
     count: int
     total: int
+    #: the most images in one record (the preflight's check: sampled video frames among them)
     max_images: int
     #: what the task's record policy did to its records (the preflight's check): treatment ->
     #: reason -> records (``excluded``, ``kept_as_text``, ``scored_wrong``)
     treated: dict[str, dict[str, int]] = field(default_factory=dict, compare=False)
+    #: the most videos in one record (the preflight's check)
+    max_videos: int = 0
 
 
 def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | None = None, task_file: Path | None = None,

@@ -209,8 +209,11 @@ class ModelContext:
     seed: int = 0
     #: requests per forward pass for local backends (None: the backend's default)
     batch_size: int | None = None
-    #: the most images any request of this run carries (for vLLM's limit_mm_per_prompt)
+    #: the most images any request of this run carries, each sampled video frame among them (for
+    #: vLLM's limit_mm_per_prompt)
     max_images_per_request: int = 1
+    #: the most videos any request of this run carries (for vLLM's limit_mm_per_prompt)
+    max_videos_per_request: int = 0
     verbose: bool = False
 
 

@@ -32,7 +32,8 @@ from typing import Any, Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mmtasks.core.conversation import Image, Message, VideoRun, video_runs
+from mmtasks.core.conversation import Image, Message, VideoRun
+from mmtasks.models.processor_messages import message_parts, processor_conversation
 from mmtasks.documents.image_loader import ImageLoader, image_key
 from mmtasks.models.hf_architectures import check_architecture
 from mmtasks.models.hf_batches import BatchStats, prepared_ahead
@@ -182,13 +183,7 @@ class HFModel(ChatModel):
 
     def _render(self, messages: Sequence[Message], template_kwargs: dict[str, Any] | None = None) -> str:
         if self.multimodal:
-            conversation = [
-                {"role": m.role, "content": [
-                    {"type": "video"} if isinstance(p, VideoRun) else {"type": "image"} if isinstance(p, Image)
-                    else {"type": "text", "text": p.text} for p in self._parts(m)
-                ]}
-                for m in messages
-            ]
+            conversation = processor_conversation(messages, self.native_video)
         else:
             conversation = [{"role": m.role, "content": m.plain_text} for m in messages]
         return self.processor.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True,
@@ -208,7 +203,7 @@ class HFModel(ChatModel):
 
     def _parts(self, message: Message) -> list[Any]:
         """The message's parts, each video placed whole as one :class:`VideoRun` when videos go natively."""
-        return video_runs(message.parts) if self.native_video else list(message.parts)
+        return message_parts(message, self.native_video)
 
     def _pixels(self, request: Request) -> tuple[list[Any], list[tuple[list[Any], VideoRun]]]:
         """The request's decoded images, and its videos (their decoded frames) when they go natively."""

@@ -13,13 +13,26 @@ If vLLM rejects the batch (a prompt longer than ``max_model_len``, too many
 images), the requests are retried one by one so that only the offending ones
 fail.
 
+A video placed whole (``{{ video(i) }}``) goes natively to a model that takes
+videos (vLLM's processor for it has a ``video`` modality: the Qwen-VL family,
+LLaVA-OneVision, ...): the request's prompt is rendered by the model's own
+processor chat template with a ``video`` part (as the ``hf`` backend renders
+it), and sent with ``LLM.generate`` with the sampled frames as one array per
+video and their metadata (frame rate, indices, total frames, duration,
+``do_sample_frames: False``) in ``multi_modal_data``, so the model sees exactly
+the frames the task's rule chose, at their true timestamps. ``LLM.chat`` takes
+videos only as URLs, which vLLM would decode and sample again by its own rule.
+Model arg ``video: frames`` sends the frames as images instead, as a model that
+takes no video always gets them.
+
 Model args are vLLM's own (``EngineArgs`` fields and ``LLM`` parameters:
 ``tensor_parallel_size``, ``max_model_len``, ``gpu_memory_utilization``,
 ``dtype``, ``quantization``, ``enforce_eager``, ``trust_remote_code``,
 ``mm_processor_kwargs`` as JSON, ...) plus ``chat_template_kwargs`` (passed to
-``LLM.chat``, e.g. ``{"enable_thinking": false}``). ``limit_mm_per_prompt``
-defaults to ``{"image": context.max_images_per_request}``; ``seed`` to the
-run's seed.
+``LLM.chat``, e.g. ``{"enable_thinking": false}``) and ``video`` (``native`` or
+``frames``). ``limit_mm_per_prompt`` defaults to ``{"image":
+context.max_images_per_request, "video": context.max_videos_per_request}``
+(the video limit only for a run with videos); ``seed`` to the run's seed.
 
 vLLM starts worker processes: a script that builds this model must do so under
 ``if __name__ == "__main__":``.
@@ -50,11 +63,15 @@ from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.hub import hub_preflight
 from mmtasks.models.vllm_inputs import (
     MODEL_DEFAULT_SAMPLING_FIELDS,
+    VIDEO_MODES,
     chat_messages,
     image_limit,
     sampling_kwargs,
     split_model_args,
+    video_item,
 )
+from mmtasks.models.processor_messages import message_parts, processor_conversation
+from mmtasks.core.conversation import Image, VideoRun
 from mmtasks.core.reasoning import opens_reasoning
 from mmtasks.core.request import GenerationConfig, Reply, Request
 
@@ -84,6 +101,8 @@ class SentRequest:
     finish_reason: str | None = None
     #: the chat template's variables it was rendered with (the model arg's, the request's over them)
     chat_template_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: each video sent natively: its frames' count, indices, timestamps and array shape
+    videos: tuple[dict[str, Any], ...] = ()
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -103,16 +122,28 @@ class VLLMModel(ChatModel):
         if not spec.name:
             raise ModelError("vllm needs a model: vllm:NAME (a local folder or a Hugging Face id)", field="--model")
         engine_args, self._chat_args = split_model_args(spec.args, engine_arg_names())
+        video_mode = self._chat_args.get("video", "native")
+        if video_mode not in VIDEO_MODES:
+            raise ModelError(f"model arg video={video_mode!r} is not one of {', '.join(VIDEO_MODES)}", field="--model-args")
         _check_weights(spec.name, engine_args.get("revision"))
         engine_args.setdefault("seed", self.context.seed)
         auto_limit = "limit_mm_per_prompt" not in engine_args
         if auto_limit:
-            engine_args["limit_mm_per_prompt"] = image_limit(self.context.max_images_per_request)
+            videos = self.context.max_videos_per_request if video_mode == "native" else 0
+            engine_args["limit_mm_per_prompt"] = image_limit(self.context.max_images_per_request, videos)
+        self._engine_args = engine_args
         self._llm = _start_engine(spec.name, engine_args, retry_without_image_limit=auto_limit)
         model_config = self._llm.llm_engine.model_config
         #: whether the loaded model takes images (a text-only model gets no image limit)
         self.multimodal: bool = bool(model_config.is_multimodal_model)
-        self._image_limit: int = _limit_of(engine_args.get("limit_mm_per_prompt")) if self.multimodal else 0
+        limit = engine_args.get("limit_mm_per_prompt")
+        self._image_limit: int = _engine_limit(model_config, limit, "image") if self.multimodal else 0
+        #: whether a video placed whole goes as one video (the model takes videos, model arg video: native)
+        self.native_video: bool = (self.multimodal and video_mode == "native" and _takes_video(model_config)
+                                   and _engine_limit(model_config, limit, "video") > 0)
+        self._video_limit: int = _engine_limit(model_config, limit, "video") if self.native_video else 0
+        #: the model's processor (its chat template renders the prompts of requests with videos); loaded on first use
+        self._processor: Any = None
         #: the engine's context length; a text-only prompt that does not fit with its
         #: max_new_tokens fails as context_overflow before it is sent (see _overflow)
         self.max_model_len: int | None = getattr(model_config, "max_model_len", None)
@@ -138,37 +169,45 @@ class VLLMModel(ChatModel):
         prompts: list[Any] = []
         params: list[SamplingParams] = []
         template_kwargs: list[dict[str, Any]] = []
+        videos: list[tuple[dict[str, Any], ...]] = []
         for i, request in enumerate(requests):
             ids = self._prompt_ids(request) if as_tokens else None
             overflow = self._overflow(request, ids)
             if overflow is not None:
                 yield i, Reply.failure(overflow)
                 continue
+            sent_videos: tuple[dict[str, Any], ...] = ()
             if ids is not None:
                 prompts.append({"prompt_token_ids": ids})
             else:
                 try:
-                    prompts.append(self._conversation(request))
+                    if self._has_video_run(request):
+                        prompt, sent_videos = self._video_prompt(request)
+                        prompts.append(prompt)
+                    else:
+                        prompts.append(self._conversation(request))
                 except MmtasksError as exc:  # an unreadable image, or images this model cannot take
                     yield i, Reply.failure(str(exc))
                     continue
             indices.append(i)
             params.append(self._sampling_params(request.generation))
             template_kwargs.append(self._template_kwargs(request.generation))
+            videos.append(sent_videos)
         if not indices:
             return
         start = time.monotonic()
         outputs = self._run_isolating_failures(prompts, params, template_kwargs)
         del prompts  # the wave's pixels
         latency = time.monotonic() - start
-        for i, p, kw, out in zip(indices, params, template_kwargs, outputs):
+        for i, p, kw, vids, out in zip(indices, params, template_kwargs, videos, outputs):
             if isinstance(out, str):
-                self.last_wave.append(SentRequest(i, _recorded(p), chat_template_kwargs=kw))
+                self.last_wave.append(SentRequest(i, _recorded(p), chat_template_kwargs=kw, videos=vids))
                 yield i, Reply.failure(out)
                 continue
             completion = out.outputs[0]
             prompt_tokens = len(out.prompt_token_ids) if out.prompt_token_ids is not None else None
-            record = SentRequest(i, _recorded(p), prompt_tokens, len(completion.token_ids), completion.finish_reason, kw)
+            record = SentRequest(i, _recorded(p), prompt_tokens, len(completion.token_ids), completion.finish_reason, kw,
+                                 vids)
             self.last_wave.append(record)
             if self.context.verbose:
                 log.debug("vllm request %d: %s", i, record)
@@ -211,6 +250,55 @@ class VLLMModel(ChatModel):
                 hint="raise the model arg limit_mm_per_prompt or the run's max images per request",
             )
         return chat_messages(request.messages, self.images.load)
+
+    def _has_video_run(self, request: Request) -> bool:
+        """Whether the request places a video whole and videos go natively."""
+        return self.native_video and any(isinstance(p, VideoRun) for m in request.messages for p in message_parts(m, True))
+
+    def _video_prompt(self, request: Request) -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+        """A request with videos as ``LLM.generate`` takes it: the prompt rendered by the model's
+        processor chat template (a ``video`` part per video placed whole, an ``image`` part per
+        other image), and ``multi_modal_data`` with the images and each video's sampled frames and
+        metadata, in the order they are placed; and what is recorded of each video sent. Raises
+        MmtasksError for what cannot be sent."""
+        runs = [p for m in request.messages for p in message_parts(m, True)]
+        images = [p for p in runs if isinstance(p, Image)]
+        clips = [p for p in runs if isinstance(p, VideoRun)]
+        where = request.doc_id or None
+        if len(images) > self._image_limit:
+            raise ModelError(f"request has {len(images)} images, more than limit_mm_per_prompt allows ({self._image_limit})",
+                             doc_id=where, hint="raise the model arg limit_mm_per_prompt or the run's max images per request")
+        if len(clips) > self._video_limit:
+            raise ModelError(f"request has {len(clips)} videos, more than limit_mm_per_prompt allows ({self._video_limit})",
+                             doc_id=where, hint="raise the model arg limit_mm_per_prompt's video count")
+        conversation = processor_conversation(request.messages)
+        try:
+            prompt = self._chat_processor().apply_chat_template(
+                conversation, tokenize=False, add_generation_prompt=True, **self._template_kwargs(request.generation))
+        except _REQUEST_ERRORS as exc:
+            raise ModelError(f"the model's chat template cannot render a video: {_first_line(exc)}", doc_id=where) from None
+        data: dict[str, Any] = {"video": [video_item([self.images.load(f) for f in run.frames], run.clip) for run in clips]}
+        if images:
+            data["image"] = [self.images.load(img) for img in images]
+        sent = tuple({"frames": int(array.shape[0]), "shape": list(array.shape), "indices": list(run.clip.indices),
+                      "timestamps": list(run.timestamps), "fps": meta["fps"], "total_num_frames": meta["total_num_frames"],
+                      "duration": meta["duration"]} for run, (array, meta) in zip(clips, data["video"]))
+        return {"prompt": prompt, "multi_modal_data": data,
+                # vLLM keys its processed-input cache by these: a video asked about again is processed once
+                "multi_modal_uuids": {"video": [run.clip.content_hash for run in clips]}}, sent
+
+    def _chat_processor(self) -> Any:
+        """The model's processor, whose chat template vLLM itself renders chats with."""
+        if self._processor is None:
+            from transformers import AutoProcessor
+
+            try:
+                self._processor = AutoProcessor.from_pretrained(
+                    self.spec.name, revision=self._engine_args.get("revision"),
+                    trust_remote_code=bool(self._engine_args.get("trust_remote_code", False)))
+            except (OSError, ValueError, TypeError) as exc:
+                raise ModelError(f"the processor of {self.spec.name} did not load: {_first_line(exc)}", field="--model") from None
+        return self._processor
 
     def _prompt_ids(self, request: Request) -> list[int] | None:
         """A text-only request's prompt as token ids: the engine tokenizer's chat template, with
@@ -268,12 +356,20 @@ class VLLMModel(ChatModel):
         return results
 
     def _send(self, prompts: list[Any], params: list[SamplingParams], template_kwargs: list[dict[str, Any]]) -> list[Any]:
-        """Token prompts through ``LLM.generate``, conversations through ``LLM.chat`` (one call per
-        distinct set of chat-template variables: ``LLM.chat`` takes them per call); in order."""
+        """Token prompts and rendered prompts with videos through ``LLM.generate``, conversations
+        through ``LLM.chat`` (one call per distinct set of chat-template variables: ``LLM.chat``
+        takes them per call); in order."""
         out: list[Any] = [None] * len(prompts)
-        tokens = [k for k, prompt in enumerate(prompts) if isinstance(prompt, dict)]
+        tokens = [k for k, prompt in enumerate(prompts) if isinstance(prompt, dict) and "prompt_token_ids" in prompt]
         if tokens:
             for k, result in zip(tokens, self._llm.generate([prompts[k] for k in tokens], [params[k] for k in tokens], use_tqdm=False)):
+                out[k] = result
+        rendered = [k for k, prompt in enumerate(prompts) if isinstance(prompt, dict) and "prompt" in prompt]
+        if rendered:
+            # the chat template wrote the special tokens (BOS): the tokenizer adds none, as in LLM.chat
+            results = self._llm.generate([prompts[k] for k in rendered], [params[k] for k in rendered], use_tqdm=False,
+                                         **_tokenization_kwargs(type(self._llm).generate))
+            for k, result in zip(rendered, results):
                 out[k] = result
         groups: dict[str, list[int]] = {}
         for k, prompt in enumerate(prompts):
@@ -287,7 +383,7 @@ class VLLMModel(ChatModel):
 
     def _chat(self, conversations: list[list[dict[str, Any]]], params: list[SamplingParams],
               template_kwargs: dict[str, Any]) -> Iterable[Any]:
-        chat_args = {k: v for k, v in self._chat_args.items() if k != "chat_template_kwargs"}
+        chat_args = {k: v for k, v in self._chat_args.items() if k not in ("chat_template_kwargs", "video")}
         if template_kwargs:
             chat_args["chat_template_kwargs"] = template_kwargs
         return self._llm.chat(conversations, params, use_tqdm=False, **chat_args)
@@ -379,12 +475,42 @@ def _in_hf_cache(repo_id: str, revision: str | None) -> bool:
     return isinstance(try_to_load_from_cache(repo_id, "config.json", revision=revision), str)
 
 
-def _limit_of(limit: Any) -> int:
-    """The image count allowed by a ``limit_mm_per_prompt`` value (an int or ``{"count": n}``)."""
-    value = (limit or {}).get("image", 1) if isinstance(limit, dict) else 1
+def _limit_of(limit: Any, modality: str = "image") -> int:
+    """The count of ``modality`` allowed by a ``limit_mm_per_prompt`` value (per modality an int or
+    ``{"count": n, ...}``; vLLM's default: 1 image, 1 video)."""
+    value = (limit or {}).get(modality, 1) if isinstance(limit, dict) else 1
     if isinstance(value, dict):
         value = value.get("count", 1)
     return int(value)
+
+
+def _engine_limit(model_config: Any, limit: Any, modality: str) -> int:
+    """The count of ``modality`` the engine allows per prompt (its multimodal config: an unnamed
+    modality is not limited), else as read from the ``limit_mm_per_prompt`` given."""
+    try:
+        return int(model_config.multimodal_config.get_limit_per_prompt(modality))
+    except (AttributeError, TypeError, ValueError):
+        return _limit_of(limit, modality)
+
+
+def _takes_video(model_config: Any) -> bool:
+    """Whether vLLM's processor for the model has a video modality."""
+    try:
+        from vllm.multimodal import MULTIMODAL_REGISTRY
+
+        return "video" in MULTIMODAL_REGISTRY.get_processing_info(model_config).supported_mm_limits
+    except (ImportError, AttributeError, KeyError, ValueError, TypeError, NotImplementedError) as exc:
+        log.debug("vllm: cannot tell whether the model takes video (%s): frames go as images", exc)
+        return False
+
+
+def _tokenization_kwargs(generate: Any) -> dict[str, Any]:
+    """``tokenization_kwargs={"add_special_tokens": False}`` where ``LLM.generate`` takes it."""
+    try:
+        takes = "tokenization_kwargs" in inspect.signature(generate).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return {"tokenization_kwargs": {"add_special_tokens": False}} if takes else {}
 
 
 def _recorded(params: SamplingParams) -> dict[str, Any]:

@@ -11,15 +11,18 @@ import json
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.core.conversation import Image, Message, Text
+from mmtasks.core.conversation import FrameSource, Image, Message, Text
 from mmtasks.errors import ModelError
 from mmtasks.core.request import GenerationConfig
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
-#: model args the backend uses itself at chat time (not vLLM engine args)
-CHAT_ARGS = frozenset({"chat_template_kwargs"})
+#: model args the backend uses itself (not vLLM engine args): the chat template's variables, and
+#: how a video placed whole goes (``native``: as one video when the model takes videos; ``frames``:
+#: its sampled frames as images)
+CHAT_ARGS = frozenset({"chat_template_kwargs", "video"})
+VIDEO_MODES = ("native", "frames")
 
 #: sampling fields a model's generation_config.json may set (vLLM's
 #: ``ModelConfig.get_diff_sampling_param``); kept when ``do_sample`` is None
@@ -85,9 +88,28 @@ def sampling_kwargs(gen: GenerationConfig, model_defaults: Mapping[str, Any]) ->
     return kwargs
 
 
-def image_limit(max_images_per_request: int) -> dict[str, int]:
-    """``limit_mm_per_prompt`` for a run whose requests carry at most that many images."""
-    return {"image": max(1, max_images_per_request)}
+def image_limit(max_images_per_request: int, max_videos_per_request: int = 0) -> dict[str, int]:
+    """``limit_mm_per_prompt`` for a run whose requests carry at most that many images (each
+    sampled video frame among them: frames go as images to a model that takes no video) and videos.
+    vLLM ignores the limit of a modality the model does not take."""
+    limit = {"image": max(1, max_images_per_request)}
+    if max_videos_per_request > 0:
+        limit["video"] = max_videos_per_request
+    return limit
+
+
+def video_item(frames: "list[PILImage]", clip: FrameSource) -> tuple[Any, dict[str, Any]]:
+    """One video of ``multi_modal_data``: its sampled frames as one ``(frames, height, width, 3)``
+    uint8 array, and their metadata in the ``transformers.video_utils.VideoMetadata`` fields vLLM
+    reads (the video's frame rate, total frames and duration, the indices of the frames sent) with
+    ``do_sample_frames: False``, so vLLM samples none of its own and a model that reads timestamps
+    (Qwen2.5/3-VL) gets the true ones."""
+    import numpy as np
+
+    array = np.stack([np.asarray(f.convert("RGB"), dtype=np.uint8) for f in frames])
+    return array, {"fps": clip.fps, "total_num_frames": clip.total_frames, "duration": clip.duration,
+                   "frames_indices": list(clip.indices), "height": int(array.shape[1]), "width": int(array.shape[2]),
+                   "video_backend": "pyav", "do_sample_frames": False}
 
 
 def split_model_args(args: Mapping[str, Any], engine_arg_names: Collection[str]) -> tuple[dict[str, Any], dict[str, Any]]:
