@@ -7,7 +7,9 @@ array, with the video's frame rate, total frames, duration and the indices of th
 (``do_sample_frames: False``, so vLLM samples none of its own), and the prompt rendered by the
 model's chat template with one ``<|video_pad|>``. Its greedy replies must equal those of the same
 video sent by hand the way vLLM's documentation shows. Frames placed one by one (with their
-timestamps between them) go as images, in place, through ``LLM.chat``.
+timestamps between them) go as images, in place, through ``LLM.chat``. And the ``openai``
+backend's ``video_url`` payload is read by vLLM's own media connector (what ``vllm serve`` runs)
+as the same frames and metadata.
 
 vLLM's Qwen2-VL needs torchvision, which has no CPU build on the package index:
 scripts/setup_vllm_venv.sh installs the CUDA build beside the venv (``.venv-vllm/cpu-vision``),
@@ -40,6 +42,8 @@ CPU_ENGINE_ARGS = {"max_model_len": 1024, "kv_cache_memory_bytes": 64 * 2**20, "
 sys.path.insert(0, str(ROOT / "tests"))
 from tiny_checkpoints import build_qwen2_vl_model  # noqa: E402
 
+import mmtasks  # noqa: E402
+from tests.chat_server import ChatServer  # noqa: E402
 from tests.test_video_input import TIMESTAMPED, make_task  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -62,14 +66,41 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     make_task(tmp, "vidvllm", video, user="{{ video(0) }}Which colour?", prompt_extra=greedy)
     make_task(tmp, "vidvllm_frames", video, user=TIMESTAMPED, prompt_extra=greedy)
     out = tmp / "result.json"
+    cmd = [str(VENV_PYTHON), str(DRIVER), "engine", str(model_dir), str(tmp), str(out), "--model-args", json.dumps(CPU_ENGINE_ARGS)]
+    return drive(cmd, out)
+
+
+def drive(cmd: list[str], out: Path) -> Any:
+    """Run the driver in the vLLM venv (torchvision's build and the test's sitecustomize on its path)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "vllm_cpu_vision"), str(CPU_VISION), str(ROOT)]),
            "VLLM_LOGGING_LEVEL": "WARNING", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("VIRTUAL_ENV", None)
-    cmd = [str(VENV_PYTHON), str(DRIVER), str(model_dir), str(tmp), str(out), "--model-args", json.dumps(CPU_ENGINE_ARGS)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=540)
     if proc.returncode != 0 or not out.exists():
         pytest.fail(f"vllm video driver failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
     return json.loads(out.read_text())
+
+
+def test_vllms_server_reads_the_openai_backends_video_as_the_frames_sent(tmp_path: Path) -> None:
+    """``openai`` with ``video=video_url`` (tests/test_video_input.py checks the body it sends):
+    vLLM's own media connector, as ``vllm serve`` runs it with the request's ``media_io_kwargs``,
+    reads that video as exactly the sampled frames, in order, with their true frame rate, indices,
+    total frames and duration, and samples none of its own."""
+    make_task(tmp_path, "vidserve", "{field: video, fps: 1, max_frames: 4, max_side: 28}", user="{{ video(0) }}Which colour?")
+    with ChatServer() as server:
+        mmtasks.evaluate(tasks="vidserve", model="openai:test-model", include_path=str(tmp_path / "tasks"),
+                         data_dir=tmp_path / "data", output_path=tmp_path / "run", use_cache=False,
+                         model_args={"base_url": server.base_url, "max_retries": 0, "video": "video_url"})
+        bodies = [json.loads(b) if isinstance(b, str) else b for b in server.bodies]
+    (tmp_path / "bodies.json").write_text(json.dumps(bodies), encoding="utf-8")
+    read = drive([str(VENV_PYTHON), str(DRIVER), "payloads", str(tmp_path / "bodies.json"), str(tmp_path / "read.json")],
+                 tmp_path / "read.json")
+    assert len(read) == 2  # the MP4's request and the GIF's
+    for (video,) in read:
+        assert video["colours"] == FRAMES and video["shape"] == [4, 28, 28, 3]
+        meta = video["metadata"]
+        assert (meta["fps"], meta["total_num_frames"], meta["duration"], meta["frames_indices"]) == (2.0, 10, 5.0, FRAMES)
+        assert meta["do_sample_frames"] is False
 
 
 def test_the_model_takes_videos_natively(run: dict[str, Any]) -> None:

@@ -2,7 +2,8 @@
 
 Runs in the vLLM venv (.venv-vllm) with the repo and ``tests/vllm_cpu_vision`` on PYTHONPATH:
 
-    .venv-vllm/bin/python tests/vllm_video_driver.py MODEL_DIR ROOT OUT.json --model-args JSON
+    .venv-vllm/bin/python tests/vllm_video_driver.py engine MODEL_DIR ROOT OUT.json --model-args JSON
+    .venv-vllm/bin/python tests/vllm_video_driver.py payloads BODIES.json OUT.json
 
 ``MODEL_DIR`` is a tiny random Qwen2-VL (tests/tiny_checkpoints.py); ``ROOT`` holds ``tasks/``
 and ``data/`` as tests/test_video_input.py's ``make_task`` writes them (an MP4 and an animated GIF
@@ -12,6 +13,9 @@ Scheduler. Every ``LLM.generate`` / ``LLM.chat`` call vLLM receives is recorded 
 the frames in each video array and image, the video metadata, the prompt text), and the same
 videos are also sent by hand, the way vLLM's documentation shows (frames decoded here with PyAV,
 the Qwen2-VL prompt written out), to compare the replies. Everything goes to OUT.json.
+
+``payloads`` reads request bodies the ``openai`` backend sent (``video=video_url``) with vLLM's
+own media connector, as ``vllm serve`` reads them: each video's frames and metadata.
 
 vLLM starts worker processes, hence the ``__main__`` guard.
 """
@@ -110,13 +114,41 @@ def by_hand(model: Any, root: Path, indices: list[int], size: int) -> dict[str, 
     return out
 
 
+def read_payloads(bodies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Each body's ``video_url`` parts as vLLM's server reads them: its ``MediaConnector`` with the
+    request's ``media_io_kwargs`` (the chat request's field), the frames' colours and metadata."""
+    from vllm.multimodal.media.connector import MediaConnector
+
+    out = []
+    for body in bodies:
+        connector = MediaConnector(media_io_kwargs=body.get("media_io_kwargs"))
+        videos = []
+        for message in body["messages"]:
+            for part in message["content"] if isinstance(message["content"], list) else []:
+                if part["type"] == "video_url":
+                    frames, metadata = connector.fetch_video(part["video_url"]["url"]).media
+                    videos.append({"colours": [colour_of(f) for f in frames], "shape": list(frames.shape),
+                                   "metadata": metadata})
+        out.append(videos)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("model_dir")
-    parser.add_argument("root", type=Path)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--model-args", default="{}", help="JSON: extra vLLM engine args (CPU memory settings)")
+    modes = parser.add_subparsers(dest="mode", required=True)
+    payloads = modes.add_parser("payloads")
+    payloads.add_argument("bodies", type=Path)
+    payloads.add_argument("out", type=Path)
+    engine = modes.add_parser("engine")
+    engine.add_argument("model_dir")
+    engine.add_argument("root", type=Path)
+    engine.add_argument("out", type=Path)
+    engine.add_argument("--model-args", default="{}", help="JSON: extra vLLM engine args (CPU memory settings)")
     args = parser.parse_args()
+    if args.mode == "payloads":
+        bodies = json.loads(args.bodies.read_text(encoding="utf-8"))
+        args.out.write_text(json.dumps(read_payloads(bodies), default=str), encoding="utf-8")
+        return
     engine_args = json.loads(args.model_args)
     # the run's counts as the preflight gives them for these tasks: 4 sampled frames, 1 video
     context = ModelContext(seed=0, max_images_per_request=4, max_videos_per_request=1)
