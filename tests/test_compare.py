@@ -8,11 +8,14 @@ import json
 import math
 import statistics
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 import mmtasks
 from mmtasks.cli import main
+from mmtasks.comparison.runs import _scale
 from mmtasks.comparison.paired import (
     cluster_robust_stderr,
     mcnemar_exact,
@@ -25,6 +28,40 @@ SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 #: data/sample/mantis_eval: doc id -> (a right answer, a wrong one)
 MANTIS = {"1": ("B", "A"), "2": ("A", "B"), "3": ("C", "A"), "4": ("A", "B"), "5": ("3", "7"), "6": ("OPEN", "shut"),
           "7": ("D", "A")}
+
+
+def _results(**values: float | None) -> Any:
+    """What ``_scale`` reads of results.json: ``results[task].values``."""
+    return SimpleNamespace(results={"t": SimpleNamespace(values=values)})
+
+
+def _docs(*values: float | None) -> dict[str, dict]:
+    return {str(i): {"metrics": {} if v is None else {"acc": v}} for i, v in enumerate(values)}
+
+
+@pytest.mark.parametrize(("reported", "values", "scale"), [
+    # rule 1: no reported number, or no per-document value
+    ({}, (1.0, 0.0), 1.0),
+    ({"acc": None}, (1.0, 0.0), 1.0),
+    ({"acc": 50.0, "acc_all": None}, (1.0, 0.0), 1.0),  # _all is there but null: it is the one read
+    ({"acc": 50.0}, (), 1.0),
+    ({"acc": 50.0}, (None, None), 1.0),
+    # rule 2: the values' mean is 0
+    ({"acc": 37.5}, (0.0, 0.0), 100.0),  # zeros on a 0-1 scale, reported above 1: percent
+    ({"acc": 0.0}, (0.0, 0.0), 1.0),
+    ({"acc": 0.5}, (0.0, 0.0), 1.0),
+    ({"acc": 37.5}, (1.0, -1.0), 1.0),  # mean 0 of values outside [0, 1] (before: ZeroDivisionError)
+    # rule 3: the ratio of the reported number to the values' mean
+    ({"acc": 50.0}, (1.0, 0.0), 100.0),  # 0/1 accuracy reported in percent
+    ({"acc": 50.0, "acc_all": 33.5}, (1.0, 0.0, None), 1.0),  # _all read first: 33.5 / 0.5 = 67
+    ({"acc": 75.0, "acc_all": 50.0}, (1.0, 0.0), 100.0),  # _all read first: 50 / 0.5 = 100
+    ({"acc": 50.4}, (1.0, 0.0), 100.0),  # 100.8 is within 1 of 100 ...
+    ({"acc": 50.6}, (1.0, 0.0), 1.0),  # ... 101.2 is not
+    ({"acc": 50.0}, (100.0, 0.0), 1.0),  # already in percent
+    ({"acc": 3.5}, (3.0, 4.0), 1.0),  # a score on its own scale
+])
+def test_scale_of_the_per_document_values(reported: dict, values: tuple, scale: float) -> None:
+    assert _scale(_results(**reported), "t", "acc", _docs(*values)) == scale
 
 
 def test_mcnemar_exact_by_hand() -> None:

@@ -33,7 +33,7 @@ from mmtasks.comparison.paired import (
 )
 from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.errors import ConfigError, DataError
-from mmtasks.results.files import confined
+from mmtasks.results.files import confined, run_folder
 from mmtasks.results.schema import ResultsFile, read_results
 
 
@@ -100,15 +100,6 @@ class Comparison(BaseModel):
     only_in_b: list[str]
 
 
-def _run_dir(path: Path) -> Path:
-    path = Path(path)
-    if path.is_file() and path.name == "results.json":
-        return path.parent
-    if not (path / "results.json").is_file():
-        raise DataError("not a run folder (no results.json)", file=path)
-    return path
-
-
 def _label(run: Path, results: ResultsFile) -> str:
     name = getattr(results.config, "run_name", None)
     return str(name) if name else run.name
@@ -159,14 +150,27 @@ def _primary(results: ResultsFile, task: str) -> str | None:
 
 
 def _scale(results: ResultsFile, task: str, metric: str, samples: dict[str, dict[str, Any]]) -> float:
-    """100 when the results report ``metric`` in percent of the per-document values, else 1."""
-    reported = _number(results.results[task].values.get(f"{metric}_all",
-                                                                 results.results[task].values.get(metric)))
-    values = [v for s in samples.values() if (v := _number(s["metrics"].get(metric))) is not None]
-    if reported is None or not values or not any(values):
-        return 100.0 if values and all(0 <= v <= 1 for v in values) and reported not in (None, 0.0) and reported > 1 else 1.0
-    ratio = reported / (sum(values) / len(values))
-    return 100.0 if abs(ratio - 100.0) < 1.0 else 1.0
+    """What one unit of the per-document values of ``metric`` is in the results' units: 100 when
+    results.json reports the metric in percent of them (0/1 right-or-wrong per document, 0-100 in
+    the table), else 1. The reported number is the task's ``<metric>_all`` when results.json has
+    that key (the mean over every document, on the results' scale), else ``<metric>``; the values
+    are those of ``samples`` (run A's documents). In order:
+
+    1. no reported number (absent, null, not finite) or no per-document value: 1;
+    2. the values' mean is 0 (no ratio to read; every value 0, say): 100 when they all lie in
+       [0, 1] and the reported number is above 1 (a mean of them on their own scale cannot
+       be), else 1;
+    3. else 100 when the reported number is 100 times the values' mean, within 1, else 1.
+    """
+    values = results.results[task].values
+    reported = _number(values[f"{metric}_all"] if f"{metric}_all" in values else values.get(metric))
+    per_document = [v for s in samples.values() if (v := _number(s["metrics"].get(metric))) is not None]
+    if reported is None or not per_document:
+        return 1.0
+    mean = sum(per_document) / len(per_document)
+    if mean == 0:
+        return 100.0 if reported > 1 and all(0 <= v <= 1 for v in per_document) else 1.0
+    return 100.0 if abs(reported / mean - 100.0) < 1.0 else 1.0
 
 
 def _refuse_different(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict[str, Any]],
@@ -269,7 +273,7 @@ def _group_rows(ra: ResultsFile, rb: ResultsFile, per_task: dict[str, tuple[str 
 
 def compare(run_a: str | Path, run_b: str | Path, *, tasks: Sequence[str] | None = None, seed: int = 0) -> Comparison:
     """Compare two runs (folders holding results.json and samples/) document by document."""
-    da, db = _run_dir(Path(run_a)), _run_dir(Path(run_b))
+    da, db = run_folder(Path(run_a)), run_folder(Path(run_b))
     ra, rb = read_results(da / "results.json"), read_results(db / "results.json")
     names = [t for t in ra.results if t in rb.results and (tasks is None or t in tasks)]
     if tasks is not None:

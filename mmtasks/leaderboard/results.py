@@ -18,10 +18,15 @@ class Run:
         self.results = results
 
     @property
-    def name(self) -> str:
-        """The run directory's name (the file's parent when given a file)."""
+    def folder(self) -> Path:
+        """The run directory (the file's parent when given a file): where its ``samples/`` are."""
         path = self.path.resolve()
-        return path.parent.name if path.is_file() else path.name
+        return path.parent if path.is_file() else path
+
+    @property
+    def name(self) -> str:
+        """The run directory's name."""
+        return self.folder.name
 
     @property
     def iso_date(self) -> str:

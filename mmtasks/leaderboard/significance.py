@@ -36,11 +36,6 @@ def _headline_tasks(section: Section) -> list[tuple[str, str]]:
     return out
 
 
-def _run_dir(run: Run):  # type: ignore[no-untyped-def]
-    path = run.path.resolve()
-    return path.parent if path.is_file() else path
-
-
 def tie_between(section: Section, upper: Mapping[str, Run], lower: Mapping[str, Run], below: str) -> Tie | None:
     """The paired comparison of two rows (task -> the run each row takes it from) on the
     headline, or None when it cannot be made."""
@@ -57,7 +52,7 @@ def tie_between(section: Section, upper: Mapping[str, Run], lower: Mapping[str, 
         if a is None or b is None:
             return None
         try:
-            row, diffs = compare_task(task, a.results, b.results, read_samples(_run_dir(a), task), read_samples(_run_dir(b), task))
+            row, diffs = compare_task(task, a.results, b.results, read_samples(a.folder, task), read_samples(b.folder, task))
         except MmtasksError:  # different task definitions or documents, or no samples: no mark
             return None
         if not diffs.get(metric):

@@ -73,6 +73,20 @@ def confined(path: Path, folder: Path) -> Path:
     return path
 
 
+def run_folder(path: Path) -> Path:
+    """The run folder ``path`` names: the folder itself, or the folder of the ``results.json``
+    given; a :class:`~mmtasks.errors.DataError` when it holds no ``results.json`` (what
+    ``mmtasks compare`` and ``mmtasks view`` take as a run)."""
+    from mmtasks.errors import DataError
+    from mmtasks.results.schema import RESULTS_FILE
+
+    path = Path(path)
+    folder = path.parent if path.is_file() and path.name == RESULTS_FILE else path
+    if not (folder / RESULTS_FILE).is_file():
+        raise DataError(f"no {RESULTS_FILE} here: pass a run folder (the --output-path of a run)", file=path)
+    return folder
+
+
 def check_output_path(path: Path) -> None:
     """One line for an ``--output-path`` that cannot be a run folder: an existing file, or a
     name like ``x/results.json`` (refused, not created as a folder: the hint names the folder)."""

@@ -15,7 +15,7 @@ from typing import Any
 from mmtasks.config.task_config import SAFE_NAME
 from mmtasks.documents.jsonl import MAX_DEPTH, json_value_problem
 from mmtasks.errors import DataError
-from mmtasks.results.files import confined
+from mmtasks.results.files import confined, run_folder
 from mmtasks.results.schema import RESULTS_FILE, ResultsFile, read_results
 from mmtasks.scoring.aggregation import failure_kind
 from mmtasks.view.images import ImageStore
@@ -73,11 +73,8 @@ class ViewRun:
 
 def load_view_run(path: Path) -> ViewRun:
     """A run folder (``results.json`` + ``samples/``) or its ``results.json``."""
-    folder = path.parent if path.is_file() and path.name == RESULTS_FILE else path
-    results = folder / RESULTS_FILE
-    if not results.is_file():
-        raise DataError(f"no {RESULTS_FILE} here: pass a run folder (the --output-path of a run)", file=path)
-    run = ViewRun(folder=folder, results=read_results(results))
+    folder = run_folder(path)
+    run = ViewRun(folder=folder, results=read_results(folder / RESULTS_FILE))
     if not run.samples_dir.is_dir():
         raise DataError("the run has no samples/ folder: nothing to show", file=folder,
                         hint="the run viewer shows the samples a run writes with --output-path")
