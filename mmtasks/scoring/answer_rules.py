@@ -19,6 +19,14 @@ space added at both ends. Then the first of these that finds anything gives the 
 Among several candidates the one whose form occurs last (``rfind``) wins; on a tie the earlier
 letter. No candidate: no answer (None).
 
+Two parameters give the variants of this rule that other authors wrote (each off by default, so
+the rule is MMMU's): ``answer_marker`` ("Answer:"): first, the text after the marker's last
+occurrence (stripped) gives the letter when exactly one option letter occurs in it (anywhere, as
+a substring); ``loose_letters``: step 2 takes every letter followed by a space (``A ``, not
+preceded by one: "I think" names I), else every letter followed by a period (``A.``), the
+winner still ranked by where `` A `` occurs last (no `` A ``: the first candidate). MMMU-Pro's
+``evaluate.py`` uses both (``tasks/mmmu_pro/mmmu_pro_scoring.py``).
+
 **Open answers** (:func:`parse_open`, :func:`open_match`). The reply, stripped, without final
 periods and lower-cased, is cut at newlines (MMMU's split pattern also names ``". "`` before a
 capital letter, which never matches lower-cased text). In each line the shortest text after one of
@@ -59,17 +67,30 @@ def last_occurrence_choice(reply: str, letters: Sequence[str], texts: Mapping[st
     return last_occurrence_choice_step(reply, letters, texts)[0]
 
 
-def last_occurrence_choice_step(reply: str, letters: Sequence[str],
-                                texts: Mapping[str, str]) -> tuple[str | None, str | None]:
+def last_occurrence_choice_step(reply: str, letters: Sequence[str], texts: Mapping[str, str], *,
+                                answer_marker: str | None = None,
+                                loose_letters: bool = False) -> tuple[str | None, str | None]:
     """:func:`last_occurrence_choice` and the step that found the letter: ``"letter"`` (steps 1
-    and 2, the letter itself) or ``"option_text"`` (step 3, the option's text); (None, None)."""
+    and 2, the letter itself), ``"option_text"`` (step 3, the option's text) or, with
+    ``answer_marker``, ``"answer_line"``; (None, None). ``answer_marker`` and ``loose_letters``:
+    the variants of the module docstring."""
+    if answer_marker is not None:
+        marker = reply.rfind(answer_marker)
+        if marker != -1:
+            tail = reply[marker + len(answer_marker):].strip()
+            named = [k for k in letters if k in tail]
+            if len(named) == 1:
+                return named[0], "answer_line"
     for char in _EDGE_CHARACTERS:
         reply = reply.strip(char)
     padded = f" {reply} "
     bracketed = [k for k in letters if f"({k})" in padded]
     if bracketed:
         return _last(bracketed, lambda k: padded.rfind(f"({k})")), "letter"
-    spaced = [k for k in letters if f" {k} " in padded]
+    if loose_letters:
+        spaced = [k for k in letters if f"{k} " in padded] or [k for k in letters if f"{k}." in padded]
+    else:
+        spaced = [k for k in letters if f" {k} " in padded]
     if spaced:
         return _last(spaced, lambda k: padded.rfind(f" {k} ")), "letter"
     if len(padded.split()) > 5:

@@ -5,7 +5,8 @@ Loaded as a plugin file by ``mmmu_pro.yaml`` and ``mmmu_pro_vision.yaml`` (``plu
 The rule is ``parse_multi_choice_response`` of github.com/MMMU-Benchmark/MMMU
 ``mmmu-pro/evaluate.py`` (commit bb0b95a), reimplemented from its description. It is MMMU's
 rule (``mmmu/utils/eval_utils.py``; the ``choice`` parser's ``rule: mmmu``) with three changes,
-so the MMMU rule cannot be reused as it is:
+which the shared rule takes as parameters (``last_occurrence_choice_step(...,
+answer_marker="Answer:", loose_letters=True)`` in ``mmtasks/scoring/answer_rules.py``):
 
 0. first, the text after the last "Answer:" (stripped): when exactly one option letter occurs
    in it (anywhere, as a substring: "Answer: B" -> B; "Answer: (C) Dog" names C and D, so it
@@ -30,9 +31,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from mmtasks.plugin import ParserArgs, parser
+from mmtasks.scoring.answer_rules import last_occurrence_choice_step
 from mmtasks.scoring.parsers import OptionText, option_texts, random_letter
-
-_EDGE_CHARACTERS = (",", ".", "!", "?", ";", ":", "'")
 
 
 class ProChoiceArgs(ParserArgs):
@@ -46,38 +46,10 @@ class ProChoiceArgs(ParserArgs):
     """The record field that names the document in the random fallback's seed."""
 
 
-def _last(candidates: Sequence[str], position: Any) -> str:
-    best = candidates[0]
-    for cand in candidates[1:]:
-        if position(cand) > position(best):
-            best = cand
-    return best
-
-
 def pro_choice_step(reply: str, letters: Sequence[str], texts: Mapping[str, str]) -> tuple[str | None, str | None]:
     """The letter the authors' rule picks and how (``"answer_line"``, ``"letter"``,
     ``"option_text"``); (None, None) where the authors would guess."""
-    marker = reply.rfind("Answer:")
-    if marker != -1:
-        tail = reply[marker + len("Answer:"):].strip()
-        named = [k for k in letters if k in tail]
-        if len(named) == 1:
-            return named[0], "answer_line"
-    for char in _EDGE_CHARACTERS:
-        reply = reply.strip(char)
-    padded = f" {reply} "
-    bracketed = [k for k in letters if f"({k})" in padded]
-    if bracketed:
-        return _last(bracketed, lambda k: padded.rfind(f"({k})")), "letter"
-    spaced = [k for k in letters if f"{k} " in padded] or [k for k in letters if f"{k}." in padded]
-    if spaced:
-        return _last(spaced, lambda k: padded.rfind(f" {k} ")), "letter"
-    if len(padded.split()) > 5:
-        folded = padded.lower()
-        named = [k for k in letters if k in texts and texts[k].lower() in folded]
-        if named:
-            return _last(named, lambda k: folded.rfind(texts[k].lower())), "option_text"
-    return None, None
+    return last_occurrence_choice_step(reply, letters, texts, answer_marker="Answer:", loose_letters=True)
 
 
 @parser("mmmu_pro_choice", args=ProChoiceArgs)
