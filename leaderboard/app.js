@@ -14,6 +14,8 @@
   const PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d",
                    "#475569", "#9333ea", "#ea580c", "#0d9488", "#be123c", "#4f46e5", "#a16207", "#15803d"];
   const MISSING = "\u2013";
+  // the record policy's treatments (coverage[task]: reason -> count), named as the results table and the viewer name them
+  const TREATMENTS = [["excluded", "excluded"], ["kept_as_text", "kept as text"], ["scored_wrong", "scored wrong"]];
 
   const state = {
     data: null,
@@ -301,7 +303,7 @@
       const tr = el("tr", { class: classes.join(" "), "data-entry": entry.id },
         rankCell,
         modelCell(entry, row.colour, bench),
-        columns.map(c => valueCell(entry, c, best[c.key], c.key === bench.headline)));
+        columns.map(c => valueCell(bench, entry, c, best[c.key], c.key === bench.headline)));
       body.appendChild(tr);
     });
     if (!sorted.length) {
@@ -406,12 +408,37 @@
   function coverageTooltip(entry) {
     const lines = ["Part of the data was not scored:"];
     for (const [task, c] of Object.entries(entry.coverage || {})) {
-      if (!c || !isNum(c.percent) || c.percent >= 100) continue;
+      if (!c) continue;
+      const treated = treatments(c);
+      const partial = isNum(c.percent) && c.percent < 100;
+      if (!partial && !treated.length) continue;
       const why = Object.entries(c.unscored || {}).filter(([, n]) => n > 0).map(([kind, n]) => kind + " " + n);
       lines.push(task + ": " + c.scored + " of " + c.total + " " + (c.unit || "documents") + " scored" +
-        (why.length ? " (" + why.join(", ") + ")" : ""));
+        (why.length ? " (" + why.join(", ") + ")" : "") + (treated.length ? "; " + treated.join(", ") : ""));
     }
     return lines.join("\n");
+  }
+
+  /** A coverage record's record-policy counts, one "excluded: output missing 3" per reason. */
+  function treatments(c) {
+    const out = [];
+    for (const [key, label] of TREATMENTS) {
+      const reasons = c && c[key] && typeof c[key] === "object" ? Object.entries(c[key]) : [];
+      for (const [reason, n] of reasons) if (isNum(n) && n > 0) out.push(label + ": " + reason + " " + n);
+    }
+    return out;
+  }
+
+  /** The tasks a column stands on: its own, or those of the columns it is the mean of. */
+  function columnTasks(bench, column) {
+    if (column.task) return [column.task];
+    const byKey = new Map((bench.columns || []).map(c => [c.key, c]));
+    const tasks = [];
+    for (const key of column.mean_of || []) {
+      const part = byKey.get(key);
+      if (part && part.task && !tasks.includes(part.task)) tasks.push(part.task);
+    }
+    return tasks;
   }
 
   function shortCitation(text) {
@@ -453,7 +480,7 @@
     return se >= 10 ? se.toFixed(0) : se.toPrecision(2);
   }
 
-  function valueCell(entry, column, best, headline) {
+  function valueCell(bench, entry, column, best, headline) {
     const cell = get(entry, "values", column.key) || {};
     const classes = ["num"];
     if (headline) classes.push("headline");
@@ -476,6 +503,11 @@
     if (isNum(cell.stderr)) tip.push("stderr " + cell.stderr);
     if (Number.isInteger(cell.n)) tip.push("n = " + cell.n);
     if (isNum(cell.coverage)) tip.push("coverage " + cell.coverage.toFixed(1) + "% of the data scored");
+    const tasks = columnTasks(bench, column);
+    for (const task of tasks) {
+      const treated = treatments(get(entry, "coverage", task));
+      if (treated.length) tip.push((tasks.length > 1 ? task + " " : "") + treated.join(", "));
+    }
     const td = el("td", { class: classes.join(" "), "data-key": column.key, "data-value": String(cell.value),
       title: tip.join(", ") }, parts);
     const span = (column.scale_max - column.scale_min) || 1;

@@ -479,7 +479,8 @@ def test_page_marks_chance_judge_rows_and_partial_coverage(browser, tmp_path: Pa
     chance["results"]["mmdu"]["overall"] = 99.0
     covered = json.loads((RUNS / "qwen2vl7b-mmdu-mmrc-2025-11-27" / "results.json").read_text())
     covered["coverage"] = {"mmdu": {"unit": "turns", "scored": 90, "total": 120,
-                                    "unscored": {"request_failure": 20, "judge_failure": 10}}}
+                                    "unscored": {"request_failure": 20, "judge_failure": 10},
+                                    "excluded": {"no image": 2}}}
     runs = [_write_run(tmp_path, chance, "chance"), _write_run(tmp_path, covered, "covered")]
     site = tmp_path / "site"
     write_site(build_leaderboard(load_runs(runs)), site)
@@ -505,7 +506,7 @@ def test_page_marks_chance_judge_rows_and_partial_coverage(browser, tmp_path: Pa
 
     qwen = page.locator("#board-mmdu tr.partial-coverage")
     assert qwen.count() == 1 and qwen.locator(".badge-coverage").text_content() == "coverage 75%"
-    assert "mmdu: 90 of 120 turns scored (request_failure 20, judge_failure 10)" in (
+    assert "mmdu: 90 of 120 turns scored (request_failure 20, judge_failure 10); excluded: no image 2" in (
         qwen.locator(".badge-coverage").get_attribute("title") or "")
     assert qwen.locator('td[data-key="overall"] .coverage').text_content() == "75%"
     assert page.locator("#board-mmdu td .coverage").count() == 7  # every MMDU column of that row
@@ -514,6 +515,47 @@ def test_page_marks_chance_judge_rows_and_partial_coverage(browser, tmp_path: Pa
 
 
 # --- a real run's coverage ------------------------------------------------------------------
+
+
+BUSINESS = ["mmmu_val_accounting", "mmmu_val_economics", "mmmu_val_finance", "mmmu_val_manage", "mmmu_val_marketing"]
+
+
+def test_page_cells_name_the_record_policy_counts(browser, tmp_path: Path) -> None:
+    """A run of data with irregular records (MMIU: an ``output`` of null, excluded; a gold letter
+    beyond the options, scored wrong; MMMU Accounting: an option naming an image the record does
+    not have, kept as text): results.json's ``coverage`` counts them by reason, and each cell's
+    title names them (a computed column, those of its tasks), as the run viewer does; the
+    coverage stays 100%, so no badge. Before, the titles said only the coverage percent."""
+    import mmtasks
+    from tests.test_every_reader import irregular_sample
+
+    data = irregular_sample(tmp_path / "data")
+    run = tmp_path / "run"
+    mmtasks.evaluate(tasks=["mmiu", *BUSINESS], model="random", data_dir=data, output_path=run, use_cache=False)
+    coverage = json.loads((run / "results.json").read_text())["coverage"]
+    assert (coverage["mmiu"]["excluded"], coverage["mmiu"]["scored_wrong"], coverage["mmmu_val_accounting"]["kept_as_text"]) == (
+        {"output missing": 1}, {"output beyond the options": 1}, {"image tag beyond its images": 1})
+    site = tmp_path / "site"
+    write_site(build_leaderboard(load_runs([run])), site)
+    page = browser.new_page(viewport={"width": 1360, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda err: problems.append(str(err)))
+
+    def title(bench: str, key: str) -> str:
+        page.goto((site / "index.html").as_uri() + "#" + bench)
+        page.wait_for_selector(f"#board-{bench} tbody tr.run-row")
+        return page.locator(f'#board-{bench} tr.run-row td[data-key="{key}"]').get_attribute("title") or ""
+
+    acc = title("mmiu", "acc")
+    assert acc.endswith("coverage 100.0% of the data scored, excluded: output missing 1, "
+                        "scored wrong: output beyond the options 1"), acc
+    assert title("mmmu", "accounting").endswith("coverage 100.0% of the data scored, kept as text: image tag beyond its images 1")
+    assert title("mmmu", "business").endswith("mmmu_val_accounting kept as text: image tag beyond its images 1")
+    assert "kept as text" not in title("mmmu", "economics")
+    assert page.locator("#board-mmmu .badge-coverage").count() == 0
+    assert not problems, problems
+    page.close()
+
 
 
 def test_a_run_with_guessed_answers_builds(tmp_path: Path) -> None:
