@@ -49,8 +49,12 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q chromium) \
 		|| echo "could not install chromium: the browser test will say how to install it"
 
+# pytest-xdist: TEST_WORKERS processes, each test file on one worker (--dist loadfile), so a
+# file's module fixtures (the vLLM engine, the runs a file reads) are built once, not once per worker
+TEST_WORKERS ?= 2
+
 test: $(STAMP) vllm-venv browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) .venv-vllm runs
