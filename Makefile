@@ -50,11 +50,12 @@ browser:
 		|| echo "could not install chromium: the browser test will say how to install it"
 
 # pytest-xdist: TEST_WORKERS processes, each test file on one worker (--dist loadfile), so a
-# file's module fixtures (the vLLM engine, the runs a file reads) are built once, not once per worker
+# file's module fixtures (the vLLM engine, the runs a file reads) are built once, not once per worker;
+# the files in collection order (--no-loadscope-reorder), which tests/conftest.py starts with the longest
 TEST_WORKERS ?= 2
 
 test: $(STAMP) vllm-venv browser
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 clean:
 	rm -rf $(VENV) .venv-vllm runs

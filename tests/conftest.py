@@ -16,6 +16,33 @@ import pytest  # noqa: E402
 
 from tests.chat_server import ChatServer  # noqa: E402
 
+#: Under pytest-xdist (``make test``: ``-n 2 --dist loadfile --no-loadscope-reorder``) the files
+#: go to the workers in collection order, one at a time as a worker runs dry; these, the longest
+#: files (seconds measured one after the other, 2 cores), are handed out first, so no worker is
+#: left alone with a long file at the end. The rest keep their order. Serial runs are not reordered.
+LONGEST_FILES = (
+    "test_vllm_backend.py",  # 41 s (its module fixture starts vLLM's CPU engine)
+    "test_resume.py",  # 83 s
+    "test_data_parallel.py",  # 63 s
+    "test_hf_families.py",  # 49 s
+    "test_viewer.py",  # 40 s
+    "test_publish.py",  # 32 s
+    "test_multi_turn.py",  # 31 s
+    "test_leaderboard.py",  # 28 s
+    "test_cli_offline.py",  # 27 s
+    "test_published_outputs.py",  # 26 s
+    "test_every_reader.py",  # 24 s
+    "test_presets.py",  # 21 s (imports vLLM in .venv-vllm)
+    "test_new_benchmarks.py",  # 20 s
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not hasattr(config, "workerinput"):  # not an xdist worker
+        return
+    rank = {name: k for k, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's tests keep their order
+
 
 @pytest.fixture(scope="session")
 def tiny_llava_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
