@@ -356,7 +356,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     # (videomme, videomme_subtitles) decode each once
     from mmtasks.documents.video import FrameStore
 
-    frames = FrameStore()
+    # (each video's SHA-256 kept in the response cache's memos: a rerun reads no video to hash it)
+    frames = FrameStore(hashes=cache.memo("video-sha256") if cache is not None else None)
 
     def dialogues() -> Iterator[Dialogue]:
         docs = ((task, doc) for task in tasks

@@ -21,6 +21,7 @@ import hashlib
 import math
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mmtasks.core.conversation import FrameRef, Image
 from mmtasks.errors import DataError
@@ -90,6 +91,27 @@ class VideoProblem(Exception):
 
 def _frame_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.suffix.lower() in FRAME_SUFFIXES and p.is_file())
+
+
+def _stat_key(path: Path, files: Sequence[Path]) -> str | None:
+    """The memo key of a video's hash: its resolved path and each file's size, mtime_ns, inode and
+    device (None when a file cannot be read: it is then hashed, or fails, as without a memo)."""
+    try:
+        parts = [str(path.resolve())]
+        for f in files:
+            st = f.stat()
+            parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}:{st.st_dev}")
+    except OSError:
+        return None
+    return "sha256-v1\0" + "\0".join(parts)
+
+
+def _racy(files: Sequence[Path]) -> bool:
+    now = time.time_ns()
+    try:
+        return any(now - f.stat().st_mtime_ns < RACY_NS for f in files)
+    except OSError:
+        return True
 
 
 def probe(path: Path, frames_fps: float = 1.0) -> VideoInfo:
@@ -339,35 +361,77 @@ class VideoClip:
                 "timestamps": list(self.timestamps), "subtitles": self.subtitles, "rule": self.rule}
 
 
+class HashMemo(Protocol):
+    """Where a video's SHA-256 is kept between runs (the response cache's memo table)."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, value: str) -> None: ...
+
+
+#: a file modified this recently (ns) may change again within its timestamp's resolution without
+#: its mtime changing: its hash is not kept between runs (git's "racy" rule)
+RACY_NS = 2_000_000_000
+
+
 class FrameStore:
     """The decoded frames of a run's clips: each clip decoded once (callers asking for a clip being
-    decoded wait for it), kept in an LRU cache bounded by bytes; ``decoded`` counts decodings."""
+    decoded wait for it), kept in an LRU cache bounded by bytes; ``decoded`` counts decodings.
 
-    def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    ``hashes``: where each video's SHA-256 (:meth:`file_hash`) is kept between runs, keyed by the
+    file's path and ``stat`` (size, mtime_ns, inode, device); None: within this store only."""
+
+    def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES, hashes: HashMemo | None = None) -> None:
         self.cache_bytes = cache_bytes
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, Future[list[PILImage]]] = OrderedDict()
         self._sizes: dict[str, int] = {}
         self._total = 0
         self._hashes: dict[Path, str] = {}
+        self._memo = hashes
+        self._memo_lock = threading.Lock()
         #: clips decoded (cache misses), for tests and benchmarks
         self.decoded = 0
         #: frames decoded into pictures
         self.frames_decoded = 0
+        #: videos whose bytes were read to hash them (not found in ``hashes``), for tests and benchmarks
+        self.files_hashed = 0
 
     def file_hash(self, path: Path) -> str:
+        """SHA-256 of the video's bytes (a folder of frames: of each frame's name and bytes), read
+        once per store; with ``hashes``, once per machine while the file's stat stays the same.
+
+        Reading a whole video to hash it costs about 1 s per GiB (Video-MME's ~100 GB: minutes on
+        every run, a resumed run served from the cache too). The digest stays the content's, so a
+        response cache survives a moved or copied data folder, and a video changed at the same
+        path changes its key: its stat changes (a new size, or mtime; a file rewritten in place
+        keeps its inode but gets a new mtime). Not detected: bytes changed with the size and
+        mtime put back by hand (``touch -d``), as with git's and make's stat checks; clear the
+        memos (``mmtasks cache clear``) then."""
         with self._lock:
             known = self._hashes.get(path)
         if known is not None:
             return known
-        h = hashlib.sha256()
         files = _frame_files(path) if path.is_dir() else [path]
-        for f in files:
-            h.update(f.name.encode() + b"\0")
-            with open(f, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-        digest = h.hexdigest()
+        key = _stat_key(path, files) if self._memo is not None else None
+        digest = None
+        if key is not None:
+            with self._memo_lock:
+                digest = self._memo.get(key)  # type: ignore[union-attr]
+        if digest is None:
+            h = hashlib.sha256()
+            for f in files:
+                h.update(f.name.encode() + b"\0")
+                with open(f, "rb") as fh:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        h.update(chunk)
+            digest = h.hexdigest()
+            with self._lock:
+                self.files_hashed += 1
+            # kept only when the file did not change while it was read, nor too recently to tell
+            if key is not None and key == _stat_key(path, files) and not _racy(files):
+                with self._memo_lock:
+                    self._memo.put(key, digest)  # type: ignore[union-attr]
         with self._lock:
             self._hashes[path] = digest
         return digest
