@@ -67,9 +67,26 @@ def serving(server: socketserver.BaseServer) -> Iterator[int]:
         server.server_close()
 
 
+#: the files compared byte for byte (what the generators write as text); images, videos and parquet
+#: may differ with the Pillow/PyAV/pyarrow versions
+TEXT = (".jsonl", ".md", ".json", ".srt", ".txt")
+
+
+def zip_layout(path: Path) -> list[tuple[object, ...]]:
+    """A zip's members in order: name, time, mode, compression, and the bytes of a text member (a
+    video member by its name alone: its bytes follow the encoder's version)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        return [(i.filename, i.date_time, i.external_attr, i.compress_type,
+                 zf.read(i) if i.filename.endswith(TEXT) else None) for i in zf.infolist()]
+
+
 def assert_regenerates(generate: Callable[[Path], None], fresh: Path, committed: Path) -> None:
-    """``generate(fresh)`` writes the same files as under ``committed``, records and cards (``.jsonl``,
-    ``.md``) byte for byte; images and parquet may differ with the Pillow/pyarrow versions."""
+    """``generate(fresh)`` writes the same files as under ``committed``: records, cards, Hub JSON
+    files and subtitles (``.jsonl``, ``.md``, ``.json``, ``.srt``, ``.txt``) byte for byte, zip
+    archives member by member (:func:`zip_layout`); images, videos and parquet may differ with the
+    Pillow/PyAV/pyarrow versions."""
     generate(fresh)
 
     def files(root: Path) -> list[str]:
@@ -77,8 +94,10 @@ def assert_regenerates(generate: Callable[[Path], None], fresh: Path, committed:
 
     assert files(fresh) == files(committed)
     for rel in files(fresh):
-        if rel.endswith((".jsonl", ".md")):
+        if rel.endswith(TEXT):
             assert (fresh / rel).read_bytes() == (committed / rel).read_bytes(), rel
+        elif rel.endswith(".zip"):
+            assert zip_layout(fresh / rel) == zip_layout(committed / rel), rel
 
 
 def sample_generators(*names: str) -> tuple[ModuleType, ...]:

@@ -21,7 +21,9 @@ seeds with :meth:`HubState.seed` (a dataset in its real layout: README with its 
 - ``POST /api/{type}s/{repo}/paths-info/{rev}`` (``paths=...``: the entries that exist);
 - ``HEAD``/``GET /{type}s/{repo}/resolve/{rev}/{path}`` (datasets: ``/datasets/...``): the file, with
   ``X-Repo-Commit``, ``ETag`` and ``Content-Length`` as the Hub sends them (no Xet: plain HTTP), and
-  ``Range`` requests answered 206. :meth:`HubState.fetched` lists the files downloaded.
+  ``Range`` requests (``bytes=A-B``, ``A-``, ``-N``) answered 206 with ``Content-Range``, or, with
+  ``HubState.ranges`` False, ignored (200, the whole file). :meth:`HubState.fetched` lists the files
+  downloaded, ``HubState.served`` counts the body bytes sent per file.
 
 Every request is recorded (method, path, headers, body) so a test can check where the token went.
 Auth: ``Authorization: Bearer <token>``; an unknown token is 401 "Invalid credentials in
@@ -81,6 +83,10 @@ class HubState:
         self.lock = threading.Lock()
         #: a hostile Hub's commit URL (answered instead of the real one when set)
         self.commit_url: str | None = None
+        #: False: a server that ignores ``Range`` (answers 200 with the whole file, as some proxies do)
+        self.ranges = True
+        #: (type, repo, path) -> the bytes of the file's body sent, all answers together
+        self.served: dict[tuple[str, str, str], int] = {}
 
     def seed(self, kind: str, repo_id: str, files: dict[str, bytes]) -> Repo:
         """A public repo holding ``files`` in one commit (a dataset as its card lays it out)."""
@@ -181,7 +187,7 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
                 return
             status, body = 200, data
             wanted = self.headers.get("Range", "")
-            if wanted.startswith("bytes=") and not head_only:
+            if wanted.startswith("bytes=") and not head_only and state.ranges:
                 first, _, last = wanted[len("bytes="):].partition("-")
                 start = int(first) if first else max(0, len(data) - int(last))
                 end = int(last) if first and last else len(data) - 1
@@ -191,11 +197,14 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.send_header("ETag", f'"{git_blob_sha(data)}"')
             self.send_header("X-Repo-Commit", repo.head)
-            self.send_header("Accept-Ranges", "bytes")
+            if state.ranges:
+                self.send_header("Accept-Ranges", "bytes")
             if status == 206:
                 self.send_header("Content-Range", f"bytes {start}-{start + len(body) - 1}/{len(data)}")
             self.end_headers()
             if not head_only:
+                with state.lock:
+                    state.served[(kind, repo_id, path)] = state.served.get((kind, repo_id, path), 0) + len(body)
                 self.wfile.write(body)
 
         def do_HEAD(self) -> None:  # noqa: N802

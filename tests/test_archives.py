@@ -1,6 +1,7 @@
-"""Zip extraction of video archives (mmtasks/documents/archives.py): every member checked before
-anything is written, leading folders stripped, each archive extracted once (a marker per archive
-and strip), again only when the archive changed or an extraction was cut short."""
+"""Zip archives of videos (mmtasks/documents/archives.py): every member's name checked from the
+directory before anything is written, leading folders stripped, an index per archive (and strip)
+kept on disk, each member extracted when asked for, once, again only when the archive changed or
+the file on disk is not the member's size."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mmtasks.documents.archives import Archive, extract_once, is_extracted, member_target
+from mmtasks.documents.archives import Archive, Extractor, Member, cached_index, local, member_target
 from mmtasks.errors import DataError
 
 
@@ -28,7 +29,7 @@ def make_zip(path: Path, members: dict[str, bytes], modes: dict[str, int] | None
 def target(name: str, strip: str | None = None, mode: int = 0o100644) -> str | None:
     info = zipfile.ZipInfo(name)
     info.external_attr = mode << 16
-    got = member_target(Archive(Path("x.zip"), "video/x.zip", strip), info)
+    got = member_target(Archive("video/x.zip", strip, "", lambda: io.BytesIO()), info)
     return None if got is None else got.as_posix()
 
 
@@ -51,33 +52,57 @@ def test_member_names_map_inside_the_folder_or_are_refused() -> None:
         target("data/fifo", mode=stat.S_IFIFO | 0o644)
 
 
-def test_each_archive_is_extracted_once_and_again_when_it_changed(tmp_path: Path) -> None:
+def test_members_are_extracted_when_asked_and_once(tmp_path: Path) -> None:
     dest = tmp_path / "out"
-    one = Archive(make_zip(tmp_path / "one.zip", {"data/a.mp4": b"a", "data/b.mp4": b"b"}), "one.zip")
-    later = Archive(make_zip(tmp_path / "later.zip", {"later/data/a.mp4": b"A2"}), "later.zip", strip="later")
-    assert extract_once([one, later], dest) == ["one.zip", "later.zip"]
-    assert (dest / "data" / "a.mp4").read_bytes() == b"A2"  # merged, the later archive last
-    assert (dest / "data" / "b.mp4").read_bytes() == b"b"
-    assert extract_once([one, later], dest) == []  # marked done: nothing again
-    # the same archive with another strip is another extraction (MVBench's data0613.zip, twice)
-    plain = Archive(later.path, "later.zip")
-    assert not is_extracted(dest, plain) and extract_once([plain], dest) == ["later.zip"]
-    assert (dest / "later" / "data" / "a.mp4").read_bytes() == b"A2"
-    # a new download of an archive (other size or time) is extracted again
-    make_zip(tmp_path / "one.zip", {"data/a.mp4": b"new", "data/b.mp4": b"b"})
-    assert extract_once([one, later], dest) == ["one.zip"]
-    assert (dest / "data" / "a.mp4").read_bytes() == b"new"
+    one = local(make_zip(tmp_path / "one.zip", {"data/a.mp4": b"a", "data/b.mp4": b"b", "frames/e/1.jpg": b"1",
+                                                 "frames/e/2.jpg": b"2", "frames/ee.jpg": b"x"}), "one.zip")
+    later = local(make_zip(tmp_path / "later.zip", {"later/data/a.mp4": b"A2"}), "later.zip", strip="later")
+    ex = Extractor([one, later], dest)
+    assert sorted(ex.members) == ["data/a.mp4", "data/b.mp4", "frames/e/1.jpg", "frames/e/2.jpg", "frames/ee.jpg"]
+    assert ex.members["data/a.mp4"] == Member(1, "later/data/a.mp4", 2)  # merged, the later archive winning
+    assert not (dest / "data").exists()  # nothing extracted before it is asked for
+    assert ex.ensure(dest / "data" / "a.mp4") == ["data/a.mp4"]
+    assert (dest / "data" / "a.mp4").read_bytes() == b"A2" and not (dest / "data" / "b.mp4").exists()
+    assert ex.ensure(dest / "frames" / "e") == ["frames/e/1.jpg", "frames/e/2.jpg"]  # a folder: the members under it
+    assert not (dest / "frames" / "ee.jpg").exists()
+    assert ex.ensure(dest / "data" / "a.mp4") == [] and ex.ensure(dest / "nowhere.mp4") == []
+    assert ex.extracted == [("later.zip", "later/data/a.mp4"), ("one.zip", "frames/e/1.jpg"), ("one.zip", "frames/e/2.jpg")]
+    ex.close()
+    # a new process: the indexes read from disk, no archive opened until a member is missing
+    opened: list[str] = []
+
+    def counting(arc: Archive) -> Archive:
+        def opener():  # noqa: ANN202
+            opened.append(arc.name)
+            return arc.opener()
+        return Archive(arc.name, arc.strip, arc.key, opener)
+
+    again = Extractor([counting(one), counting(later)], dest)
+    assert again.members == ex.members and opened == []
+    assert again.ensure(dest / "data" / "a.mp4") == [] and opened == []
+    # a member cut short or changed on disk (another size) is extracted again
+    (dest / "data" / "a.mp4").write_bytes(b"A")
+    assert again.ensure(dest / "data" / "a.mp4") == ["data/a.mp4"] and opened == ["later.zip"]
+    assert (dest / "data" / "a.mp4").read_bytes() == b"A2"
+    # the same archive with another strip has its own index (MVBench's data0613.zip, twice)
+    plain = local(later_path := tmp_path / "later.zip", "later.zip")
+    assert cached_index(dest, plain) is None
+    assert Extractor([plain], dest).ensure(dest / "later" / "data" / "a.mp4") == ["later/data/a.mp4"]
+    # other bytes under the same name (a new download): indexed again
+    make_zip(later_path, {"later/data/a.mp4": b"A3", "later/data/c.mp4": b"c"})
+    assert "data/c.mp4" in Extractor([local(later_path, "later.zip", strip="later")], dest).members
 
 
-def test_a_refused_member_writes_nothing_of_its_archive(tmp_path: Path) -> None:
+def test_a_refused_member_writes_nothing_of_any_archive(tmp_path: Path) -> None:
     dest = tmp_path / "out"
-    bad = Archive(make_zip(tmp_path / "bad.zip", {"data/good.mp4": b"g", "data/../../evil.mp4": b"e"}), "videos_02.zip")
+    good = local(make_zip(tmp_path / "good.zip", {"data/ok.mp4": b"o"}), "videos_01.zip")
+    bad = local(make_zip(tmp_path / "bad.zip", {"data/good.mp4": b"g", "data/../../evil.mp4": b"e"}), "videos_02.zip")
     with pytest.raises(DataError) as err:
-        extract_once([bad], dest)
+        Extractor([good, bad], dest)
     assert err.value.render().splitlines()[0].startswith(
         "videos_02.zip, field 'dataset.video_archives': archive member 'data/../../evil.mp4' escapes the extraction folder")
     assert not (dest / "data").exists() and not (tmp_path / "evil.mp4").exists()
-    assert not is_extracted(dest, bad)
+    assert cached_index(dest, bad) is None  # refused again next time
 
 
 def test_a_link_planted_in_the_folder_is_not_followed(tmp_path: Path) -> None:
@@ -86,9 +111,10 @@ def test_a_link_planted_in_the_folder_is_not_followed(tmp_path: Path) -> None:
     outside.mkdir()
     (dest / "data").mkdir(parents=True)
     os.symlink(outside, dest / "data" / "sub")
-    arc = Archive(make_zip(tmp_path / "a.zip", {"data/sub/x.mp4": b"x"}), "a.zip")
-    with pytest.raises(DataError, match="escapes the extraction folder"):
-        extract_once([arc], dest)
+    ex = Extractor([local(make_zip(tmp_path / "a.zip", {"data/sub/x.mp4": b"x"}), "a.zip")], dest)
+    with pytest.raises(DataError, match="member 'data/sub/x.mp4' escapes the extraction folder") as err:
+        ex.ensure(dest / "data" / "sub" / "x.mp4")
+    assert err.value.file == "a.zip"
     assert list(outside.iterdir()) == []
 
 
@@ -99,7 +125,17 @@ def test_a_corrupt_archive_is_one_data_error_naming_it(tmp_path: Path) -> None:
         zf.writestr("data/a.mp4", b"x" * 1000)
     path.write_bytes(data.getvalue()[:200])  # cut short
     with pytest.raises(DataError, match="corrupt or unreadable zip archive") as err:
-        extract_once([Archive(path, "videos_chunked_09.zip")], tmp_path / "out")
+        Extractor([local(path, "videos_chunked_09.zip")], tmp_path / "out")
+    assert err.value.file == "videos_chunked_09.zip"
+    # a member whose bytes are damaged after the directory was indexed: named when extracted
+    whole = data.getvalue()
+    path.write_bytes(whole)
+    ex = Extractor([local(path, "videos_chunked_09.zip")], tmp_path / "out")
+    damaged = bytearray(whole)
+    damaged[0:4] = b"XXXX"  # the member's local header
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(DataError, match="corrupt or unreadable zip archive") as err:
+        ex.ensure(tmp_path / "out" / "data" / "a.mp4")
     assert err.value.file == "videos_chunked_09.zip"
 
 
@@ -130,10 +166,37 @@ def test_an_archive_larger_than_the_free_space_is_refused_before_writing(tmp_pat
     import shutil
     from collections import namedtuple
 
-    arc = Archive(make_zip(tmp_path / "big.zip", {"data/a.mp4": b"x" * 5000}), "videos_chunked_01.zip")
+    arc = local(make_zip(tmp_path / "big.zip", {"data/a.mp4": b"x" * 5000, "data/b.mp4": b"y" * 500}),
+                "videos_chunked_01.zip")
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10_000, 9_000, 1_000))
-    with pytest.raises(DataError, match="the archive holds 0.0 GB, and .* has 0.0 GB free") as err:
-        extract_once([arc], tmp_path / "out")
+    ex = Extractor([arc], tmp_path / "out")
+    assert ex.ensure(tmp_path / "out" / "data" / "b.mp4") == ["data/b.mp4"]  # 500 bytes: room for it
+    with pytest.raises(DataError, match="member 'data/a.mp4' holds 0.0 GB, and .* has 0.0 GB free") as err:
+        ex.ensure(tmp_path / "out" / "data" / "a.mp4")
     assert err.value.file == "videos_chunked_01.zip" and "MMTASKS_ARCHIVES_DIR" in (err.value.hint or "")
-    assert not (tmp_path / "out" / "data").exists()
+    assert sorted(p.name for p in (tmp_path / "out" / "data").iterdir()) == ["b.mp4"]  # nothing of a.mp4, not even partial
+
+
+def test_a_read_that_fails_is_one_data_error_naming_the_archive_and_member(tmp_path: Path) -> None:
+    """A remote archive's network error (what its opener declares it raises) while a member is read."""
+
+    class Dropped(Exception):
+        pass
+
+    path = make_zip(tmp_path / "v.zip", {"data/a.mp4": b"a" * 100})
+    good = local(path, "videos_chunked_03.zip")
+    ex = Extractor([good], tmp_path / "out")
+    ex.close()
+
+    class Flaky(io.BytesIO):
+        def read(self, n: int | None = -1) -> bytes:
+            if self.tell() > 0:
+                raise Dropped("connection reset")
+            return super().read(n)
+
+    flaky = Archive(good.name, None, good.key, lambda: Flaky(path.read_bytes()), errors=(Dropped,))
+    with pytest.raises(DataError, match="cannot extract member 'data/a.mp4' into .*: connection reset") as err:
+        Extractor([flaky], tmp_path / "out").ensure(tmp_path / "out" / "data" / "a.mp4")
+    assert err.value.file == "videos_chunked_03.zip"
+    assert not (tmp_path / "out" / "data" / "a.mp4").exists()

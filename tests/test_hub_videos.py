@@ -52,7 +52,7 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 
 def run(tasks: str, tmp_path: Path, endpoint: str, replies: dict[str, dict[str, str]], out: Path,
-        offline: bool = False, command: str = "run") -> subprocess.CompletedProcess:
+        offline: bool = False, command: str = "run", extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     pred = tmp_path / "pred.jsonl"
     pred.write_text("".join(json.dumps({"task": t, "doc_id": d, "responses": [r]}) + "\n"
                             for t, by_doc in replies.items() for d, r in by_doc.items()), encoding="utf-8")
@@ -62,7 +62,7 @@ def run(tasks: str, tmp_path: Path, endpoint: str, replies: dict[str, dict[str, 
     if offline:
         env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
     args = ["check", "--tasks", tasks] if command == "check" else [
-        "--tasks", tasks, "--model", f"replay:{pred}", "--output-path", str(out), "--no-progress"]
+        "--tasks", tasks, "--model", f"replay:{pred}", "--output-path", str(out), "--no-progress", *extra]
     return subprocess.run([sys.executable, "-m", "mmtasks", *args], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=240)
 
@@ -77,7 +77,8 @@ def samples_of(out: Path, task: str) -> dict[str, dict]:
 
 def extracted(tmp_path: Path, repo: str) -> Path:
     """The one extraction folder of ``repo`` (``<HF_HOME>/mmtasks-archives/<org>--<name>/<commit>``)."""
-    (folder,) = (tmp_path / "hf-home" / "mmtasks-archives" / repo.replace("/", "--")).iterdir()
+    (folder,) = [p for p in (tmp_path / "hf-home" / "mmtasks-archives" / repo.replace("/", "--")).iterdir()
+                 if not p.name.startswith(".")]  # .refs: the commit of each revision, for offline runs
     return folder
 
 
@@ -189,9 +190,18 @@ def test_a_hostile_archive_member_is_refused_with_one_line(hub, tmp_path: Path, 
     assert len(lines) == 1 and f"archive member {member!r} {why}" in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
     folder = extracted(tmp_path, "lmms-lab/Video-MME")
-    # the first archive, sound, was extracted; nothing of the hostile one (not even its sound member)
-    assert (folder / "data" / "smplVid001a.mp4").is_file() and not (folder / "data" / "fine.mp4").exists()
+    # every archive's directory is read and checked before any member is extracted: nothing of the
+    # hostile archive (not even its sound member), nothing of the sound one either; no index of the
+    # hostile one is kept (a rerun refuses it again)
+    assert not (folder / "data").exists()
     assert not any(p.name in ("escaped.mp4", "link.mp4") for p in tmp_path.rglob("*"))
+    assert sorted(p.name for p in (folder / ".mmtasks-index").iterdir()) == ["listing.json", "videos_chunked_01.zip.json"]
+    # the hostile archive was not downloaded: its directory alone (the range probe, the end record,
+    # the zip64 locator's place, the central directory)
+    size = len(files["videos_chunked_02.zip"])
+    assert state.served[("dataset", "lmms-lab/Video-MME", "videos_chunked_02.zip")] < size
+    proc = run("videomme", tmp_path, endpoint, {}, tmp_path / "out", command="check")
+    assert proc.returncode == 2 and f"archive member {member!r} {why}" in proc.stderr
 
 
 def test_the_preflight_reports_every_problem_of_the_extracted_videos_at_once(hub, tmp_path: Path) -> None:
@@ -216,3 +226,76 @@ def test_the_preflight_reports_every_problem_of_the_extracted_videos_at_once(hub
     (unreadable,) = [line for line in lines if "not a readable video" in line]
     assert "document '003-1'" in unreadable and "smplVid003c.mp4" in unreadable
     assert unreadable.endswith("(the same in 2 more documents)")
+
+
+#: the sample's Video-MME archives, read with zipfile.ZipInfo: the directory at the end, each member
+#: a 30-byte local header, its name and its bytes (stored), after a folder entry ``data/`` (35 bytes)
+CHUNK_01, CHUNK_02 = 4750, 2143  # sizes; central directories 4545..4728 (183 bytes), 2004..2121 (117)
+DIRECTORY_01 = 22 + 20 + 183  # the end record, the 20 bytes before it (zip64 locator's place), the directory
+DIRECTORY_02 = 22 + 20 + 117
+PROBE = 22  # the range request that asks whether the Hub answers ranges (the last 22 bytes)
+VID_001A = 30 + 20 + 2260  # data/smplVid001a.mp4 at 35 in chunk 01
+VID_002B = 30 + 20 + 2150  # data/smplVid002b.mp4 at 2345 in chunk 01
+VID_003C = 30 + 20 + 1919  # data/smplVid003c.mp4 at 35 in chunk 02
+
+
+def served(state: HubState, repo: str = "lmms-lab/Video-MME") -> dict[str, int]:
+    return {path: n for (kind, r, path), n in state.served.items() if r == repo and path.endswith(".zip")}
+
+
+def test_a_limited_run_reads_the_directories_and_its_members_alone(hub, tmp_path: Path) -> None:
+    endpoint, state = hub
+    files = files_of(SAMPLE / "videomme" / "hub")
+    assert (len(files["videos_chunked_01.zip"]), len(files["videos_chunked_02.zip"])) == (CHUNK_01, CHUNK_02)
+    state.seed("dataset", "lmms-lab/Video-MME", files)
+    proc = run("videomme", tmp_path, endpoint, {"videomme": VIDEOMME_REPLIES}, tmp_path / "one", extra=("--limit", "1"))
+    assert proc.returncode == 0, proc.stderr
+    assert results_of(tmp_path / "one")["results"]["videomme"]["acc"] == pytest.approx(100.0)  # 001-1: A, gold A
+    # the parquet file, both archives' directories and document 001-1's video; not subtitle.zip
+    assert served(state) == {"videos_chunked_01.zip": PROBE + DIRECTORY_01 + VID_001A, "videos_chunked_02.zip": DIRECTORY_02}
+    assert sum(served(state).values()) == 2716 < (CHUNK_01 + CHUNK_02) / 2  # of 6893
+    folder = extracted(tmp_path, "lmms-lab/Video-MME")
+    assert sorted(p.name for p in (folder / "data").iterdir()) == ["smplVid001a.mp4"]
+    assert (folder / "data" / "smplVid001a.mp4").read_bytes() == (SAMPLE / "videomme" / "data" / "smplVid001a.mp4").read_bytes()
+    # the full run extracts the rest: the indexes kept, each archive's directory read again to open it
+    state.served.clear()
+    out = tmp_path / "full"
+    proc = run("videomme", tmp_path, endpoint, {"videomme": VIDEOMME_REPLIES}, out)
+    assert proc.returncode == 1, proc.stderr  # two unparsed
+    assert results_of(out)["results"]["videomme"]["acc"] == pytest.approx(100 * 6 / 9)
+    assert served(state) == {"videos_chunked_01.zip": PROBE + DIRECTORY_01 + VID_002B,
+                             "videos_chunked_02.zip": DIRECTORY_02 + VID_003C}
+    assert sorted(p.name for p in (folder / "data").iterdir()) == ["smplVid001a.mp4", "smplVid002b.mp4", "smplVid003c.mp4"]
+    # a third run online: the commit asked (one request), no archive read
+    state.served.clear()
+    requests = len(state.requests)
+    proc = run("videomme", tmp_path, endpoint, {"videomme": VIDEOMME_REPLIES}, tmp_path / "third", extra=("--limit", "3"))
+    assert proc.returncode == 0, proc.stderr
+    assert served(state) == {}
+    assert not any(".zip" in r.path for r in state.requests[requests:])
+    # offline: no request at all
+    requests = len(state.requests)
+    proc = run("videomme", tmp_path, endpoint, {"videomme": VIDEOMME_REPLIES}, tmp_path / "offline", offline=True)
+    assert proc.returncode == 1, proc.stderr
+    assert len(state.requests) == requests
+    assert results_of(tmp_path / "offline")["results"]["videomme"]["acc"] == pytest.approx(100 * 6 / 9)
+
+
+def test_a_hub_without_range_requests_gets_each_archive_downloaded_whole(hub, tmp_path: Path) -> None:
+    endpoint, state = hub
+    state.ranges = False
+    state.seed("dataset", "lmms-lab/Video-MME", files_of(SAMPLE / "videomme" / "hub"))
+    proc = run("videomme", tmp_path, endpoint, {"videomme": VIDEOMME_REPLIES}, tmp_path / "one", extra=("--limit", "1"))
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if "range request" in line]
+    assert "answers no range request: the video archives of lmms-lab/Video-MME are downloaded whole" in line
+    # the probe's answer (the whole archive, its body cut short by the client or not) and the download
+    assert served(state)["videos_chunked_02.zip"] == CHUNK_02
+    assert CHUNK_01 <= served(state)["videos_chunked_01.zip"] <= 2 * CHUNK_01
+    folder = extracted(tmp_path, "lmms-lab/Video-MME")
+    assert sorted(p.name for p in (folder / "data").iterdir()) == ["smplVid001a.mp4"]  # extracted as needed, still
+    state.served.clear()
+    out = tmp_path / "full"
+    proc = run("videomme", tmp_path, endpoint, {"videomme": VIDEOMME_REPLIES}, out)
+    assert proc.returncode == 1, proc.stderr
+    assert results_of(out)["results"]["videomme"]["acc"] == pytest.approx(100 * 6 / 9)  # the same score

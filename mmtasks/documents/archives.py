@@ -1,50 +1,77 @@
-"""Zip archives of videos, extracted once into a folder they cannot escape.
+"""Zip archives of videos, read member by member into a folder they cannot escape.
 
 A dataset's videos on the Hub are often zip files (Video-MME's ``videos_chunked_XX.zip``,
-MVBench's ``video/<source>.zip``). :func:`extract_once` extracts each into one destination
-folder, the first time only: every member's name is checked before anything is written (an
-absolute path, a ``..`` part, a drive letter, a symbolic link or any other non-regular file is
-refused, naming the archive and the member, and nothing of that archive is extracted), each file
-is written beside its place and renamed into it, and a marker records the archive done (its
-size and modification time), so a later run, online or offline, extracts nothing. A lock file
-keeps two processes from extracting into the same folder at once.
+MVBench's ``video/<source>.zip``), far larger than what one run needs. A zip's central directory
+sits at its end, so each archive is opened as a seekable file (a local file, or a remote one read
+by HTTP range requests: :mod:`mmtasks.documents.hub_files`) and only its directory is read; every
+member's name is checked then (an absolute path, a ``..`` part, a drive letter, a symbolic link or
+any other non-regular file is refused, naming the archive and the member, and nothing of that
+archive is ever extracted), and the names are kept as an index (member -> archive) on disk beside
+the extracted files, keyed by the archive's identity (its blob id and size), so a later run reads
+no directory again. :meth:`Extractor.ensure` extracts a member only when a document needs it (the
+preflight's video check, before the decode): its bytes alone are read, written beside its place
+and renamed into it, after a free-space check; a lock file keeps two processes from extracting
+into the same folder at once.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import shutil
 import stat
 import zipfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from mmtasks.errors import DataError
 
-#: the folder (inside the destination) holding one marker per archive extracted
-MARKERS = ".mmtasks-extracted"
-_CHUNK = 1 << 20
+#: the folder (inside the destination) holding one index per archive (and strip)
+INDEX = ".mmtasks-index"
+_CHUNK = 8 << 20  # one read of a member (a range request when the archive is remote)
 #: the setting that moves the extraction folder (mmtasks.documents.hub_files)
 ARCHIVES_HINT = "MMTASKS_ARCHIVES_DIR"
+_FORMAT = 1
 
 
 @dataclass(frozen=True)
 class Archive:
-    """A zip file to extract: ``path`` on disk, ``name`` as the task names it (its path in the Hub
-    repository), ``strip`` a leading folder removed from its members' paths."""
+    """A zip file to read: ``name`` as the task names it (its path in the Hub repository),
+    ``strip`` a leading folder removed from its members' paths, ``key`` what identifies its bytes
+    (an index made for another key is made again), ``opener`` a seekable binary file of it (local,
+    or remote through range requests), ``errors`` what its reads raise besides OSError (a remote
+    file's network errors)."""
 
-    path: Path
     name: str
-    strip: str | None = None
+    strip: str | None
+    key: str
+    opener: Callable[[], IO[bytes]] = field(compare=False, repr=False)
+    errors: tuple[type[BaseException], ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Member:
+    """An indexed member: its ``archive`` (position in the extractor's list), its name in the zip,
+    its uncompressed size."""
+
+    archive: int
+    name: str
+    size: int
 
 
 def _refused(archive: Archive, member: str, why: str) -> DataError:
     return DataError(f"archive member {member!r} {why}: refused, nothing of the archive extracted",
                      file=archive.name, field="dataset.video_archives",
                      hint="the archive is not the dataset's own or was tampered with; delete it from the Hugging Face cache "
-                          "and download it again")
+                          "(and the index beside the extracted files) and download it again")
+
+
+def _corrupt(archive: Archive, exc: Exception) -> DataError:
+    return DataError(f"corrupt or unreadable zip archive ({type(exc).__name__}: {str(exc)[:160]})", file=archive.name,
+                     field="dataset.video_archives", hint="delete it from the Hugging Face cache and download it again")
 
 
 def member_target(archive: Archive, info: zipfile.ZipInfo) -> PurePosixPath | None:
@@ -70,80 +97,187 @@ def member_target(archive: Archive, info: zipfile.ZipInfo) -> PurePosixPath | No
     return PurePosixPath(*parts)
 
 
-def _marker(dest: Path, archive: Archive) -> Path:
+def _index_file(dest: Path, archive: Archive) -> Path:
     strip = "" if archive.strip is None else "@" + archive.strip.replace("/", "__")
-    return dest / MARKERS / (archive.name.replace("/", "__") + strip + ".json")
+    return dest / INDEX / (archive.name.replace("/", "__") + strip + ".json")
 
 
-def _stamp(archive: Archive) -> dict[str, object]:
-    st = archive.path.stat()
-    return {"archive": archive.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "strip": archive.strip}
-
-
-def is_extracted(dest: Path, archive: Archive) -> bool:
+def cached_index(dest: Path, archive: Archive) -> list[tuple[str, str, int]] | None:
+    """The archive's index read before (target, member, size), or None (none yet, or made for other bytes)."""
     try:
-        return json.loads(_marker(dest, archive).read_text(encoding="utf-8")) == _stamp(archive)
+        data = json.loads(_index_file(dest, archive).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return None
+    if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("key") != archive.key:
+        return None
+    return [(str(t), str(m), int(s)) for t, m, s in data["members"]]
 
 
-def extract_once(archives: Sequence[Archive], dest: Path) -> list[str]:
-    """Extract the archives not yet extracted into ``dest`` (created); returns the names of the
-    archives extracted now. Raises :class:`DataError` (naming the archive) for a refused member,
-    a corrupt or encrypted archive, or a disk error."""
-    todo = [a for a in archives if not is_extracted(dest, a)]
-    if not todo:
-        return []
-    from filelock import FileLock
-
-    dest.mkdir(parents=True, exist_ok=True)
-    done: list[str] = []
-    with FileLock(str(dest / ".mmtasks-extract.lock")):
-        for archive in todo:
-            if is_extracted(dest, archive):  # another process did it while this one waited
-                continue
-            _extract(archive, dest)
-            marker = _marker(dest, archive)
-            marker.parent.mkdir(exist_ok=True)
-            marker.write_text(json.dumps(_stamp(archive)), encoding="utf-8")
-            done.append(archive.name)
-    return done
-
-
-def _extract(archive: Archive, dest: Path) -> None:
-    root = dest.resolve()
+def _zip(archive: Archive) -> zipfile.ZipFile:
     try:
-        with zipfile.ZipFile(archive.path) as zf:
+        return zipfile.ZipFile(archive.opener())
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+        raise _corrupt(archive, exc) from None
+
+
+def read_index(dest: Path, archive: Archive) -> tuple[list[tuple[str, str, int]], zipfile.ZipFile | None]:
+    """(target, member, size) of every file of the archive, from its index when one was made for
+    these bytes, else from its central directory (every name checked: :func:`member_target`), the
+    index written then, and the archive left open (None: not opened). Raises :class:`DataError`
+    naming the archive (and the member refused)."""
+    found = cached_index(dest, archive)
+    if found is not None:
+        return found, None
+    try:
+        zf = _zip(archive)
+        try:
             members = [(info, member_target(archive, info)) for info in zf.infolist()]  # every name checked first
-            # the declared sizes bound what is written (a member's reader stops at its size): room for them first
-            needed = sum(info.file_size for info, target in members if target is not None)
-            free = shutil.disk_usage(root).free
-            if needed > free:
-                raise DataError(f"the archive holds {needed / 1e9:.1f} GB, and {dest} has {free / 1e9:.1f} GB free",
-                                file=archive.name, field="dataset.video_archives",
-                                hint=f"free disk space there, or set {ARCHIVES_HINT} to a folder with room")
-            for info, target in members:
-                if target is None:
-                    continue
-                path = root.joinpath(*target.parts)
-                parent = path.parent
-                parent.mkdir(parents=True, exist_ok=True)
-                if not parent.resolve().is_relative_to(root) or path.is_symlink():
-                    raise _refused(archive, info.filename, "escapes the extraction folder")
-                partial = parent / f".{path.name}.partial"
-                with zf.open(info) as src, open(partial, "wb") as out:
-                    shutil.copyfileobj(src, out, _CHUNK)
-                os.replace(partial, path)
+        except DataError:
+            zf.close()
+            raise
     except DataError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, EOFError) as exc:  # RuntimeError: encrypted
-        raise DataError(f"corrupt or unreadable zip archive ({type(exc).__name__}: {str(exc)[:160]})", file=archive.name,
-                        field="dataset.video_archives",
-                        hint="delete it from the Hugging Face cache and download it again") from None
+    except (OSError, *archive.errors) as exc:
+        raise DataError(f"cannot read the archive's directory: {getattr(exc, 'strerror', None) or exc}", file=archive.name,
+                        field="dataset.video_archives", hint="check your network, or run again") from None
+    out = [(target.as_posix(), info.filename, info.file_size) for info, target in members if target is not None]
+    path = _index_file(dest, archive)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps({"format": _FORMAT, "archive": archive.name, "strip": archive.strip,
+                                       "key": archive.key, "members": out}), encoding="utf-8")
+        os.replace(partial, path)
     except OSError as exc:
-        raise DataError(f"cannot extract the archive into {dest}: {exc.strerror or type(exc).__name__}", file=archive.name,
-                        field="dataset.video_archives",
+        raise DataError(f"cannot write the archive's index in {dest}: {exc.strerror or type(exc).__name__}",
+                        file=archive.name, field="dataset.video_archives",
                         hint=f"free disk space there, or set {ARCHIVES_HINT} to a folder with room") from None
+    return out, zf
 
 
-__all__ = ["Archive", "MARKERS", "extract_once", "is_extracted", "member_target"]
+class Extractor:
+    """The members of ``archives`` (later archives winning a path) extracted on demand into
+    ``dest``: :meth:`ensure` a path the task reads."""
+
+    def __init__(self, archives: Sequence[Archive], dest: Path) -> None:
+        self.archives = list(archives)
+        self.dest = dest
+        self._root = os.path.realpath(dest)
+        members: dict[str, Member] = {}
+        self._open: dict[int, zipfile.ZipFile] = {}  # the archives opened (their directory read) by this process
+        try:
+            for k, archive in enumerate(self.archives):
+                found, zf = read_index(dest, archive)
+                if zf is not None:
+                    self._open[k] = zf
+                for target, name, size in found:
+                    members[target] = Member(k, name, size)
+        except DataError:
+            self.close()
+            raise
+        self.members = members
+        self._sorted = sorted(members)
+        #: the members extracted by this process, in order (archive name, member)
+        self.extracted: list[tuple[str, str]] = []
+
+    def holds(self, path: Path) -> bool:
+        return bool(self._wanted(path))
+
+    def _wanted(self, path: Path) -> list[str]:
+        rel = os.path.relpath(path, self._root)
+        if rel.startswith(".."):
+            return []
+        rel = PurePosixPath(Path(rel)).as_posix()
+        if rel in self.members:
+            return [rel]
+        prefix = rel + "/"  # a folder of frames (MVBench's tvqa): every member under it
+        first = bisect.bisect_left(self._sorted, prefix)
+        out = []
+        for target in self._sorted[first:]:
+            if not target.startswith(prefix):
+                break
+            out.append(target)
+        return out
+
+    def _present(self, target: str) -> bool:
+        path = Path(self._root, *target.split("/"))
+        try:
+            st = path.lstat()
+        except OSError:
+            return False
+        return stat.S_ISREG(st.st_mode) and st.st_size == self.members[target].size
+
+    def ensure(self, path: Path) -> list[str]:
+        """Extract the member at ``path`` (or the members under it, a folder), those not extracted
+        yet; returns their targets. A path the archives do not hold is left alone. Raises
+        :class:`DataError` naming the archive and member."""
+        todo = [t for t in self._wanted(path) if not self._present(t)]
+        if not todo:
+            return []
+        from filelock import FileLock
+
+        self.dest.mkdir(parents=True, exist_ok=True)
+        done = []
+        with FileLock(str(self.dest / ".mmtasks-extract.lock")):
+            for target in todo:
+                if self._present(target):  # another process did it while this one waited
+                    continue
+                self._extract(target)
+                done.append(target)
+        return done
+
+    def _zip(self, k: int) -> zipfile.ZipFile:
+        if k not in self._open:
+            self._open[k] = _zip(self.archives[k])
+        return self._open[k]
+
+    def _extract(self, target: str) -> None:
+        member = self.members[target]
+        archive = self.archives[member.archive]
+        root = Path(self._root)
+        try:
+            zf = self._zip(member.archive)
+            info = zf.getinfo(member.name)
+            if member_target(archive, info) != PurePosixPath(target):  # the directory read now says otherwise
+                raise _refused(archive, member.name, "changed since the archive was indexed")
+            free = shutil.disk_usage(root).free
+            if info.file_size > free:  # a member's reader stops at its declared size: that bounds what is written
+                raise DataError(f"member {member.name!r} holds {info.file_size / 1e9:.1f} GB, and {self.dest} has "
+                                f"{free / 1e9:.1f} GB free", file=archive.name, field="dataset.video_archives",
+                                hint=f"free disk space there, or set {ARCHIVES_HINT} to a folder with room")
+            path = root.joinpath(*target.split("/"))
+            parent = path.parent
+            parent.mkdir(parents=True, exist_ok=True)
+            if not parent.resolve().is_relative_to(root) or path.is_symlink():
+                raise _refused(archive, member.name, "escapes the extraction folder")
+            partial = parent / f".{path.name}.{os.getpid()}.partial"
+            with zf.open(info) as src, open(partial, "wb") as out:
+                shutil.copyfileobj(src, out, _CHUNK)
+            os.replace(partial, path)
+            self.extracted.append((archive.name, member.name))
+        except DataError:
+            raise
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, EOFError, KeyError) as exc:  # RuntimeError: encrypted
+            raise _corrupt(archive, exc) from None
+        except (OSError, *archive.errors) as exc:
+            raise DataError(f"cannot extract member {member.name!r} into {self.dest}: {getattr(exc, 'strerror', None) or exc}",
+                            file=archive.name, field="dataset.video_archives",
+                            hint=f"check your network and free disk space there, or set {ARCHIVES_HINT} to a folder "
+                                 "with room") from None
+
+    def close(self) -> None:
+        for zf in self._open.values():
+            fp = zf.fp
+            zf.close()
+            if fp is not None:
+                fp.close()  # a file object handed to ZipFile stays open when it closes
+        self._open.clear()
+
+
+def local(path: Path, name: str, strip: str | None = None) -> Archive:
+    """An archive on disk (its key: size and modification time)."""
+    st = path.stat()
+    return Archive(name, strip, f"local:{st.st_size}:{st.st_mtime_ns}", lambda: open(path, "rb"))
+
+
+__all__ = ["Archive", "Extractor", "INDEX", "Member", "cached_index", "local", "member_target", "read_index"]

@@ -126,15 +126,18 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
         repo = ds.hf.path if ds.hf is not None else ds.hub.repo  # type: ignore[union-attr]
         folder = data_root or Path.cwd()
         missing = None
+        fetch = None
         if ds.video_archives:
             from mmtasks.documents.hub_files import extracted_videos
 
             revision = ds.hf.revision if ds.hf is not None else ds.hub.revision  # type: ignore[union-attr]
-            folder = extracted_videos(repo, revision, ds.video_archives)
+            archives = extracted_videos(repo, revision, ds.video_archives)
+            folder, fetch = archives.folder, archives.ensure
             missing = (f"it is in none of the archives of {repo} ({', '.join(a.path for a in ds.video_archives)}) "
                        f"extracted in {folder}: put the file there yourself if the dataset's card says where to get it")
         records = _read_hf(task) if ds.hf is not None else _read_hub(task)
-        yield from _documents(records, ds, folder, f"hf:{repo}", adapter, report, limit, only, videos, excluded, missing)
+        yield from _documents(records, ds, folder, f"hf:{repo}", adapter, report, limit, only, videos, excluded, missing,
+                              fetch)
     else:
         raise DataError(f"task {task.task!r} names no dataset (dataset.local, dataset.hf or dataset.hub)", file=task_file,
                         field="dataset")
@@ -223,8 +226,10 @@ def _undecoded_images(dset: Any, datasets: Any) -> Any:
 def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig, folder: Path, source: str,
                adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, report: Report | None = None,
                limit: int | None = None, only: Callable[[int], bool] | None = None, videos: Any = None,
-               excluded: Exclusions | None = None, missing_video: str | None = None) -> Iterator[Document]:
-    """``missing_video``: the hint of a video not found (where the videos came from)."""
+               excluded: Exclusions | None = None, missing_video: str | None = None,
+               fetch: Callable[[Path], Any] | None = None) -> Iterator[Document]:
+    """``missing_video``: the hint of a video not found (where the videos came from); ``fetch``:
+    called with each video (and subtitles) path before it is read, to extract it from its archive."""
     seen: set[str] = set()
     paths = ConfinedPaths(folder)
     for index, rec, lineno in records:
@@ -239,7 +244,7 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
         problems: list[DataError] = []
         try:
             doc = _document(index, rec, lineno, ds, paths, source, adapter, seen, problems, collect=report is not None,
-                            videos=videos, missing_video=missing_video)
+                            videos=videos, missing_video=missing_video, fetch=fetch)
         except _Excluded as exc:
             if excluded is not None:
                 excluded.add(exc.reason)
@@ -256,7 +261,8 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
 
 def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetConfig, paths: ConfinedPaths, source: str,
               adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, seen: set[str], problems: list[DataError],
-              collect: bool, videos: Any = None, missing_video: str | None = None) -> Document | None:
+              collect: bool, videos: Any = None, missing_video: str | None = None,
+              fetch: Callable[[Path], Any] | None = None) -> Document | None:
     """One record as a Document; its problems go to ``problems`` (all of them when ``collect``,
     else the first), and then None is returned."""
     if adapter is not None:
@@ -287,7 +293,8 @@ def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetCo
         if problems and not collect:
             return None
     images = _images(rec, ds, paths, doc_id, source, lineno, problems, collect)
-    clips = _videos(rec, videos, paths, doc_id, source, lineno, problems, collect, missing_video) if videos is not None else []
+    clips = (_videos(rec, videos, paths, doc_id, source, lineno, problems, collect, missing_video, fetch)
+             if videos is not None else [])
     if problems:
         return None
     return Document(index=index, doc_id=doc_id, record=rec, images=tuple(images), source=source, line=lineno,
@@ -295,9 +302,11 @@ def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetCo
 
 
 def _videos(rec: dict[str, Any], reader: Any, paths: ConfinedPaths, doc_id: str, source: str, lineno: int | None,
-            problems: list[DataError], collect: bool, missing_video: str | None = None) -> list[Any]:
+            problems: list[DataError], collect: bool, missing_video: str | None = None,
+            fetch: Callable[[Path], Any] | None = None) -> list[Any]:
     """The record's videos (``dataset.video``), each checked from its header (container opened,
-    duration and frame count read, nothing decoded) and its frames chosen by the rule."""
+    duration and frame count read, nothing decoded) and its frames chosen by the rule; ``fetch``
+    extracts each (and its subtitles) from the dataset's archives first."""
     from mmtasks.documents.video import VideoProblem
 
     where = {"file": source, "line": lineno, "doc_id": doc_id}
@@ -333,6 +342,14 @@ def _videos(rec: dict[str, Any], reader: Any, paths: ConfinedPaths, doc_id: str,
                 srt = paths(rendered(reader.config.subtitles_path, "dataset.video.subtitles_path"), doc_id=doc_id,
                             field="dataset.video.subtitles_path", file=source, line=lineno)
             except MmtasksError as exc:
+                problems.append(exc)
+                continue
+        if fetch is not None:
+            try:
+                fetch(path)
+                if srt is not None:
+                    fetch(srt)
+            except DataError as exc:  # a disk or network error, naming the archive and member
                 problems.append(exc)
                 continue
         try:

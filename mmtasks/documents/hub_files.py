@@ -1,27 +1,40 @@
 """Files of a Hub dataset repository that a task reads besides parquet splits: JSON record files
 (``dataset.hub``) and zip archives of videos (``dataset.video_archives``).
 
-Only the files the task names are downloaded (``huggingface_hub.snapshot_download`` with those
-paths as its ``allow_patterns``), into the Hugging Face cache; offline (``HF_HUB_OFFLINE=1``) a
-run after the first finds them there and downloads nothing. The archives are extracted once
-(:mod:`mmtasks.documents.archives`) into ``$MMTASKS_ARCHIVES_DIR/<org>--<name>/<commit>/``
-(default: ``mmtasks-archives/`` beside the Hub cache, under ``HF_HOME``), the folder the task's
-video paths and subtitles resolve under.
+Only the record files the task names are downloaded (``huggingface_hub.snapshot_download`` with
+those paths as its ``allow_patterns``), into the Hugging Face cache; offline (``HF_HUB_OFFLINE=1``)
+a run after the first finds them there and downloads nothing.
+
+The archives are not downloaded: each is opened as a remote file (``HfFileSystem``, whose reads
+are HTTP range requests), its central directory read and indexed (:mod:`mmtasks.documents.archives`)
+into ``$MMTASKS_ARCHIVES_DIR/<org>--<name>/<commit>/`` (default: ``mmtasks-archives/`` beside the
+Hub cache, under ``HF_HOME``), the folder the task's video paths and subtitles resolve under, and
+a member is extracted there when a document of the run needs it. The revision's commit, the
+listing of the archives and their indexes are kept there, so a run after the first asks the Hub
+for the commit alone (nothing with a commit as the revision, or offline) and reads an archive
+again only for a member not yet extracted. A Hub that answers no range request (asked once a run,
+on the first archive read) gets the archives downloaded whole into the Hugging Face cache, as
+before, and read member by member from there (a warning says so).
 """
 
 from __future__ import annotations
 
-import fnmatch
+import json
+import logging
 import os
+import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+from urllib.parse import quote
 
 from mmtasks.errors import DataError
 
 #: where extracted archives go (default: beside the Hugging Face Hub cache)
 ARCHIVES_ENV = "MMTASKS_ARCHIVES_DIR"
+log = logging.getLogger(__name__)
 
 
 def _hint(repo: str) -> str:
@@ -55,21 +68,6 @@ def snapshot(repo: str, revision: str | None, patterns: Sequence[str], field: st
     return Path(folder)
 
 
-def matching(folder: Path, pattern: str) -> list[Path]:
-    """The files of a snapshot matching ``pattern`` (``*`` within a folder), sorted by path."""
-    if not any(ch in pattern for ch in "*?["):
-        path = folder / pattern
-        return [path] if path.is_file() else []
-    base = folder / pattern.rsplit("/", 1)[0] if "/" in pattern else folder
-    found = []
-    if base.is_dir():
-        for p in base.rglob("*"):
-            rel = p.relative_to(folder).as_posix()
-            if p.is_file() and fnmatch.fnmatchcase(rel, pattern) and rel.count("/") == pattern.count("/"):
-                found.append(p)
-    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
-
-
 def read_records(hub: Any) -> Iterator[tuple[int, dict[str, Any], int | None]]:
     """(index, record, line) of the record files of ``dataset.hub``, in the order listed, each
     record with its file's ``fields`` set."""
@@ -96,22 +94,181 @@ def archives_root() -> Path:
     return Path(constants.HF_HUB_CACHE).parent / "mmtasks-archives"
 
 
-def extracted_videos(repo: str, revision: str | None, entries: Sequence[Any]) -> Path:
-    """The folder holding the extracted ``dataset.video_archives`` of ``repo`` (each archive
-    downloaded and extracted the first time only)."""
-    from mmtasks.documents.archives import Archive, extract_once
+def network_errors() -> tuple[type[BaseException], ...]:
+    """What huggingface_hub's HTTP calls raise: its ``HfHubHTTPError`` and the HTTP client's errors
+    it derives from (a refused connection, a timeout), OSErrors, ValueErrors."""
+    from huggingface_hub.errors import HfHubHTTPError
 
-    folder = snapshot(repo, revision, [e.path for e in entries], "dataset.video_archives")
+    client = tuple(b for b in HfHubHTTPError.__mro__ if b not in (Exception, BaseException, object))
+    return (*client, OSError, ValueError, ConnectionError)
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def _commit(repo: str, revision: str | None, base: Path) -> str:
+    """The commit ``revision`` names: itself when it is one, else asked of the Hub (one request) and
+    kept in ``base/.refs/``, where an offline run finds it."""
+    rev = revision or "main"
+    if re.fullmatch(r"[0-9a-f]{40}", rev):
+        return rev
+    ref = base / ".refs" / quote(rev, safe="")
+    if _offline():
+        try:
+            return ref.read_text(encoding="utf-8").strip()
+        except OSError:
+            raise DataError(f"the video archives of {repo!r} were never indexed, and the Hub is offline (HF_HUB_OFFLINE)",
+                            field="dataset.video_archives", hint=_hint(repo)) from None
+    from huggingface_hub import HfApi
+
+    try:
+        sha = HfApi().dataset_info(repo, revision=rev).sha
+    except network_errors() as exc:
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise DataError(f"cannot get the files of Hugging Face dataset {repo!r} ({type(exc).__name__}: {first})",
+                        field="dataset.video_archives", hint=_hint(repo)) from None
+    assert sha is not None
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    ref.write_text(sha, encoding="utf-8")
+    return sha
+
+
+def _listing(repo: str, commit: str, entries: Sequence[Any], dest: Path) -> dict[str, list[dict[str, Any]]]:
+    """pattern -> the repository's files matching it (path, size, blob id), asked of the Hub once per
+    commit (a listing of the folders) and kept in the index folder."""
+    from mmtasks.documents.archives import INDEX
+
+    path = dest / INDEX / "listing.json"
+    try:
+        cached: dict[str, list[dict[str, Any]]] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        cached = {}
+    wanted = [e.path for e in entries if e.path not in cached]
+    if not wanted:
+        return cached
+    if _offline():
+        raise DataError(f"the video archives {', '.join(wanted)} of {repo!r} were never indexed, and the Hub is offline "
+                        "(HF_HUB_OFFLINE)", field="dataset.video_archives", hint=_hint(repo))
+    fs = _filesystem()
+    for pattern in wanted:
+        try:
+            found = fs.glob(f"datasets/{repo}@{commit}/{pattern}", detail=True)
+        except network_errors() as exc:
+            raise DataError(f"cannot list the files of Hugging Face dataset {repo!r} ({type(exc).__name__}: "
+                            f"{str(exc)[:200]})", field="dataset.video_archives", hint=_hint(repo)) from None
+        cached[pattern] = sorted(({"path": fs.resolve_path(name).path_in_repo, "size": int(info["size"]),
+                                   "oid": (info.get("lfs") or {}).get("sha256") or info.get("blob_id") or ""}
+                                  for name, info in found.items() if info.get("type") == "file"),
+                                 key=lambda f: f["path"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".listing.{os.getpid()}.partial")
+    partial.write_text(json.dumps(cached), encoding="utf-8")
+    os.replace(partial, path)
+    return cached
+
+
+def _filesystem() -> Any:
+    from huggingface_hub import HfFileSystem
+
+    return HfFileSystem(skip_instance_cache=True)
+
+
+def ranges_supported(repo: str, commit: str, path: str, size: int) -> bool:
+    """Whether the Hub answers a range request for the file (206 with its ``Content-Range``): the
+    last bytes asked for, the answer's body not read when it is the whole file."""
+    from huggingface_hub import hf_hub_url
+    from huggingface_hub.utils import build_hf_headers, http_stream_backoff
+
+    if size < 22:
+        return False
+    headers = {**build_hf_headers(), "Range": f"bytes={size - 22}-{size - 1}"}
+    try:
+        with http_stream_backoff("GET", hf_hub_url(repo, path, repo_type="dataset", revision=commit),
+                                 headers=headers) as answer:
+            return answer.status_code == 206 and str(answer.headers.get("Content-Range", "")).startswith(
+                f"bytes {size - 22}-{size - 1}/")
+    except network_errors() as exc:  # the reads that follow say what is wrong, when it is not the ranges
+        log.debug("range probe of %s failed: %s", path, exc)
+        return False
+
+
+@dataclass
+class VideoArchives:
+    """The extraction folder of a task's ``dataset.video_archives`` and the extractor that fills it
+    member by member (``ensure`` a path before reading it)."""
+
+    folder: Path
+    extractor: Any
+
+    def ensure(self, path: Path) -> list[str]:
+        return self.extractor.ensure(path)
+
+
+def extracted_videos(repo: str, revision: str | None, entries: Sequence[Any]) -> VideoArchives:
+    """The folder the ``dataset.video_archives`` of ``repo`` are extracted into, and their
+    extractor: each archive's central directory read by range requests (once per commit: the index
+    is kept beside the files), a member extracted when a document needs it. A Hub that answers no
+    range request gets each archive downloaded whole, once, into the Hugging Face cache (a log
+    line says so), read the same way from there."""
+    from mmtasks.documents.archives import Archive, Extractor
+
+    base = archives_root() / repo.replace("/", "--")
+    commit = _commit(repo, revision, base)
+    dest = base / commit
+    listing = _listing(repo, commit, entries, dest)
+    reader = _Reader(repo, commit)
     archives: list[Archive] = []
     for entry in entries:
-        found = matching(folder, entry.path)
+        found = listing.get(entry.path) or []
         if not found:
             raise DataError(f"no file of the Hugging Face dataset {repo!r} matches {entry.path!r}", field="dataset.video_archives",
                             hint=_hint(repo))
-        archives.extend(Archive(p, p.relative_to(folder).as_posix(), entry.strip) for p in found)
-    dest = archives_root() / repo.replace("/", "--") / folder.name  # the snapshot's folder is its commit
-    extract_once(archives, dest)
-    return dest
+        for f in found:
+            archives.append(Archive(f["path"], entry.strip, f"{f['oid']}:{f['size']}", reader.opener(f["path"], f["size"]),
+                                    errors=network_errors()))
+    return VideoArchives(dest, Extractor(archives, dest))
 
 
-__all__ = ["ARCHIVES_ENV", "archives_root", "extracted_videos", "matching", "read_records", "snapshot"]
+class _Reader:
+    """Opens the archives of one commit when an index or a member needs them (not before): as
+    remote files read by range requests, or, from a Hub that answers none (asked once) or offline,
+    the whole file from the Hugging Face cache (downloaded there when missing and online)."""
+
+    def __init__(self, repo: str, commit: str) -> None:
+        self.repo, self.commit = repo, commit
+        self.ranged: bool | None = None
+        self.fs: Any = None
+
+    def opener(self, name: str, size: int) -> Callable[[], IO[bytes]]:
+        return lambda: self.open(name, size)
+
+    def open(self, name: str, size: int) -> IO[bytes]:
+        if not _offline():
+            if self.ranged is None:
+                self.ranged = ranges_supported(self.repo, self.commit, name, size)
+                if not self.ranged:
+                    log.warning("the Hub at %s answers no range request: the video archives of %s are downloaded whole",
+                                _endpoint(), self.repo)
+            if self.ranged:
+                if self.fs is None:
+                    self.fs = _filesystem()
+                # cache_type none: each read is one range request of exactly the bytes read
+                return self.fs.open(f"datasets/{self.repo}@{self.commit}/{name}", "rb", block_size=1 << 20,
+                                    cache_type="none", size=size)
+        path = snapshot(self.repo, self.commit, [name], "dataset.video_archives") / name
+        if not path.is_file():
+            raise DataError(f"the Hugging Face dataset {self.repo!r} has no file {name!r}", field="dataset.video_archives",
+                            hint=_hint(self.repo))
+        return open(path, "rb")
+
+
+def _endpoint() -> str:
+    from huggingface_hub import constants
+
+    return constants.ENDPOINT
+
+
+__all__ = ["ARCHIVES_ENV", "VideoArchives", "archives_root", "extracted_videos", "ranges_supported", "matching", "read_records", "snapshot"]
