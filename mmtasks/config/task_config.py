@@ -342,9 +342,10 @@ class DatasetConfig(_Strict):
     directory is given, or there is no ``local``); not with ``hf``."""
     video_archives: list[VideoArchive] = Field(default_factory=list)
     """The zip archives of the Hub repository (of ``hf`` or ``hub``, same revision) that hold the
-    videos, when the records are read from the Hub: downloaded alone, extracted once into a cache
-    folder (a member escaping it, a link, is refused), under which ``video`` paths and subtitles
-    resolve. Local data (``--data-dir``) is read as it is, without them."""
+    videos, when the records are read from the Hub: each read by range requests (its directory, then
+    only the members the run's documents need), extracted into a cache folder (a member escaping it,
+    a link, is refused), under which ``video`` paths and subtitles resolve. Local data
+    (``--data-dir``) is read as it is, without them."""
     id_field: str = "id"
     """The record field used as ``doc_id`` (falls back to the line number when absent)."""
     images_field: str | list[str] | None = "images"
