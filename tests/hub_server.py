@@ -87,6 +87,8 @@ class HubState:
         self.ranges = True
         #: (type, repo, path) -> the bytes of the file's body sent, all answers together
         self.served: dict[tuple[str, str, str], int] = {}
+        #: files whose ``resolve`` is answered 403 (a gated file the token may not read)
+        self.forbidden: set[str] = set()
 
     def seed(self, kind: str, repo_id: str, files: dict[str, bytes]) -> Repo:
         """A public repo holding ``files`` in one commit (a dataset as its card lays it out)."""
@@ -184,6 +186,9 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
             data = repo.files.get(path)
             if data is None:
                 self._send(404, {"error": "Entry not found"}, "EntryNotFound")
+                return
+            if path in state.forbidden:
+                self._send(403, {"error": f"Access to file {path} is restricted"}, "GatedRepo")
                 return
             status, body = 200, data
             wanted = self.headers.get("Range", "")

@@ -299,3 +299,17 @@ def test_a_hub_without_range_requests_gets_each_archive_downloaded_whole(hub, tm
     proc = run("videomme", tmp_path, endpoint, {"videomme": VIDEOMME_REPLIES}, out)
     assert proc.returncode == 1, proc.stderr
     assert results_of(out)["results"]["videomme"]["acc"] == pytest.approx(100 * 6 / 9)  # the same score
+
+
+def test_an_archive_the_hub_refuses_is_one_line_not_a_whole_download(hub, tmp_path: Path) -> None:
+    """The range probe answered 403: the run stops naming the archive (no fallback to downloading
+    every archive whole, which only a 200 answer to a range request means)."""
+    endpoint, state = hub
+    state.seed("dataset", "lmms-lab/Video-MME", files_of(SAMPLE / "videomme" / "hub"))
+    state.forbidden.add("videos_chunked_01.zip")
+    proc = run("videomme", tmp_path, endpoint, {}, tmp_path / "out", command="check")
+    assert proc.returncode == 2, proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if "videos_chunked_01.zip" in line]
+    assert "cannot read the archive 'videos_chunked_01.zip' of Hugging Face dataset 'lmms-lab/Video-MME'" in line
+    assert "range request" not in proc.stderr and "Traceback" not in proc.stderr
+    assert served(state) == {}

@@ -31,7 +31,7 @@ from mmtasks.errors import DataError
 
 #: the folder (inside the destination) holding one index per archive (and strip)
 INDEX = ".mmtasks-index"
-_CHUNK = 8 << 20  # one read of a member (a range request when the archive is remote)
+_CHUNK = 32 << 20  # one read of a member (a range request when the archive is remote)
 #: the setting that moves the extraction folder (mmtasks.documents.hub_files)
 ARCHIVES_HINT = "MMTASKS_ARCHIVES_DIR"
 _FORMAT = 1

@@ -177,22 +177,27 @@ def _filesystem() -> Any:
 
 
 def ranges_supported(repo: str, commit: str, path: str, size: int) -> bool:
-    """Whether the Hub answers a range request for the file (206 with its ``Content-Range``): the
-    last bytes asked for, the answer's body not read when it is the whole file."""
+    """Whether the Hub answers a range request for the file (206 with its ``Content-Range``), or
+    the whole file (200: False; its body is not read); the last 22 bytes asked for (a zip's end
+    record). Raises :class:`DataError` for any other answer (no access, no file) or no answer."""
     from huggingface_hub import hf_hub_url
-    from huggingface_hub.utils import build_hf_headers, http_stream_backoff
+    from huggingface_hub.utils import build_hf_headers, hf_raise_for_status, http_stream_backoff
 
-    if size < 22:
+    if size < 22:  # not a zip: read whole, its reader says what is wrong
         return False
     headers = {**build_hf_headers(), "Range": f"bytes={size - 22}-{size - 1}"}
     try:
         with http_stream_backoff("GET", hf_hub_url(repo, path, repo_type="dataset", revision=commit),
                                  headers=headers) as answer:
+            if answer.status_code == 200:
+                return False
+            hf_raise_for_status(answer)
             return answer.status_code == 206 and str(answer.headers.get("Content-Range", "")).startswith(
                 f"bytes {size - 22}-{size - 1}/")
-    except network_errors() as exc:  # the reads that follow say what is wrong, when it is not the ranges
-        log.debug("range probe of %s failed: %s", path, exc)
-        return False
+    except network_errors() as exc:
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise DataError(f"cannot read the archive {path!r} of Hugging Face dataset {repo!r} ({type(exc).__name__}: {first})",
+                        field="dataset.video_archives", hint=_hint(repo)) from None
 
 
 @dataclass
@@ -271,4 +276,5 @@ def _endpoint() -> str:
     return constants.ENDPOINT
 
 
-__all__ = ["ARCHIVES_ENV", "VideoArchives", "archives_root", "extracted_videos", "ranges_supported", "matching", "read_records", "snapshot"]
+__all__ = ["ARCHIVES_ENV", "VideoArchives", "archives_root", "extracted_videos", "network_errors", "ranges_supported",
+           "read_records", "snapshot"]
