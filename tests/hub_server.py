@@ -36,11 +36,13 @@ LFS/Xet uploads are not implemented: a file of 10 MB or more is answered 501, an
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import http.server
 import json
 import threading
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -464,3 +466,16 @@ def hub_server(tokens: dict[str, set[str]]) -> tuple[http.server.ThreadingHTTPSe
     state = HubState(tokens)
     server = _Server(("127.0.0.1", 0), make_handler(state))
     return server, state
+
+
+@contextlib.contextmanager
+def running_hub(tokens: dict[str, set[str]] | None = None) -> Iterator[tuple[str, HubState]]:
+    """A loopback Hub serving in a thread while the block runs: its base URL and its state."""
+    server, state = hub_server(tokens or {})
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", state
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from tests.hub_server import HubState, hub_server
+from tests.hub_server import HubState, running_hub
 
 datasets = pytest.importorskip("datasets")
 
@@ -33,14 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def hub() -> Iterator[tuple[str, HubState]]:
-    server, state = hub_server({})
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running_hub() as served:
+        yield served
 
 
 def png(color: str) -> bytes:

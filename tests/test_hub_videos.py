@@ -18,7 +18,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +27,7 @@ import pytest
 pytest.importorskip("av")
 pytest.importorskip("datasets")
 
-from tests.hub_server import HubState, hub_server  # noqa: E402
+from tests.hub_server import HubState, running_hub  # noqa: E402
 from tests.test_video_benchmarks import MVBENCH, VIDEOMME_REPLIES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,14 +36,8 @@ SAMPLE = REPO / "data" / "sample"
 
 @pytest.fixture
 def hub() -> Iterator[tuple[str, HubState]]:
-    server, state = hub_server({})
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running_hub() as served:
+        yield served
 
 
 def files_of(folder: Path) -> dict[str, bytes]:
