@@ -25,12 +25,14 @@ LONGEST_FILES = (
     "test_resume.py",  # 83 s
     "test_data_parallel.py",  # 63 s
     "test_hf_families.py",  # 49 s
+    "test_vllm_video.py",  # 60 s under load (another vLLM engine: not beside the first one)
     "test_viewer.py",  # 40 s
     "test_publish.py",  # 32 s
     "test_multi_turn.py",  # 31 s
     "test_leaderboard.py",  # 28 s
     "test_cli_offline.py",  # 27 s
     "test_published_outputs.py",  # 26 s
+    "test_hub_videos.py",  # 26 s under load
     "test_every_reader.py",  # 24 s
     "test_presets.py",  # 21 s (imports vLLM in .venv-vllm)
     "test_new_benchmarks.py",  # 20 s
