@@ -163,6 +163,12 @@ def shapes_row(shapes: list[tuple[str, str]], *, size: int, gap: int, top: int, 
                 labels=labels or [])
 
 
+def shape_card(kind: str, colour: str, background: int = 0, size: int = 64) -> Card:
+    """One shape on a square card of side ``size``, inset by 3/16 of it on every side."""
+    inset = size * 3 // 16
+    return Card(size, size, background=BACKGROUNDS[background], shapes=[Shape(kind, colour, (inset, inset, size - inset, size - inset))])
+
+
 def info_card(lines: list[str], *, shape: str | None = None, color: str | None = None,
               background: tuple[int, int, int] = BACKGROUNDS[0], scale: int = 2) -> Card:
     """Lines of text at the top, optionally one shape below them."""

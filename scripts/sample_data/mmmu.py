@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sample_data.common import rng_for, save_cards, write_jsonl
-from sample_data.drawing import BACKGROUNDS, Card, Shape, info_card
+from sample_data.drawing import Card, info_card, shape_card
 from sample_data.hub import embedded, write_hub_configs
 
 #: the disciplines and their subjects (mmmu/utils/data_utils.py DOMAIN_CAT2SUB_CAT)
@@ -59,9 +59,6 @@ class Item:
     difficulty: str = "Easy"
 
 
-def shape_card(kind: str, colour: str, background: int = 0) -> Card:
-    return Card(96, 96, background=BACKGROUNDS[background], shapes=[Shape(kind, colour, (18, 18, 78, 78))])
-
 
 def label_question(subject: str, n: int) -> Item:
     """The image in the question; the options are values written on it."""
@@ -81,7 +78,7 @@ def shape_options(subject: str, n: int) -> Item:
     right = rng.randrange(3)
     article = "an" if colours[right][0] in "aeiou" else "a"
     return Item(f"Which image shows {article} {colours[right]} {kinds[right]}?", ["<image 1>", "<image 2>", "<image 3>"],
-                "ABC"[right], [shape_card(k, c, b) for b, (k, c) in enumerate(zip(kinds, colours))],
+                "ABC"[right], [shape_card(k, c, b, size=96) for b, (k, c) in enumerate(zip(kinds, colours))],
                 img_type=["Paintings"], difficulty="Medium")
 
 
@@ -108,7 +105,7 @@ def name_open(subject: str, n: int) -> Item:
     """An open question with a word for its answer."""
     rng = rng_for(f"mmmu:{subject}:{n}")
     kind = rng.choice(SHAPE_KINDS)
-    return Item("Name the shape drawn in <image 1>.", [], kind, [shape_card(kind, rng.choice(COLOURS))],
+    return Item("Name the shape drawn in <image 1>.", [], kind, [shape_card(kind, rng.choice(COLOURS), size=96)],
                 question_type="open", img_type=["Diagrams"])
 
 

@@ -22,15 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sample_data.common import save_cards, write_jsonl
-from sample_data.drawing import BACKGROUNDS, Card, Shape, info_card
+from sample_data.drawing import Card, info_card, shape_card
 from sample_data.hub import embedded, write_hub_configs
 
 IMAGE_FIELDS = [f"image_{k}" for k in range(1, 8)]
 STANDARD_CONFIG, VISION_CONFIG = "standard (10 options)", "vision"
 
-
-def shape_card(kind: str, colour: str, background: int = 0) -> Card:
-    return Card(96, 96, background=BACKGROUNDS[background], shapes=[Shape(kind, colour, (18, 18, 78, 78))])
 
 
 @dataclass(frozen=True)
@@ -54,7 +51,8 @@ def _standard() -> list[Item]:
         Item("test_Art_1", "Art", "Which image shows a red circle?",
              ["<image 2>", "<image 1>", "<image 3>", "A blue square", "A green triangle", "A yellow star",
               "A purple diamond", "An orange circle", "A red square", "None of them"], "B",
-             [shape_card("circle", "red"), shape_card("square", "blue", 1), shape_card("star", "yellow", 2)],
+             [shape_card("circle", "red", size=96), shape_card("square", "blue", 1, size=96),
+              shape_card("star", "yellow", 2, size=96)],
              difficulty="Medium", img_type="Paintings"),
         Item("test_History_1", "History", "<image 1> and <image 2> give the years of two treaties. Which one is older?",
              ["The first", "The second", "Both are of the same year", "Neither", "The cards do not say",

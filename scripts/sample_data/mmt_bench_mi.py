@@ -17,14 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sample_data.common import save_cards, write_jsonl
-from sample_data.drawing import BACKGROUNDS, Card, Shape, info_card
+from sample_data.drawing import Card, info_card, shape_card
 from sample_data.hub import embedded, write_hub_folder
 
 LETTERS = "ABCDEFGHI"
 
-
-def shape_card(kind: str, colour: str, background: int = 0) -> Card:
-    return Card(64, 64, background=BACKGROUNDS[background], shapes=[Shape(kind, colour, (12, 12, 52, 52))])
 
 
 @dataclass(frozen=True)
