@@ -41,6 +41,17 @@ def _renamed(run: Path, tmp_path: Path, name: str) -> Path:
     return hostile
 
 
+def _linking_out(run: Path, tmp_path: Path, samples_file: str) -> Path:
+    """A copy of the run whose ``samples/<samples_file>`` is a link to a copy of its samples outside it."""
+    hostile = tmp_path / "run"
+    shutil.copytree(run, hostile)
+    outside = tmp_path / "outside.jsonl"
+    shutil.copyfile(run / "samples" / f"{TASK}.jsonl", outside)
+    (hostile / "samples" / samples_file).unlink(missing_ok=True)
+    (hostile / "samples" / samples_file).symlink_to(outside)
+    return hostile
+
+
 @pytest.mark.parametrize("kind", ["relative", "absolute"])
 def test_task_names_of_a_received_run_are_names_not_paths(run: Path, tmp_path: Path, kind: str,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,12 +72,7 @@ def test_task_names_of_a_received_run_are_names_not_paths(run: Path, tmp_path: P
 
 def test_a_samples_file_linking_out_of_the_run_is_refused(run: Path, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    hostile = tmp_path / "run"
-    shutil.copytree(run, hostile)
-    outside = tmp_path / "outside.jsonl"
-    shutil.copyfile(run / "samples" / f"{TASK}.jsonl", outside)
-    (hostile / "samples" / f"{TASK}.jsonl").unlink()
-    (hostile / "samples" / f"{TASK}.jsonl").symlink_to(outside)
+    hostile = _linking_out(run, tmp_path, f"{TASK}.jsonl")
     assert cli_main(["view", str(hostile), "--out", str(tmp_path / "site")]) == 2
     assert "links out of the run folder" in capsys.readouterr().err
 
@@ -103,10 +109,6 @@ def test_a_task_name_holding_terminal_escapes_never_reaches_the_terminal_raw(
 
 def test_judge_agreement_reads_no_samples_file_linking_out_of_the_run(run: Path, tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    hostile = tmp_path / "run"
-    shutil.copytree(run, hostile)
-    outside = tmp_path / "outside.jsonl"
-    shutil.copyfile(run / "samples" / f"{TASK}.jsonl", outside)
-    (hostile / "samples" / "other.jsonl").symlink_to(outside)
+    hostile = _linking_out(run, tmp_path, "other.jsonl")
     assert cli_main(["judge", "agreement", str(hostile), str(run)]) == 2
     assert "links out of the run folder" in capsys.readouterr().err
