@@ -138,10 +138,10 @@ class VLLMModel(ChatModel):
         self.multimodal: bool = bool(model_config.is_multimodal_model)
         limit = engine_args.get("limit_mm_per_prompt")
         self._image_limit: int = _engine_limit(model_config, limit, "image") if self.multimodal else 0
+        video_limit = _engine_limit(model_config, limit, "video")
         #: whether a video placed whole goes as one video (the model takes videos, model arg video: native)
-        self.native_video: bool = (self.multimodal and video_mode == "native" and _takes_video(model_config)
-                                   and _engine_limit(model_config, limit, "video") > 0)
-        self._video_limit: int = _engine_limit(model_config, limit, "video") if self.native_video else 0
+        self.native_video: bool = self.multimodal and video_mode == "native" and video_limit > 0 and _takes_video(model_config)
+        self._video_limit: int = video_limit if self.native_video else 0
         #: the model's processor (its chat template renders the prompts of requests with videos); loaded on first use
         self._processor: Any = None
         #: the engine's context length; a text-only prompt that does not fit with its
@@ -181,8 +181,9 @@ class VLLMModel(ChatModel):
                 prompts.append({"prompt_token_ids": ids})
             else:
                 try:
-                    if self._has_video_run(request):
-                        prompt, sent_videos = self._video_prompt(request)
+                    with_video = self._video_prompt(request) if self.native_video else None
+                    if with_video is not None:
+                        prompt, sent_videos = with_video
                         prompts.append(prompt)
                     else:
                         prompts.append(self._conversation(request))
@@ -243,40 +244,30 @@ class VLLMModel(ChatModel):
         n_images = len(request.images)
         if n_images and not self.multimodal:
             raise ModelError(f"model {self.spec.name} is text-only but the request has {n_images} image(s)", doc_id=request.doc_id or None)
-        if n_images > self._image_limit and self.multimodal:
-            raise ModelError(
-                f"request has {n_images} images, more than limit_mm_per_prompt allows ({self._image_limit})",
-                doc_id=request.doc_id or None,
-                hint="raise the model arg limit_mm_per_prompt or the run's max images per request",
-            )
+        if self.multimodal:
+            _within_limit(request, n_images, self._image_limit, "images")
         return chat_messages(request.messages, self.images.load)
 
-    def _has_video_run(self, request: Request) -> bool:
-        """Whether the request places a video whole and videos go natively."""
-        return self.native_video and any(isinstance(p, VideoRun) for m in request.messages for p in message_parts(m, True))
-
-    def _video_prompt(self, request: Request) -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+    def _video_prompt(self, request: Request) -> tuple[dict[str, Any], tuple[dict[str, Any], ...]] | None:
         """A request with videos as ``LLM.generate`` takes it: the prompt rendered by the model's
         processor chat template (a ``video`` part per video placed whole, an ``image`` part per
         other image), and ``multi_modal_data`` with the images and each video's sampled frames and
-        metadata, in the order they are placed; and what is recorded of each video sent. Raises
-        MmtasksError for what cannot be sent."""
+        metadata, in the order they are placed; and what is recorded of each video sent. None for a
+        request that places no video whole. Raises MmtasksError for what cannot be sent."""
         runs = [p for m in request.messages for p in message_parts(m, True)]
-        images = [p for p in runs if isinstance(p, Image)]
         clips = [p for p in runs if isinstance(p, VideoRun)]
-        where = request.doc_id or None
-        if len(images) > self._image_limit:
-            raise ModelError(f"request has {len(images)} images, more than limit_mm_per_prompt allows ({self._image_limit})",
-                             doc_id=where, hint="raise the model arg limit_mm_per_prompt or the run's max images per request")
-        if len(clips) > self._video_limit:
-            raise ModelError(f"request has {len(clips)} videos, more than limit_mm_per_prompt allows ({self._video_limit})",
-                             doc_id=where, hint="raise the model arg limit_mm_per_prompt's video count")
+        if not clips:
+            return None
+        images = [p for p in runs if isinstance(p, Image)]
+        _within_limit(request, len(images), self._image_limit, "images")
+        _within_limit(request, len(clips), self._video_limit, "videos")
         conversation = processor_conversation(request.messages)
         try:
             prompt = self._chat_processor().apply_chat_template(
                 conversation, tokenize=False, add_generation_prompt=True, **self._template_kwargs(request.generation))
         except _REQUEST_ERRORS as exc:
-            raise ModelError(f"the model's chat template cannot render a video: {_first_line(exc)}", doc_id=where) from None
+            raise ModelError(f"the model's chat template cannot render a video: {_first_line(exc)}",
+                             doc_id=request.doc_id or None) from None
         data: dict[str, Any] = {"video": [video_item([self.images.load(f) for f in run.frames], run.clip) for run in clips]}
         if images:
             data["image"] = [self.images.load(img) for img in images]
@@ -482,6 +473,16 @@ def _limit_of(limit: Any, modality: str = "image") -> int:
     if isinstance(value, dict):
         value = value.get("count", 1)
     return int(value)
+
+
+def _within_limit(request: Request, n: int, limit: int, what: str) -> None:
+    """Raise a one-line ModelError when the request carries more ``what`` (images, videos) than
+    ``limit_mm_per_prompt`` allows."""
+    if n > limit:
+        raise ModelError(
+            f"request has {n} {what}, more than limit_mm_per_prompt allows ({limit})", doc_id=request.doc_id or None,
+            hint="raise the model arg limit_mm_per_prompt or the run's max images per request" if what == "images"
+            else "raise the model arg limit_mm_per_prompt's video count")
 
 
 def _engine_limit(model_config: Any, limit: Any, modality: str) -> int:
