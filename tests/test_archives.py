@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import sys
 import zipfile
 from pathlib import Path
 
@@ -200,3 +201,17 @@ def test_a_read_that_fails_is_one_data_error_naming_the_archive_and_member(tmp_p
         Extractor([flaky], tmp_path / "out").ensure(tmp_path / "out" / "data" / "a.mp4")
     assert err.value.file == "videos_chunked_03.zip"
     assert not (tmp_path / "out" / "data" / "a.mp4").exists()
+
+
+def test_a_video_task_read_from_the_hub_without_huggingface_hub_is_one_line(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What a new user on `make demo`'s core install (no huggingface_hub) meets running Video-MME
+    without --data-dir: before, a traceback (ModuleNotFoundError from the archives' folder)."""
+    from mmtasks.cli import main as cli_main
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # importing it raises ImportError
+    code = cli_main(["--tasks", "videomme", "--model", "random", "--output-path", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "needs huggingface_hub" in err and "dataset.video_archives" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

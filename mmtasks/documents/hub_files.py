@@ -42,14 +42,22 @@ def _hint(repo: str) -> str:
             "after accepting its terms on the Hub); offline, run once with a network first")
 
 
+def _require_hub(field: str) -> None:
+    """A one-line :class:`DataError` naming ``field`` when huggingface_hub is not installed (the
+    core install, ``make demo``'s, has none)."""
+    try:
+        import huggingface_hub  # noqa: F401
+    except ImportError:
+        raise DataError("reading a dataset's files from the Hub needs huggingface_hub", field=field,
+                        hint="pip install 'mmtasks[datasets]', or pass --data-dir with the data on disk") from None
+
+
 def snapshot(repo: str, revision: str | None, patterns: Sequence[str], field: str) -> Path:
     """The local snapshot folder of ``repo`` holding the files matching ``patterns`` (downloaded
     now when missing); raises :class:`DataError` naming ``field``."""
-    try:
-        from huggingface_hub import snapshot_download
-    except ImportError:
-        raise DataError("reading a dataset's files from the Hub needs huggingface_hub", field=field,
-                        hint="pip install 'mmtasks[datasets]'") from None
+    _require_hub(field)
+    from huggingface_hub import snapshot_download
+
     quiet: dict[str, Any] = {}
     if not sys.stderr.isatty():  # no "Fetching N files" bar in a log (each large file's own bar stays)
         from tqdm.auto import tqdm
@@ -220,6 +228,7 @@ def extracted_videos(repo: str, revision: str | None, entries: Sequence[Any]) ->
     line says so), read the same way from there."""
     from mmtasks.documents.archives import Archive, Extractor
 
+    _require_hub("dataset.video_archives")
     base = archives_root() / repo.replace("/", "--")
     commit = _commit(repo, revision, base)
     dest = base / commit
