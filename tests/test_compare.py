@@ -152,7 +152,7 @@ def test_compare_two_replayed_runs_by_hand(two_runs: tuple[Path, Path], tmp_path
     out = tmp_path / "compare.json"
     assert main(["compare", str(a), str(b), "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "mantis_eval: 7 documents scored by both; 0 only in A, 0 only in B" in text
+    assert "mantis_eval: 7 documents in both runs, 7 scored by both; 0 only in A, 0 only in B" in text
     assert "McNemar p=0.375 (1 vs 4 discordant)" in text and "not significant" in text
     assert json.loads(out.read_text())["tasks"][0]["metrics"][0]["b_only"] == 4
     # documents only one run scored are counted
@@ -161,6 +161,48 @@ def test_compare_two_replayed_runs_by_hand(two_runs: tuple[Path, Path], tmp_path
                  "--output-path", str(shorter), "--no-cache", "--no-progress", "--limit", "5"]) == 0
     partial = mmtasks.compare(a, shorter).tasks[0]
     assert (partial.both, partial.only_a, partial.only_b) == (5, 2, 0)
+
+
+def _replayed_failing(tmp_path: Path, name: str, right: set[str], failed: set[str]) -> Path:
+    """A replayed run whose requests for ``failed`` had failed (as a server's 400 would)."""
+    predictions = tmp_path / f"{name}.jsonl"
+    predictions.write_text("".join(json.dumps({"task": "mantis_eval", "doc_id": doc, "responses": [
+        None if doc in failed else MANTIS[doc][0 if doc in right else 1]]}) + "\n" for doc in MANTIS))
+    out = tmp_path / name
+    assert main(["--tasks", "mantis_eval", "--model", f"replay:{predictions}", "--data-dir", str(SAMPLE),
+                 "--output-path", str(out), "--no-cache", "--no-progress", "--run-name", name,
+                 "--allow-failures"]) == 0
+    return out
+
+
+def test_compare_states_each_sides_failed_documents_and_scores_them_as_wrong(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 41, finding 1: A right on 1-3; B's requests for 1-3 failed, B right on 4 only. Before:
+    # "7 documents scored by both", A at 0.00 (its results.json: 42.86), B's failures invisible
+    a = _replayed(tmp_path, "model-a", {"1", "2", "3"})
+    b = _replayed_failing(tmp_path, "model-b", {"4"}, failed={"1", "2", "3"})
+    results_a = json.loads((a / "results.json").read_text())["results"]["mantis_eval"]
+    results_b = json.loads((b / "results.json").read_text())["results"]["mantis_eval"]
+    assert results_a["acc_all"] == pytest.approx(300 / 7) and results_b["acc_all"] == pytest.approx(100 / 7)
+    task = mmtasks.compare(a, b).tasks[0]
+    assert (task.both, task.scored_by_both, task.only_a, task.only_b) == (7, 4, 0, 0)
+    assert task.failed_a == {} and task.failed_b == {"1": "request_failure", "2": "request_failure",
+                                                     "3": "request_failure"}
+    (acc,) = task.metrics
+    # the task's failure rule (acc_all: unscored documents count as 0): B's failures are wrong, so
+    # each side's figure is its results.json's acc_all, over all 7 documents
+    assert acc.failures == "wrong" and acc.n == 7
+    assert acc.a == pytest.approx(results_a["acc_all"]) and acc.b == pytest.approx(results_b["acc_all"])
+    # discordant: A alone right on 1-3 (B failed them), B alone right on 4: 2 * (1 + 4) / 16
+    assert (acc.a_only, acc.b_only) == (3, 1) and acc.mcnemar_p == pytest.approx(10 / 16)
+    # the reverse order says the same of A
+    reverse = mmtasks.compare(b, a).tasks[0]
+    assert reverse.failed_a == task.failed_b and reverse.failed_b == {}
+    assert main(["compare", str(a), str(b)]) == 0
+    text = capsys.readouterr().out
+    assert "mantis_eval: 7 documents in both runs, 4 scored by both; 0 only in A, 0 only in B" in text
+    assert "B failed 3 documents (request_failure 3): 1, 2, 3" in text
+    assert "A  42.86  B  14.29" in text and "failed documents counted as wrong (acc_all)" in text
 
 
 def _edit(run: Path, change) -> None:  # type: ignore[no-untyped-def]

@@ -237,7 +237,10 @@
       const test = isNum(paired.mcnemar_p) ? "; McNemar p=" + paired.mcnemar_p.toPrecision(2) : "";
       const others = paired.only_a || paired.only_b ? " (" + paired.only_a + " only in " + state.index.runs[0].label +
         ", " + paired.only_b + " only in " + state.index.runs[1].label + ")" : "";
-      box.appendChild(el("p", { class: "paired" }, "Paired over the " + paired.n + " documents both runs scored" + others + ": " +
+      const failed = paired.failed_a || paired.failed_b ? " (failed: " + (paired.failed_a || 0) + " in " + state.index.runs[0].label +
+        ", " + (paired.failed_b || 0) + " in " + state.index.runs[1].label + ", " +
+        (paired.failures === "wrong" ? "counted as wrong" : "left out") + ")" : "";
+      box.appendChild(el("p", { class: "paired" }, "Paired over the " + paired.n + " documents both runs " + (failed ? "hold" + failed : "scored") + others + ": " +
         state.index.runs[1].label + " \u2212 " + state.index.runs[0].label + " on " + text(paired.metric) + " = " +
         sign(paired.difference) + " [" + sign(paired.low) + ", " + sign(paired.high) + "] (95% paired bootstrap" + test + "), " +
         (paired.significant ? "significant" : "not significant") + "."));

@@ -15,7 +15,9 @@ def add_compare_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]
         description="Pair two runs' documents by id and report, per task and group, the difference B - A of every "
                     "metric with a 95%% interval from a paired bootstrap over documents (clusters where the task "
                     "declares them), McNemar's exact test for right/wrong metrics, the minimum detectable effect "
-                    "at 80%% power, and the documents only one run scored. Runs of different task configs or "
+                    "at 80%% power, and the documents only one run holds. The documents each run failed (no score) are "
+                    "listed by id and scored as the task's failure rule says: wrong (0) where results.json reports "
+                    "the metric's _all, else left out of that metric. Runs of different task configs or "
                     "documents are refused.")
     p.add_argument("run_a", type=Path, help="the first run's folder (results.json and samples/)")
     p.add_argument("run_b", type=Path, help="the second run's folder, on the same tasks and documents")
@@ -25,8 +27,23 @@ def add_compare_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]
     return p
 
 
+#: failed documents' ids printed per side (all of them are in --json)
+SHOWN_IDS = 20
+
+
 def _signed(value: float) -> str:
     return f"{value:+.2f}"
+
+
+def _failed_line(side: str, failed: dict[str, str]) -> str:
+    kinds: dict[str, int] = {}
+    for kind in failed.values():
+        kinds[kind] = kinds.get(kind, 0) + 1
+    ids = list(failed)
+    shown = ", ".join(ids[:SHOWN_IDS]) + (f" ... and {len(ids) - SHOWN_IDS} more (all in --json)"
+                                          if len(ids) > SHOWN_IDS else "")
+    why = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+    return f"  {side} failed {len(ids)} document{'s' if len(ids) != 1 else ''} ({why}): {shown}"
 
 
 def compare_command(args: argparse.Namespace) -> int:
@@ -37,13 +54,20 @@ def compare_command(args: argparse.Namespace) -> int:
     print(printable(f"compare: B = {report.run_b} against A = {report.run_a} (B - A, 95% paired bootstrap interval)"))
     for t in report.tasks:
         unit = f", {t.clusters} clusters" if t.clusters else ""
-        print(printable(f"{t.task}: {t.both} documents scored by both{unit}; {t.only_a} only in A, {t.only_b} only in B"))
+        print(printable(f"{t.task}: {t.both} documents in both runs, {t.scored_by_both} scored by both{unit}; "
+                        f"{t.only_a} only in A, {t.only_b} only in B"))
+        for side, failed in (("A", t.failed_a), ("B", t.failed_b)):
+            if failed:
+                print(printable(_failed_line(side, failed)))
         for m in t.metrics:
             line = (f"  {m.metric:14s} A {m.a:6.2f}  B {m.b:6.2f}  B-A {_signed(m.difference)} "
                     f"[{_signed(m.low)}, {_signed(m.high)}]")
             if m.mcnemar_p is not None:
                 line += f"  McNemar p={m.mcnemar_p:.3g} ({m.a_only} vs {m.b_only} discordant)"
             verdict = "significant" if m.significant else "not significant"
+            if t.failed_a or t.failed_b:
+                verdict += (f"; failed documents counted as wrong ({m.metric}_all)" if m.failures == "wrong"
+                            else "; failed documents left out")
             if abs(m.difference) < m.minimum_detectable_effect:
                 verdict += f"; below the minimum detectable effect ({m.minimum_detectable_effect:.2f} at 80% power)"
             print(printable(f"{line}  {verdict}"))

@@ -1,9 +1,14 @@
 """Comparing two runs document by document: ``mmtasks compare RUN_A RUN_B`` and
 ``mmtasks.compare``.
 
-For every task both runs scored, the documents are paired by id. Each metric the samples carry
-gets the paired difference B - A over the documents both runs scored (each document weighing the
-same), a 95% interval from a paired bootstrap over documents (over clusters where the samples name
+For every task both runs scored, the documents are paired by id. The documents a run failed (a
+failed request, context overflow, truncated reply, judge failure or unparsed answer: no score) are
+listed by id for each side, and scored as the task's failure rule says: where results.json reports
+``<metric>_all`` (every unit, the unscored counted as 0) for a metric where higher is better, a
+failed document counts as 0 (wrong), so each side's figure is its results.json's ``_all`` over the
+documents both runs hold; otherwise (a corpus metric, a lower-is-better one) it is left out of that
+metric's pairs, and the report says so. Each metric the samples carry gets the paired difference
+B - A over the paired documents (each document weighing the same), a 95% interval from a paired bootstrap over documents (over clusters where the samples name
 one: a task's ``cluster:``), the minimum detectable effect at 80% power for that many documents and
 the observed spread of the differences, and, for a 0/1 metric (accuracy), McNemar's exact test.
 Documents only one run scored are counted, never silently dropped. A group's difference is the
@@ -21,7 +26,7 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,6 +40,12 @@ from mmtasks.documents.jsonl import iter_jsonl
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.results.files import confined, run_folder
 from mmtasks.results.schema import ResultsFile, read_results
+from mmtasks.scoring.aggregation import FAILURE_KINDS, failure_kind
+
+#: how a metric's comparison treats the documents a run failed: ``wrong`` (scored 0, as the
+#: task's ``<metric>_all``), ``left_out`` (not paired: the task reports no ``_all`` for it, or
+#: lower is better)
+FailureRule = Literal["wrong", "left_out"]
 
 
 class MetricComparison(BaseModel):
@@ -43,8 +54,10 @@ class MetricComparison(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     metric: str
-    #: documents both runs scored on this metric
+    #: documents paired on this metric (those a run failed among them when ``failures`` is ``wrong``)
     n: int
+    #: how the documents a run failed were scored (see :data:`FailureRule`)
+    failures: FailureRule = "wrong"
     a: float
     b: float
     #: B - A, and its 95% paired bootstrap interval
@@ -66,10 +79,16 @@ class TaskComparison(BaseModel):
 
     task: str
     primary: str | None
-    #: documents both runs scored, and those in one run only
+    #: documents both runs hold (paired by id), those both scored (neither failed), and those in
+    #: one run only
     both: int
+    scored_by_both: int
     only_a: int
     only_b: int
+    #: every document each run failed (no score), by id, with why: ``request_failure``,
+    #: ``context_overflow``, ``truncated``, ``judge_failure``, ``unparsed``
+    failed_a: dict[str, str] = {}
+    failed_b: dict[str, str] = {}
     #: clusters resampled (None: documents are independent)
     clusters: int | None = None
     metrics: list[MetricComparison]
@@ -106,27 +125,76 @@ def _label(run: Path, results: ResultsFile) -> str:
 
 
 def read_samples(run: Path, task: str) -> dict[str, dict[str, Any]]:
-    """doc_id -> its sample record (metrics, target, cluster) of ``task`` in ``run``: the file
-    ``samples/<task>.jsonl`` inside the run's folder (a link leading out of it is refused, as a
-    received run's files are)."""
+    """doc_id -> its sample record of ``task`` in ``run``: ``metrics`` (each metric's mean over the
+    document's samples that have a value: its ``--repeats``), ``target``, ``cluster``, ``samples``
+    (each sample's finite metric values and why it has no score, None when it failed nothing) and
+    ``failed`` (why the document has no score: a sample of it failed with no value at all; None
+    when none did). Read from the file ``samples/<task>.jsonl`` inside the run's folder (a link
+    leading out of it is refused, as a received run's files are)."""
     file = run / "samples" / f"{task}.jsonl"
     if not file.is_file():
         raise DataError(f"task {task!r} has no samples file: compare needs each document's scores", file=file)
     confined(file, run)
     out: dict[str, dict[str, Any]] = {}
-    values: dict[str, dict[str, list[float]]] = {}
     for lineno, row in iter_jsonl(file):
         if not isinstance(row, dict) or row.get("doc_id") is None or not isinstance(row.get("metrics"), dict):
             raise DataError("not a sample record (doc_id and metrics expected)", file=file, line=lineno)
         doc = str(row["doc_id"])
-        out.setdefault(doc, {"metrics": {}, "target": row.get("target"), "cluster": row.get("cluster")})
-        for name, value in row["metrics"].items():
-            if (number := _number(value)) is not None:
-                values.setdefault(doc, {}).setdefault(name, []).append(number)
-    # a document's --repeats: one value, their mean
-    for doc, record in out.items():
-        record["metrics"] = {name: sum(vs) / len(vs) for name, vs in values.get(doc, {}).items()}
+        record = out.setdefault(doc, {"metrics": {}, "target": row.get("target"), "cluster": row.get("cluster"),
+                                      "samples": [], "failed": None})
+        values = {name: number for name, value in row["metrics"].items() if (number := _number(value)) is not None}
+        reason = _unscored_reason(row)
+        record["samples"].append((values, reason))
+        if reason is not None and not values and record["failed"] is None:
+            record["failed"] = reason
+    for record in out.values():
+        record["metrics"] = {name: value for name in {n for values, _ in record["samples"] for n in values}
+                             if (value := _value(record, name, "left_out")) is not None}
     return out
+
+
+def _unscored_reason(row: dict[str, Any]) -> str | None:
+    """Why a sample record may lack scores, as results.json's coverage counts it: its failed
+    requests' kind, else a judge failure, else an unparsed answer; None when it had none."""
+    failures = row.get("failures")
+    if isinstance(failures, list) and failures:
+        kinds = {failure_kind(f if isinstance(f, str) else None) for f in failures}
+        return next((k for k in FAILURE_KINDS if k in kinds), "request_failure")
+    for field, reason in (("judge_failures", "judge_failure"), ("unparsed", "unparsed")):
+        count = row.get(field)
+        if isinstance(count, (int, float)) and not isinstance(count, bool) and count > 0:
+            return reason
+    return None
+
+
+def _value(record: dict[str, Any], metric: str, failures: FailureRule) -> float | None:
+    """A document's value of ``metric``: the mean over its samples (``--repeats``) that have one;
+    with ``failures="wrong"`` a sample that failed without a value of it counts as 0, as the task's
+    ``<metric>_all`` counts it. None when no sample counts."""
+    total, count = 0.0, 0
+    for values, reason in record["samples"]:
+        if metric in values:
+            total += values[metric]
+            count += 1
+        elif failures == "wrong" and reason is not None:
+            count += 1
+    return total / count if count else None
+
+
+def _failure_rule(ra: ResultsFile, rb: ResultsFile, task: str, metric: str) -> FailureRule:
+    """``wrong`` when both runs report ``<metric>_all`` as a number (the task counts its unscored
+    units as 0) and higher is better for the metric, else ``left_out``."""
+    for results in (ra, rb):
+        if _number(results.results[task].values.get(f"{metric}_all")) is None:
+            return "left_out"
+        if results.higher_is_better.get(task, {}).get(metric) is False:
+            return "left_out"
+    return "wrong"
+
+
+def _failed(samples: dict[str, dict[str, Any]]) -> dict[str, str]:
+    return {doc: samples[doc]["failed"] for doc in sorted(samples, key=lambda d: (len(d), d))
+            if samples[doc]["failed"] is not None}
 
 
 def _number(value: Any) -> float | None:
@@ -198,6 +266,7 @@ def compare_task(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict
     _refuse_different(task, ra, rb, sa, sb)
     common = sorted(set(sa) & set(sb), key=lambda d: (len(d), d))
     names = sorted({m for doc in common for m in sa[doc]["metrics"]} & {m for doc in common for m in sb[doc]["metrics"]})
+    failed_a, failed_b = _failed(sa), _failed(sb)
     primary = _primary(ra, task)
     if primary in names:
         names.remove(primary)
@@ -207,9 +276,9 @@ def compare_task(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict
     clustered = [doc for doc in common if sa[doc]["cluster"] is not None]
     n_clusters: int | None = None
     for metric in names:
+        rule = _failure_rule(ra, rb, task, metric)
         pairs = [(doc, x, y) for doc in common
-                 if (x := _number(sa[doc]["metrics"].get(metric))) is not None
-                 and (y := _number(sb[doc]["metrics"].get(metric))) is not None]
+                 if (x := _value(sa[doc], metric, rule)) is not None and (y := _value(sb[doc], metric, rule)) is not None]
         if not pairs:
             continue
         scale = _scale(ra, task, metric, sa)
@@ -220,7 +289,7 @@ def compare_task(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict
             n_clusters = interval.units
         spread = _paired_stderr(diffs, clusters)
         row: dict[str, Any] = {
-            "metric": metric, "n": len(pairs), "a": sum(x for _, x, _ in pairs) / len(pairs) * scale,
+            "metric": metric, "n": len(pairs), "failures": rule, "a": sum(x for _, x, _ in pairs) / len(pairs) * scale,
             "b": sum(y for _, _, y in pairs) / len(pairs) * scale, "difference": interval.mean,
             "low": interval.low, "high": interval.high,
             # a right/wrong metric is decided by McNemar's exact test (below), others by the interval
@@ -235,8 +304,10 @@ def compare_task(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict
             row.update(a_only=a_only, b_only=b_only, mcnemar_p=p, significant=p < 0.05)
         rows.append(MetricComparison(**row))
         diffs_of[metric] = diffs
-    return TaskComparison(task=task, primary=primary, both=len(common), only_a=len(set(sa) - set(sb)),
-                          only_b=len(set(sb) - set(sa)), clusters=n_clusters, metrics=rows), diffs_of
+    scored = sum(1 for doc in common if doc not in failed_a and doc not in failed_b)
+    return TaskComparison(task=task, primary=primary, both=len(common), scored_by_both=scored,
+                          only_a=len(set(sa) - set(sb)), only_b=len(set(sb) - set(sa)), failed_a=failed_a,
+                          failed_b=failed_b, clusters=n_clusters, metrics=rows), diffs_of
 
 
 def _paired_stderr(diffs: Sequence[float], clusters: Sequence[str] | None) -> float:

@@ -2,7 +2,7 @@
 
 Two run rows of a section, next to each other in rank order, are compared on the section's
 headline column with ``mmtasks compare``'s statistics (:mod:`mmtasks.comparison`): over the
-documents both runs scored, the paired difference of the headline metric and its 95% bootstrap
+documents both runs hold (a document a run failed scored as the task's failure rule says), the paired difference of the headline metric and its 95% bootstrap
 interval (whole clusters resampled where the task declares them; a column that is the mean of
 several tasks: a bootstrap stratified by task), and for a right/wrong metric of one task McNemar's
 exact test. A difference that is not significant marks the upper row as tied with the one below.
@@ -58,8 +58,8 @@ def tie_between(section: Section, upper: Mapping[str, Run], lower: Mapping[str, 
         if not diffs.get(metric):
             return None
         strata.append(diffs[metric])
-        documents += row.both
         single = next((m for m in row.metrics if m.metric == metric), None)
+        documents += single.n if single is not None else len(diffs[metric])
     if len(parts) == 1 and single is not None:
         return Tie(below=below, difference=single.difference, low=single.low, high=single.high, documents=documents,
                    mcnemar_p=single.mcnemar_p, tied=not single.significant)

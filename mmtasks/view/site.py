@@ -278,7 +278,7 @@ def _task_summary(runs: Sequence[ViewRun], task: str, i: int, table: TaskTable, 
         # the runs ran different definitions of the task under one name (their config hashes differ)
         "configs_differ": len(hashes) > 1,
         # two runs: the second minus the first on the headline, paired over the documents both
-        # scored (mmtasks compare's statistics), or None when they cannot be paired
+        # hold, failed ones scored as the task's failure rule says (mmtasks compare's statistics), or None when they cannot be paired
         "paired": paired,
     }
 
@@ -296,5 +296,6 @@ def _paired(runs: Sequence[ViewRun], task: str, primary: str | None) -> dict[str
     if metric is None:
         return None
     return {"metric": metric.metric, "n": metric.n, "only_a": row.only_a, "only_b": row.only_b,
+            "failed_a": len(row.failed_a), "failed_b": len(row.failed_b), "failures": metric.failures,
             "difference": metric.difference, "low": metric.low, "high": metric.high,
             "significant": metric.significant, "mcnemar_p": metric.mcnemar_p}
