@@ -240,7 +240,7 @@ def check_settings(tasks: list[Task], model_spec: ModelSpec, judge_spec: ModelSp
             problems.append((task.name, ConfigError(
                 f"task {task.name!r}: {problem}", file=None if from_run else task.file,
                 field="--gen-kwargs" if from_run else where,
-                hint="drop the setting, or use a backend that takes it (openai sends every setting)")))
+                hint="drop the setting, or use a backend that takes it")))
     if problems:
         raise Problems(problems)
 

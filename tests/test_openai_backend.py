@@ -106,7 +106,8 @@ def test_429_and_500_are_retried_until_success(chat_server: ChatServer, make_mod
     chat_server.inject(429, times=2, match="alpha")
     chat_server.inject(500, times=1, match="alpha")
     replies = dict(make_model().generate([ask("alpha"), ask("beta")]))
-    assert replies[0] == Reply(text="reply to: alpha", latency=replies[0].latency, finish_reason="stop", completion_tokens=3)
+    assert replies[0] == Reply(text="reply to: alpha", latency=replies[0].latency, finish_reason="stop", completion_tokens=3,
+                               prompt_tokens=1)  # the server's usage: its whitespace count of the prompt
     assert replies[1].text == "reply to: beta"
     assert [c.status for c in chat_server.calls_for("alpha")] == [429, 429, 500, 200]
     assert len(chat_server.calls_for("beta")) == 1

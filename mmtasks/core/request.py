@@ -28,7 +28,8 @@ MAX_NEW_TOKENS_BOUND = 10_000_000
 #: optional settings a backend must declare it takes (:attr:`ChatModel.takes_settings`); the
 #: others (``max_new_tokens``, ``temperature``, ``top_p``, ``do_sample``, ``seed``, ``stop``) every
 #: backend takes
-OPTIONAL_SETTINGS = ("top_k", "min_p", "repetition_penalty", "chat_template_kwargs", "reasoning_effort")
+OPTIONAL_SETTINGS = ("top_k", "min_p", "repetition_penalty", "chat_template_kwargs", "reasoning_effort",
+                     "presence_penalty", "frequency_penalty", "logit_bias", "n", "thinking_budget")
 #: settings that, given on a greedy task (``--gen-kwargs``), turn sampling on, as lm-eval's do
 SAMPLING_SETTINGS = ("temperature", "top_p", "top_k", "min_p")
 
@@ -65,7 +66,32 @@ class GenerationConfig(BaseModel):
     Over a model's own ``chat_template_kwargs`` model arg, key by key."""
     reasoning_effort: str | None = Field(None, min_length=1, max_length=32)
     """How hard a reasoning model thinks, for APIs that take it (OpenAI's and vLLM's
-    ``reasoning_effort``: ``low``, ``medium``, ``high`` ...). Only the ``openai`` backend sends it."""
+    ``reasoning_effort``: ``low``, ``medium``, ``high`` ...; Gemini's ``thinking_level``). Sent by
+    ``openai`` and ``gemini``."""
+    presence_penalty: float | None = Field(None, ge=-2.0, le=2.0)
+    """OpenAI's presence penalty: subtracted once from the logit of every token already in the
+    reply (None: not applied). Sent by ``openai``, ``vllm``, ``gemini``; ``hf`` applies it itself."""
+    frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0)
+    """OpenAI's frequency penalty: subtracted from a token's logit once per time it is already in
+    the reply (None: not applied). Sent by ``openai``, ``vllm``, ``gemini``; ``hf`` applies it itself."""
+    logit_bias: dict[int, float] = Field(default_factory=dict)
+    """Token id -> a bias added to its logit at every step (OpenAI's ``logit_bias``, -100 to 100).
+    Sent by ``openai`` and ``vllm``; ``hf`` applies it itself. Token ids are the model's own."""
+    n: int | None = Field(None, ge=1, le=128)
+    """Replies per request. No backend takes it (a record keeps one reply per request): repeats
+    are ``--repeats K``, each its own request and seed."""
+    thinking_budget: int | None = Field(None, ge=-1, le=MAX_NEW_TOKENS_BOUND)
+    """Tokens a model may think before answering, for APIs that take a budget (Claude's
+    ``thinking.budget_tokens``, Gemini's ``thinking_budget``; -1: Gemini's dynamic budget, 0: no
+    thinking where the model allows it). Sent by ``anthropic`` and ``gemini``."""
+
+    @field_validator("logit_bias")
+    @classmethod
+    def _bias_range(cls, v: dict[int, float]) -> dict[int, float]:
+        bad = next((k for k, b in v.items() if k < 0 or not -100.0 <= b <= 100.0), None)
+        if bad is not None:
+            raise ValueError(f"logit_bias[{bad}]: token ids are non-negative and biases lie in [-100, 100]")
+        return v
 
     @field_validator("stop", mode="before")
     @classmethod
@@ -85,6 +111,15 @@ class GenerationConfig(BaseModel):
     def optional_settings(self) -> list[str]:
         """The :data:`OPTIONAL_SETTINGS` this config sets (a backend that cannot take one refuses it)."""
         return [name for name in OPTIONAL_SETTINGS if getattr(self, name) not in (None, {})]
+
+    def penalties(self) -> dict[str, Any]:
+        """``presence_penalty``, ``frequency_penalty`` and ``logit_bias`` as they are set (the
+        OpenAI-defined settings every backend that takes them sends under these names)."""
+        out: dict[str, Any] = {name: getattr(self, name) for name in ("presence_penalty", "frequency_penalty")
+                               if getattr(self, name) is not None}
+        if self.logit_bias:
+            out["logit_bias"] = dict(self.logit_bias)
+        return out
 
     def cache_fields(self) -> dict[str, Any]:
         """The settings as the response cache keys them: the optional settings only when set,
@@ -151,6 +186,10 @@ class Request:
         return [img for m in self.messages for img in m.images]
 
 
+#: the token counts a reply carries (each None when the backend does not report it)
+TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")
+
+
 @dataclass(frozen=True)
 class Reply:
     """A model's answer to a request, or the failure that prevented one.
@@ -174,6 +213,11 @@ class Reply:
     reasoning_tokens: int | None = None
     #: tokens of the whole reply where the backend counts them
     completion_tokens: int | None = None
+    #: tokens of the prompt (images included) where the backend counts them (an API's usage; the
+    #: local backends' own count)
+    prompt_tokens: int | None = None
+    #: tokens of the prompt served from the provider's prompt cache, where it says
+    cached_tokens: int | None = None
     #: the prompt ended inside a reasoning block (its chat template wrote the opening tag)
     starts_in_reasoning: bool = False
     #: the reasoning is already split from ``text`` (what the scheduler delivers)
@@ -182,6 +226,13 @@ class Reply:
     @property
     def ok(self) -> bool:
         return self.text is not None
+
+    def tokens(self) -> dict[str, int] | None:
+        """The token counts the backend reported for this reply (``prompt``, ``completion``,
+        ``reasoning``, ``cached``: those it reported), as samples record them; None: none."""
+        counts = {name.removesuffix("_tokens"): getattr(self, name) for name in TOKEN_FIELDS}
+        out = {k: v for k, v in counts.items() if v is not None}
+        return out or None
 
     @classmethod
     def failure(cls, error: str) -> "Reply":
@@ -192,6 +243,7 @@ class Reply:
         reasoning field, finish reason, token counts), before reasoning is split from the text."""
         fields = {"text": self.text, "reasoning": self.reasoning, "finish_reason": self.finish_reason,
                   "reasoning_tokens": self.reasoning_tokens, "completion_tokens": self.completion_tokens,
+                  "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
                   "starts_in_reasoning": self.starts_in_reasoning}
         return json.dumps({k: v for k, v in fields.items() if v not in (None, False)}, ensure_ascii=False)
 
@@ -204,7 +256,8 @@ class Reply:
             data = None
         if not isinstance(data, dict):  # not one of ours: the text as stored
             return cls(text=stored, cached=True)
-        ints = {k: data[k] if isinstance(data.get(k), int) else None for k in ("reasoning_tokens", "completion_tokens")}
+        ints = {k: data[k] if isinstance(data.get(k), int) and not isinstance(data.get(k), bool) else None
+                for k in TOKEN_FIELDS}
         return cls(text=str(data.get("text") or ""), cached=True,
                    reasoning=data["reasoning"] if isinstance(data.get("reasoning"), str) else None,
                    finish_reason=data["finish_reason"] if isinstance(data.get("finish_reason"), str) else None,

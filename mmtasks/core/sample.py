@@ -24,6 +24,9 @@ class Sample:
     reasoning: list[str | None] = field(default_factory=list)
     #: beside each of ``responses``: why the reply ended (``stop``, ``length`` ...; None: not said)
     finish_reasons: list[str | None] = field(default_factory=list)
+    #: beside each of ``responses``: the tokens the backend counted for the reply (``prompt``,
+    #: ``completion``, ``reasoning``, ``cached``, those it reported; None: none reported)
+    tokens: list[dict[str, int] | None] = field(default_factory=list)
     parsed: Any = None
     target: Any = None
     #: per-sample metric values on the task's scale (None: not applicable / not scored)
@@ -62,6 +65,7 @@ class Sample:
         self.responses.append(reply.text)
         self.reasoning.append(reply.reasoning)
         self.finish_reasons.append(reply.finish_reason)
+        self.tokens.append(reply.tokens())
 
     def to_json(self) -> dict[str, Any]:
         """The sample as a dict of its fields (shallow: values are shared, not copied;

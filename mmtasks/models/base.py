@@ -302,7 +302,9 @@ def settings_problem(backend: str, generation: GenerationConfig) -> str | None:
     if not missing:
         return None
     takes = ", ".join(sorted(cls.takes_settings)) or "none of the optional settings"
-    return f"the {backend} backend cannot take {', '.join(missing)} (it takes {takes})"
+    why = ("; several replies per document are --repeats K, each its own request and seed, scored and "
+           "recorded apart" if "n" in missing else "")
+    return f"the {backend} backend cannot take {', '.join(missing)} (it takes {takes}){why}"
 
 
 def load_model(spec: ModelSpec, context: "ModelContext | None" = None) -> ChatModel:

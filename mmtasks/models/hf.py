@@ -99,7 +99,10 @@ class HFModel(ChatModel):
 
     #: ``generate``'s sampling arguments and the chat template's variables; not
     #: ``reasoning_effort`` (an API field: a template that reads it takes it in chat_template_kwargs)
-    takes_settings = frozenset({"top_k", "min_p", "repetition_penalty", "chat_template_kwargs"})
+    #: ``generate``'s own settings, and OpenAI's penalties and biases through a logits processor
+    #: (:mod:`mmtasks.models.hf_logits`)
+    takes_settings = frozenset({"top_k", "min_p", "repetition_penalty", "chat_template_kwargs",
+                                "presence_penalty", "frequency_penalty", "logit_bias"})
 
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
@@ -333,8 +336,9 @@ class HFModel(ChatModel):
         prepared.inputs = None
         if error is None:
             elapsed = time.perf_counter() - start
-            for row, (text, finish, n_tokens) in zip(rows, texts):
+            for row, length, (text, finish, n_tokens) in zip(rows, prepared.lengths, texts):
                 yield row.index, Reply(text=text, latency=elapsed, finish_reason=finish, completion_tokens=n_tokens,
+                                       prompt_tokens=length,
                                        starts_in_reasoning=opens_reasoning(row.prompt, self.spec.reasoning))
         elif len(rows) == 1:
             yield rows[0].index, Reply.failure(error)
@@ -364,10 +368,18 @@ class HFModel(ChatModel):
         seed = self._seed(generation)
         torch.manual_seed(seed)
         kwargs = self._generation_kwargs(generation)
+        penalties = generation.penalties()
+        if penalties:
+            from transformers import LogitsProcessorList
+
+            from mmtasks.models.hf_logits import OpenAIPenalties
+
+            processor = OpenAIPenalties(prepared.inputs["input_ids"].shape[1], **penalties)
+            kwargs = {**kwargs, "logits_processor": LogitsProcessorList([processor])}
         with self.stats.generating():
             output = self.model.generate(**prepared.inputs, **kwargs)
         template_kwargs = self._template_kwargs(generation)
-        self.last_batch = self._settings(kwargs, seed, generation.stop, template_kwargs)
+        self.last_batch = self._settings(self._generation_kwargs(generation), seed, generation.stop, template_kwargs, penalties)
         self.stats.count_batch(prepared.lengths)
         new_tokens = output[:, prepared.inputs["input_ids"].shape[1] :]
         texts = self._main_tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
@@ -402,11 +414,14 @@ class HFModel(ChatModel):
         value is turned off), the seed set before it, the stop strings the reply is cut at and
         the chat template's variables: what :meth:`_generate_batch` passes."""
         return self._settings(self._generation_kwargs(generation), self._seed(generation), generation.stop,
-                              self._template_kwargs(generation))
+                              self._template_kwargs(generation), generation.penalties())
 
     @staticmethod
-    def _settings(kwargs: dict[str, Any], seed: int, stop: Sequence[str], template_kwargs: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {**kwargs, "seed": seed}
+    def _settings(kwargs: dict[str, Any], seed: int, stop: Sequence[str], template_kwargs: dict[str, Any],
+                  penalties: dict[str, Any]) -> dict[str, Any]:
+        """The record: ``generate``'s arguments, with OpenAI's penalties and biases under their own
+        names (``generate`` gets them as a ``logits_processor``: :mod:`mmtasks.models.hf_logits`)."""
+        out: dict[str, Any] = {**kwargs, **penalties, "seed": seed}
         if stop:
             out["stop"] = list(stop)
         if template_kwargs:

@@ -127,8 +127,10 @@ class OpenAIModel(ChatModel):
     """Chat completions through the ``openai`` SDK; see the module docstring."""
 
     supports_async = True
-    #: every setting goes in the body (the server refuses one it does not read, naming it)
-    takes_settings = frozenset(OPTIONAL_SETTINGS)
+    #: every setting goes in the body (the server refuses one it does not read, naming it), but
+    #: ``n`` (a record keeps one reply per request: ``--repeats``) and ``thinking_budget`` (no
+    #: chat-completions field: ``reasoning_effort``, or vLLM's ``chat_template_kwargs``)
+    takes_settings = frozenset(OPTIONAL_SETTINGS) - {"n", "thinking_budget"}
 
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
@@ -365,7 +367,8 @@ class OpenAIModel(ChatModel):
         # no content after reasoning, or none at the token limit: the reasoning split calls it truncated
         return Reply(text=text or "", latency=time.monotonic() - started, reasoning=parts.reasoning,
                      finish_reason=parts.finish_reason, reasoning_tokens=parts.reasoning_tokens,
-                     completion_tokens=parts.completion_tokens)
+                     completion_tokens=parts.completion_tokens, prompt_tokens=parts.prompt_tokens,
+                     cached_tokens=parts.cached_tokens)
 
     def _status_failure(self, exc: openai.APIStatusError) -> tuple[str, bool]:
         """(reason, whether the SDK retried it) for an error answer; raises for fatal ones."""

@@ -87,7 +87,8 @@ def generation_params(generation: GenerationConfig, max_tokens_param: str = "max
     into the JSON payload", https://docs.vllm.ai/en/stable/serving/openai_compatible_server/); OpenAI's own API
     refuses them with a 400, which names them. ``chat_template_kwargs`` (``chat_template_kwargs``,
     the model arg, under the request's own, key by key) is the body field vLLM's server renders
-    its chat template with; ``reasoning_effort`` is OpenAI's (and vLLM's) field of that name.
+    its chat template with; ``reasoning_effort`` is OpenAI's (and vLLM's) field of that name, as are
+    ``presence_penalty``, ``frequency_penalty`` and ``logit_bias`` (token ids as strings).
     """
     params: dict[str, Any] = {max_tokens_param: generation.max_new_tokens}
     mode = generation.sampling_mode()
@@ -102,6 +103,8 @@ def generation_params(generation: GenerationConfig, max_tokens_param: str = "max
                 params[name] = getattr(generation, name)
     if generation.repetition_penalty is not None:
         params["repetition_penalty"] = generation.repetition_penalty
+    # OpenAI's own fields (vLLM's server reads them too); logit_bias keys are token ids as strings
+    params.update({k: ({str(t): b for t, b in v.items()} if k == "logit_bias" else v) for k, v in generation.penalties().items()})
     if generation.seed is not None:
         params["seed"] = generation.seed
     if generation.stop:
@@ -164,12 +167,15 @@ def completion_text(raw: bytes) -> str | None:
 class CompletionParts:
     """What a chat completion says beside its text: the model's reasoning (``reasoning_content``,
     as vLLM's reasoning parsers and DeepSeek's API send it, or ``reasoning``, OpenRouter's and
-    newer vLLM's name), why it ended, and its token counts."""
+    newer vLLM's name), why it ended, and its token counts (``usage``: prompt, completion, the
+    completion's reasoning tokens, the prompt's cached tokens) as the server reports them."""
 
     reasoning: str | None = None
     finish_reason: str | None = None
     reasoning_tokens: int | None = None
     completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
 
 
 def completion_parts(raw: bytes) -> CompletionParts:
@@ -187,9 +193,12 @@ def completion_parts(raw: bytes) -> CompletionParts:
     finish = choice.get("finish_reason")
     usage = data.get("usage") if isinstance(data, dict) and isinstance(data.get("usage"), dict) else {}
     details = usage.get("completion_tokens_details") if isinstance(usage.get("completion_tokens_details"), dict) else {}
+    prompt_details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     return CompletionParts(reasoning=reasoning, finish_reason=finish if isinstance(finish, str) else None,
-                           reasoning_tokens=_count(details.get("reasoning_tokens")) if reasoning else None,
-                           completion_tokens=_count(usage.get("completion_tokens")))
+                           reasoning_tokens=_count(details.get("reasoning_tokens")),
+                           completion_tokens=_count(usage.get("completion_tokens")),
+                           prompt_tokens=_count(usage.get("prompt_tokens")),
+                           cached_tokens=_count(prompt_details.get("cached_tokens")))
 
 
 def _count(value: Any) -> int | None:

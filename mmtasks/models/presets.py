@@ -36,6 +36,23 @@ class BackendSettings(BaseModel):
     ``reasoning_effort``)."""
 
 
+class PresetMode(BaseModel):
+    """One of a model card's protocols (``modes:``), chosen with ``--model PRESET@MODE``: the
+    card's generation settings, over the preset's own and each task's, under ``--gen-kwargs``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    generation: dict[str, Any]
+    """The protocol's generation settings, as ``--gen-kwargs`` takes them."""
+    source: str = Field(min_length=1)
+    """Where the settings are given (the model card, its section and revision)."""
+    description: str = ""
+
+
+#: what separates a preset's name from one of its modes in ``--model``
+MODE_SEPARATOR = "@"
+
+
 class Preset(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -64,13 +81,17 @@ class Preset(BaseModel):
     model's ``max_new_tokens``, ``chat_template_kwargs: {enable_thinking: true}``, ``reasoning_effort``):
     over each task's own, under ``--gen-kwargs``. Checked at load; recorded in results.json, and a
     run with them is not the benchmark's official protocol (the leaderboard marks it)."""
+    modes: dict[str, PresetMode] = Field(default_factory=dict)
+    """The model card's whole protocols by name (``instruct``, ``thinking`` ...), each citing its
+    source: ``--model NAME@MODE`` runs with one (its ``generation`` over the preset's)."""
 
     @model_validator(mode="after")
     def _generation_settings(self) -> "Preset":
         from mmtasks.core.request import GenerationConfig
 
         for where, settings in [("generation", self.generation),
-                                *((f"backends.{b}.generation", s.generation) for b, s in self.backends.items())]:
+                                *((f"backends.{b}.generation", s.generation) for b, s in self.backends.items()),
+                                *((f"modes.{m}.generation", mode.generation) for m, mode in self.modes.items())]:
             unknown = sorted(set(settings) - set(GenerationConfig.model_fields))
             if unknown:
                 raise ValueError(f"{where}: unknown generation setting {unknown[0]!r}")
@@ -92,6 +113,16 @@ class Preset(BaseModel):
         OpenAI-compatible server (asked for the weights' name), less the unsupported ones."""
         named = [self.backend, *sorted(set(self.backends) - {self.backend}), "openai"]
         return [b for b in dict.fromkeys(named) if b not in self.unsupported]
+
+    def with_mode(self, mode: str) -> "Preset":
+        """This preset running the card's protocol ``mode`` (its settings over the preset's)."""
+        chosen = self.modes.get(mode)
+        if chosen is None:
+            known = ", ".join(f"{self.name}{MODE_SEPARATOR}{m}" for m in self.modes) or "none"
+            raise ConfigError(f"model preset {self.name!r} has no mode {mode!r}", field="--model",
+                              hint=f"its modes: {known}")
+        return self.model_copy(update={"name": f"{self.name}{MODE_SEPARATOR}{mode}",
+                                       "generation": {**self.generation, **chosen.generation}})
 
     def to_spec(self, extra_args: dict[str, Any], backend: str | None = None) -> "ModelSpec":
         from mmtasks.models.base import ModelSpec
@@ -126,7 +157,12 @@ def load_presets(extra: Sequence[Path] = ()) -> dict[str, Preset]:
 
 
 def find_preset(name: str, extra: Sequence[Path] = ()) -> Preset | None:
-    return load_presets(extra).get(name)
+    """The preset ``name``, or ``NAME@MODE``: the preset running one of its card's modes."""
+    base, sep, mode = name.partition(MODE_SEPARATOR)
+    preset = load_presets(extra).get(base)
+    if preset is None or not sep:
+        return preset
+    return preset.with_mode(mode)
 
 
 def preset_names(extra: Sequence[Path] = ()) -> list[str]:

@@ -85,7 +85,7 @@ log = logging.getLogger(__name__)
 #: errors vLLM raises for a request it will not run (too long, bad template, too many images)
 _REQUEST_ERRORS = (ValueError, TypeError, KeyError, jinja2.TemplateError, _VLLMClientError)
 #: what the recorded sampling settings show
-_RECORDED_FIELDS = ("max_tokens", *MODEL_DEFAULT_SAMPLING_FIELDS, "seed", "stop")
+_RECORDED_FIELDS = ("max_tokens", *MODEL_DEFAULT_SAMPLING_FIELDS, "logit_bias", "seed", "stop")
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 
 
@@ -115,7 +115,8 @@ class VLLMModel(ChatModel):
 
     #: ``SamplingParams`` fields and ``LLM.chat``'s template variables; not ``reasoning_effort``
     #: (an API field: a template that reads it takes it in chat_template_kwargs)
-    takes_settings = frozenset({"top_k", "min_p", "repetition_penalty", "chat_template_kwargs"})
+    takes_settings = frozenset({"top_k", "min_p", "repetition_penalty", "chat_template_kwargs",
+                                "presence_penalty", "frequency_penalty", "logit_bias"})
 
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
@@ -213,7 +214,9 @@ class VLLMModel(ChatModel):
             if self.context.verbose:
                 log.debug("vllm request %d: %s", i, record)
             yield i, Reply(text=completion.text, latency=latency, finish_reason=completion.finish_reason,
-                           completion_tokens=len(completion.token_ids), starts_in_reasoning=self._opens_reasoning(out))
+                           completion_tokens=len(completion.token_ids), prompt_tokens=prompt_tokens,
+                           cached_tokens=_count(getattr(out, "num_cached_tokens", None)),
+                           starts_in_reasoning=self._opens_reasoning(out))
 
     def _opens_reasoning(self, out: Any) -> bool:
         """Whether the prompt vLLM rendered ends inside a reasoning block (its chat template wrote
@@ -512,6 +515,10 @@ def _tokenization_kwargs(generate: Any) -> dict[str, Any]:
     except (TypeError, ValueError):
         takes = False
     return {"tokenization_kwargs": {"add_special_tokens": False}} if takes else {}
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _recorded(params: SamplingParams) -> dict[str, Any]:

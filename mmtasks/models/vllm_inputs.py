@@ -67,7 +67,8 @@ def sampling_kwargs(gen: GenerationConfig, model_defaults: Mapping[str, Any]) ->
     - ``sample``: ``temperature`` and ``top_p`` as set.
 
     ``top_k`` and ``min_p``, when set, apply unless greedy (over the model's defaults);
-    ``repetition_penalty``, ``max_new_tokens``, ``seed`` and ``stop`` always apply.
+    ``repetition_penalty``, ``presence_penalty``, ``frequency_penalty``, ``logit_bias``,
+    ``max_new_tokens``, ``seed`` and ``stop`` always apply.
     """
     kwargs: dict[str, Any] = {"n": 1, "max_tokens": gen.max_new_tokens}
     mode = gen.sampling_mode()
@@ -81,6 +82,7 @@ def sampling_kwargs(gen: GenerationConfig, model_defaults: Mapping[str, Any]) ->
         kwargs.update({k: getattr(gen, k) for k in ("top_k", "min_p") if getattr(gen, k) is not None})
     if gen.repetition_penalty is not None:
         kwargs["repetition_penalty"] = gen.repetition_penalty
+    kwargs.update(gen.penalties())  # SamplingParams' presence_penalty, frequency_penalty, logit_bias
     if gen.seed is not None:
         kwargs["seed"] = gen.seed
     if gen.stop:
