@@ -466,6 +466,9 @@
     if (entry.mmtasks_version) lines.push("mmtasks " + entry.mmtasks_version);
     for (const run of entry.runs || []) {
       lines.push("run " + run.run + " (" + formatDate(run.date, true) + "): " + (run.tasks || []).join(", "));
+      if (run.model_revision) lines.push("  weights: " + run.model_revision);
+      for (const [task, rev] of Object.entries(run.data_revisions || {})) lines.push("  data " + task + ": " + rev);
+      if (run.hardware) lines.push("  hardware: " + run.hardware);
     }
     return lines.join("\n");
   }

@@ -458,7 +458,12 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     # scores (lm-eval's total_evaluation_time_seconds); shown under the results table
     stats["total_evaluation_time_s"] = round(time.perf_counter() - started, 3)
     replies = stats.pop("replies", {})
-    data = build_results(tasks={t.name: t for t in tasks}, results=results,
+    from mmtasks.results.run_card import build_card
+
+    card = build_card({t.name: t.config for t in tasks}, root,
+                      {t.name: (s.doc_id for s in scored[t.name]) for t in tasks},
+                      models["model"].revision() if "model" in models else None)
+    data = build_results(run_card=card, tasks={t.name: t for t in tasks}, results=results,
                          n_original={n: s.total for n, s in scans.items()}, groups=groups,
                          run_config=config, stats=stats, matcher=matched, replies=replies,
                          generation=sent_generation(tasks, models), repeats=repeat_summaries)

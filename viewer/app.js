@@ -170,7 +170,9 @@
       box.appendChild(el("p", { class: "run run-" + run.label },
         state.nRuns > 1 ? el("span", { class: "run-label" }, run.label) : null,
         el("span", { class: "run-name" }, text(run.name)),
-        details.length ? el("span", { class: "run-details" }, details.join(" \u00b7 ")) : null));
+        details.length ? el("span", { class: "run-details" }, details.join(" \u00b7 ")) : null,
+        run.card && run.card.length ? el("details", { class: "run-card" }, el("summary", {}, "run card"),
+          el("ul", {}, ...run.card.map(line => el("li", {}, text(line))))) : null));
     }
   }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from mmtasks.errors import printable
@@ -52,6 +53,8 @@ def compare_command(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
     report = compare(args.run_a, args.run_b, tasks=tasks, seed=args.seed)
     print(printable(f"compare: B = {report.run_b} against A = {report.run_a} (B - A, 95% paired bootstrap interval)"))
+    for warning in report.warnings:
+        print(printable(f"mmtasks: warning: {warning}"), file=sys.stderr)
     for t in report.tasks:
         unit = f", {t.clusters} clusters" if t.clusters else ""
         print(printable(f"{t.task}: {t.both} documents in both runs, {t.scored_by_both} scored by both{unit}; "

@@ -117,6 +117,9 @@ class Comparison(BaseModel):
     #: tasks only one run has
     only_in_a: list[str]
     only_in_b: list[str]
+    #: what may make the difference about something else than the models: tasks whose data
+    #: revisions differ between the runs (``run_card.data``), one line each
+    warnings: list[str] = []
 
 
 def _label(run: Path, results: ResultsFile) -> str:
@@ -360,4 +363,21 @@ def compare(run_a: str | Path, run_b: str | Path, *, tasks: Sequence[str] | None
         out.append(row)
         per_task[task] = (row.primary, diffs.get(row.primary or "", []))
     return Comparison(run_a=_label(da, ra), run_b=_label(db, rb), tasks=out, groups=list(_group_rows(ra, rb, per_task, seed)),
-                      only_in_a=sorted(set(ra.results) - set(rb.results)), only_in_b=sorted(set(rb.results) - set(ra.results)))
+                      only_in_a=sorted(set(ra.results) - set(rb.results)), only_in_b=sorted(set(rb.results) - set(ra.results)),
+                      warnings=data_warnings(names, ra, rb))
+
+
+def data_warnings(tasks: Sequence[str], ra: ResultsFile, rb: ResultsFile) -> list[str]:
+    """One line per task whose two runs read different data revisions (a Hub commit or a local
+    content hash, ``run_card.data``): their documents may differ beyond what the paired ids show.
+    Runs without a run card, or a revision unknown on either side, give none."""
+    out = []
+    for task in tasks:
+        a = ra.run_card.data.get(task) if ra.run_card is not None else None
+        b = rb.run_card.data.get(task) if rb.run_card is not None else None
+        if a is None or b is None or a.key is None or b.key is None:
+            continue
+        if (a.source, a.repo, a.key) != (b.source, b.repo, b.key):
+            out.append(f"task {task!r} read different data revisions: A {a.repo or a.file or a.source}@{a.key[:12]}, "
+                       f"B {b.repo or b.file or b.source}@{b.key[:12]}")
+    return out

@@ -22,6 +22,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from mmtasks import __version__
 from mmtasks.leaderboard.paper import paper_entries
@@ -282,6 +283,16 @@ def _numeric_breakdowns(run: Run, task: str) -> dict[str, dict[str, dict[str, fl
     }
 
 
+def _card_fields(run: Run, tasks: list[str]) -> dict[str, Any]:
+    """A run's card (results.json's ``run_card``) as a RunRef holds it; nothing for a run without one."""
+    card = run.results.run_card
+    if card is None:
+        return {}
+    data = card.data_labels()
+    return {"model_revision": card.model_label(), "data_revisions": {t: data[t] for t in tasks if t in data},
+            "software": {k: v for k, v in card.versions.items() if v}, "hardware": card.hardware_label()}
+
+
 def _run_refs(task_runs: dict[str, Run], views: Mapping[str, str]) -> list[RunRef]:
     by_run: dict[int, tuple[Run, list[str]]] = {}
     for task, run in task_runs.items():
@@ -293,6 +304,7 @@ def _run_refs(task_runs: dict[str, Run], views: Mapping[str, str]) -> list[RunRe
             tasks=tasks,
             git_hash=run.results.git_hash,
             mmtasks_version=run.results.config.mmtasks_version,
+            **_card_fields(run, tasks),
             judge=run.results.config.public_judge,
             view=views.get(run.name),
         )

@@ -122,6 +122,15 @@ class RunRef(_Model):
     """The tasks of this entry that come from this run."""
     git_hash: str | None = None
     mmtasks_version: str | None = None
+    model_revision: str | None = None
+    """The weights that answered (results.json's ``run_card.model``): ``hub ORG/NAME@<commit>``,
+    ``local NAME@<hash>``, ``api NAME``."""
+    data_revisions: dict[str, str] = Field(default_factory=dict)
+    """Task -> the data it read (``run_card.data``): ``hub ORG/NAME@<commit>``, ``local DIR/FILE@<hash>``."""
+    software: dict[str, str] = Field(default_factory=dict)
+    """Package -> version (``run_card.versions``, installed ones)."""
+    hardware: str | None = None
+    """GPUs and CPU of the machine that ran (``run_card.hardware``)."""
     judge: str | None = None
     view: str | None = None
     """Relative link to the run's viewer (``views/<run>/index.html``) when the view was published

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -23,6 +23,9 @@ from mmtasks.registry import backends
 from mmtasks.core.reasoning import REASONING_ARGS, ReasoningFormat, split_reply
 from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.secrets import public_args, register_arg_secrets
+
+if TYPE_CHECKING:
+    from mmtasks.core.provenance import ModelRevision
 
 #: an example spec for each built-in backend (the hint for a bare backend name)
 _BARE_EXAMPLES = {
@@ -270,6 +273,12 @@ class ChatModel(ABC):
 
     def check_ready(self) -> None:
         """Raise :class:`ModelError` if the model cannot be used (e.g. unreachable API)."""
+
+    def revision(self) -> "ModelRevision | None":
+        """Which weights answer (results.json's ``run_card.model``): a Hub commit, a local
+        checkpoint's hash, an API model's name (:mod:`mmtasks.results.run_card`); None: the
+        backend names none (baselines). Called before :meth:`close`."""
+        return None
 
     def close(self) -> None:
         """Release resources (GPU memory, HTTP clients)."""

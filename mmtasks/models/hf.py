@@ -42,6 +42,7 @@ from mmtasks.models.hub import hub_preflight, looks_local
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.core.reasoning import opens_reasoning
 from mmtasks.core.request import GenerationConfig, Reply, Request
+from mmtasks.core.provenance import ModelRevision
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,8 @@ class HFModel(ChatModel):
         #: busy and idle time of the model, padding share (logged at close)
         self.stats = BatchStats()
         self._fingerprint = _fingerprint(self.processor, self.model)
+        #: the Hub commit transformers resolved the weights at (None: a local folder)
+        self._commit_hash: str | None = getattr(getattr(self.model, "config", None), "_commit_hash", None)
         #: the checkpoint's context length in tokens (None: unknown, nothing is checked)
         self.context_limit = context_limit(self.model)
         #: the settings of the last batch generated, as :meth:`sent_settings` gives them, read
@@ -141,6 +144,11 @@ class HFModel(ChatModel):
         a local folder whose weights config or template changed must not be answered from
         replies cached for the old one."""
         return json.dumps({"spec": json.loads(self.spec.identity()), "checkpoint": self._fingerprint}, sort_keys=True)
+
+    def revision(self) -> ModelRevision:
+        from mmtasks.core.provenance import model_revision
+
+        return model_revision(self.spec.name, self.options.revision, self._commit_hash)
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
         for req in requests:

@@ -60,6 +60,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import openai
 
+from mmtasks.core.provenance import ModelRevision
 from mmtasks.core.conversation import Image, VideoRun, video_runs
 from mmtasks.core.reasoning import LENGTH
 from mmtasks.core.request import OPTIONAL_SETTINGS, GenerationConfig, Reply, Request
@@ -169,6 +170,11 @@ class OpenAIModel(ChatModel):
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.spec.name!r} at {self.url})"
+
+    def revision(self) -> ModelRevision:
+        """An API model is named, not pinned: the card records its name (the endpoint's own
+        record of what it serves is in the cache identity)."""
+        return ModelRevision(source="api", name=self.spec.name)
 
     @property
     def identity(self) -> str:

@@ -74,6 +74,7 @@ from mmtasks.models.processor_messages import message_parts, processor_conversat
 from mmtasks.core.conversation import Image, VideoRun
 from mmtasks.core.reasoning import opens_reasoning
 from mmtasks.core.request import GenerationConfig, Reply, Request
+from mmtasks.core.provenance import ModelRevision, model_revision
 
 try:  # newer vLLM: request validation errors have their own base class
     from vllm.exceptions import VLLMClientError as _VLLMClientError
@@ -113,6 +114,9 @@ class SentRequest:
 class VLLMModel(ChatModel):
     """A chat model served in-process by vLLM."""
 
+    def revision(self) -> ModelRevision:
+        return self._revision
+
     #: ``SamplingParams`` fields and ``LLM.chat``'s template variables; not ``reasoning_effort``
     #: (an API field: a template that reads it takes it in chat_template_kwargs)
     takes_settings = frozenset({"top_k", "min_p", "repetition_penalty", "chat_template_kwargs",
@@ -134,6 +138,8 @@ class VLLMModel(ChatModel):
             engine_args["limit_mm_per_prompt"] = image_limit(self.context.max_images_per_request, videos)
         self._engine_args = engine_args
         self._llm = _start_engine(spec.name, engine_args, retry_without_image_limit=auto_limit)
+        #: the weights' revision for the run card (read now: the engine resolved the files)
+        self._revision = model_revision(spec.name, engine_args.get("revision"))
         model_config = self._llm.llm_engine.model_config
         #: whether the loaded model takes images (a text-only model gets no image limit)
         self.multimodal: bool = bool(model_config.is_multimodal_model)

@@ -13,7 +13,7 @@ from typing import Any
 
 from mmtasks import __version__
 from mmtasks.results.files import atomic_write_text, dumps
-from mmtasks.results.schema import GroupResult, ResultsFile
+from mmtasks.results.schema import GroupResult, ResultsFile, RunCard
 from mmtasks.scheduling.stats import reply_summary
 from mmtasks.scoring.aggregation import TaskResult
 from mmtasks.task import Task
@@ -82,6 +82,7 @@ def build_results(
     replies: Mapping[str, dict[str, int]] | None = None,
     generation: Mapping[str, dict[str, Any]] | None = None,
     repeats: Mapping[str, dict[str, Any]] | None = None,
+    run_card: RunCard | None = None,
 ) -> dict[str, Any]:
     """results.json's object, validated by :class:`ResultsFile` (a bug here fails loudly,
     before the file is written)."""
@@ -103,6 +104,7 @@ def build_results(
         repeats=dict(repeats or {}),
         config={**run_config, "mmtasks_version": __version__},
         run_stats=stats,
+        run_card=run_card,
         git_hash=git_hash(),
         date=time.time(),
     )

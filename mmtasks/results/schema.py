@@ -41,6 +41,7 @@ from pydantic import (
     model_validator,
 )
 
+from mmtasks.core.provenance import DataRevision, Hardware, ModelRevision, RunCard  # noqa: F401 (results.json's run_card)
 from mmtasks.documents.jsonl import loads_checked
 from mmtasks.errors import DataError
 from mmtasks.secrets import public_args
@@ -493,6 +494,9 @@ class ResultsFile(_Open):
     """task -> its ``--repeats`` record (tasks that ran more than once); absent otherwise."""
     config: RunConfig
     run_stats: RunStats | None = None
+    run_card: RunCard | None = Field(default=None, exclude_if=lambda v: v is None)
+    """What produced the results: data and model revisions, versions, hardware (absent in files
+    written before it was recorded)."""
     git_hash: str | None = None
     date: float = Field(ge=0, le=1e11, allow_inf_nan=False,
                         description="Seconds since the epoch (UTC), as lm-evaluation-harness writes it")

@@ -68,6 +68,7 @@ class ViewRun:
             "strategy": config.strategy,
             "date": iso_utc(self.results.date),
             "folder": self.folder.resolve().name,
+            "card": self.results.run_card.lines() if self.results.run_card is not None else [],
         }
 
 

@@ -1,0 +1,57 @@
+"""The run card of ``results.json`` (``run_card``): what produced the results.
+
+- ``data[task]``: a Hub dataset's repository and the commit its files came from (the revision the
+  task pins, else the Hugging Face cache's record of the ref it downloaded, else one question to
+  the Hub); local data's records file and the SHA-256 of its bytes (a changed record changes it).
+- ``doc_ids[task]``: SHA-256 of the document ids scored, in document order, one per line.
+- ``model``: the Hub commit of the weights, or for a local folder a SHA-256 over its
+  ``config.json``, its ``*.index.json`` files and the headers of its ``*.safetensors`` files (the
+  first 8 bytes give the header's length; the tensors are never read), names and sizes of other
+  weight files; a backend says which (:meth:`mmtasks.models.base.ChatModel.revision`).
+- ``versions``: mmtasks, transformers, vLLM, torch, datasets, huggingface_hub and Python, read from
+  the installed packages' metadata (nothing is imported for it).
+- ``hardware``: the CPU's name and count, the GPUs (torch's names when the run imported torch,
+  else ``nvidia-smi``'s, else none), the platform.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from mmtasks.config.task_config import TaskConfig
+from mmtasks.core.provenance import (
+    DataRevision, ModelRevision, RunCard, doc_ids_hash, file_sha256, hardware, hub_commit, versions,
+)
+
+
+def data_revision(config: TaskConfig, data_root: Path | None) -> DataRevision | None:
+    """Which data the task read, by the rule the loader chose it (local data under a data root
+    wins over a Hub source, as :func:`mmtasks.documents.dataset.load_documents` reads it)."""
+    ds = config.dataset
+    if ds.local is not None and (data_root is not None or (ds.hf is None and ds.hub is None)):
+        if data_root is None:
+            return None
+        path = data_root / ds.local.dir / ds.local.file
+        try:
+            return DataRevision(source="local", file=f"{ds.local.dir}/{ds.local.file}", sha256=file_sha256(path))
+        except OSError:
+            return None
+    if ds.hf is not None:
+        if Path(ds.hf.path).expanduser().exists() or ds.hf.data_files is not None and "/" not in ds.hf.path:
+            return None  # a builder over files (path: json) or a local folder: no Hub revision
+        return DataRevision(source="hub", repo=ds.hf.path, revision=ds.hf.revision,
+                            commit=hub_commit(ds.hf.path, ds.hf.revision, "dataset"))
+    if ds.hub is not None:
+        return DataRevision(source="hub", repo=ds.hub.repo, revision=ds.hub.revision,
+                            commit=hub_commit(ds.hub.repo, ds.hub.revision, "dataset"))
+    return None
+
+
+def build_card(configs: dict[str, TaskConfig], data_root: Path | None, doc_ids: dict[str, Iterable[str]],
+               model: ModelRevision | None) -> RunCard:
+    """The run card of a run of the tasks ``configs`` (name -> config) that scored ``doc_ids``
+    (name -> ids in document order) with the weights ``model``."""
+    data = {name: rev for name, config in configs.items() if (rev := data_revision(config, data_root)) is not None}
+    return RunCard(data=data, doc_ids={name: doc_ids_hash(ids) for name, ids in doc_ids.items()}, model=model,
+                   versions=versions(), hardware=hardware())
