@@ -42,6 +42,15 @@ CorpusMetric = EvaluateMetric | CorpusFunction
 Metric = Callable[[Any, Any, dict], "float | None"]
 
 
+@dataclass(frozen=True)
+class Gold:
+    """A document's gold answer: ``value`` as the sample records it (and a judge is shown), and
+    ``scored``, what the metric functions compare a parsed reply with."""
+
+    value: Any
+    scored: Any
+
+
 @dataclass
 class Task:
     """A task whose every name is resolved and whose settings are checked.
@@ -486,8 +495,16 @@ class Task:
 
     # -- answers ---------------------------------------------------------
     def target(self, doc: Document) -> Any:
+        """The gold answer as the sample records it, checked against the answer space (see
+        :meth:`gold`)."""
+        return self.gold(doc).value
+
+    def gold(self, doc: Document) -> Gold:
         """The gold answer, checked against the answer space: the task's parser must read an
-        answer in it (a letter within the record's options, an integer where one is expected)."""
+        answer in it (a letter within the record's options, an integer where one is expected);
+        with what the metrics compare: the answer the parser read in it, the rule the check
+        applied (unless the parser's ``target`` rule is ``raw``, or the target is a list of
+        references)."""
         spec = self.config.target
         if spec.startswith("field:"):
             name = spec[len("field:"):]
@@ -498,9 +515,13 @@ class Task:
             name = "target"
             value = self.render(spec, doc, name)
         parsed = self._check_target(value, doc, name)
-        # a label of a declared space is scored in the space's spelling: gold "true" (or a JSON
+        # a label of a declared space is recorded in the space's spelling: gold "true" (or a JSON
         # true) is the label "True" that the replies are read onto
-        return parsed if self.parser.name == "label" or (self.space_labels and isinstance(parsed, str)) else value
+        recorded = parsed if self.parser.name == "label" or (self.space_labels and isinstance(parsed, str)) else value
+        references = isinstance(value, list) and "several" in self.metric_references.values()
+        if parsed is None or references or self.parser.target_rule(doc.record) == "raw":
+            return Gold(recorded, recorded)
+        return Gold(recorded, parsed)
 
     def _check_target(self, value: Any, doc: Document, field_name: str) -> Any:
         if isinstance(value, list):

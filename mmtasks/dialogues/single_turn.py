@@ -39,11 +39,12 @@ if TYPE_CHECKING:
 
 @protocol("single_turn", uses_judge=True, supports_combined_images=True, corpus_metrics=True, fewshot=True)
 def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
-    target = task.target(doc)  # first: a target outside the answer space is found even when a prompt fails too
+    gold = task.gold(doc)  # first: a target outside the answer space is found even when a prompt fails too
+    target = gold.scored  # as the task's parser reads it (the rule check applies), unless the parser says raw
     messages = task.initial_messages(doc)
     sample = Sample(
         task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
-        prompt=[m.to_json() for m in messages], target=target,
+        prompt=[m.to_json() for m in messages], target=gold.value,
         breakdown=task.breakdown_values(doc),
     )
     if doc.demonstrations:  # the few-shot demonstrations shown before the question, by id
@@ -84,7 +85,7 @@ def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue
     if task.corpus_metrics:
         add_corpus_pair(sample, parsed, target)
     if judged and ctx.has_judge and not ctx.predict_only:
-        request, parse = judge_call(task, doc, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=target,
+        request, parse = judge_call(task, doc, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=gold.value,
                                     reasoning=sample.reasoning[-1] or "")
         assert task.config.judge is not None
         (verdict,) = yield from ask_judge([request], parse, task.config.judge.retries)

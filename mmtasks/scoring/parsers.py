@@ -65,6 +65,10 @@ from mmtasks.scoring.text_normalize import nfkc, strip_answer_prefix
 from mmtasks.templates import literal
 
 
+#: how the metrics get a task's gold answer (see :attr:`ParserSpec.target`)
+TargetRule = Literal["parsed", "raw"]
+
+
 class ParserArgs(BaseModel):
     """Base of a parser's arguments (``answer.parser_args``): unknown keys are errors."""
 
@@ -89,15 +93,22 @@ class ParserSpec:
     #: written as (MM-MT-Bench's ``[[n]]``), so quotes of the answer's marks can be told from the
     #: judge's own (see :func:`mmtasks.scoring.verdicts.sole_verdict`)
     marks: "re.Pattern[str] | None" = None
+    #: how the metrics get the gold answer: ``parsed``, as this parser reads it (the rule ``check``
+    #: applies to every target: a refusal phrase the parser reads as ``refuse`` is scored as a
+    #: refusal), or ``raw``, as the dataset writes it (a parser whose reading is no answer value,
+    #: ``open_answer``'s candidates, or a benchmark's own code that compares the gold as written)
+    target: TargetRule = "parsed"
 
 
 def parser(name: str, *, args: type[ParserArgs] | None = None, registry: Registry[Any] = _parsers,
            space: Callable[..., dict[str, Any]] | None = None,
-           marks: "re.Pattern[str] | None" = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``fn(text, doc)`` (or ``fn(text, doc, args)`` with ``args``) as the parser ``name``."""
+           marks: "re.Pattern[str] | None" = None,
+           target: "TargetRule" = "parsed") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn(text, doc)`` (or ``fn(text, doc, args)`` with ``args``) as the parser ``name``;
+    ``target``: how the metrics get the gold answer (see :attr:`ParserSpec.target`)."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        registry.register(name, ParserSpec(name=name, fn=fn, args=args, space=space, marks=marks,
+        registry.register(name, ParserSpec(name=name, fn=fn, args=args, space=space, marks=marks, target=target,
                                            takes_doc=args is not None or _positional(fn) >= 2))
         return fn
 
@@ -127,6 +138,16 @@ class BoundParser:
         if self.spec.args is not None:
             return self.spec.fn(text, doc, self.args)
         return self.spec.fn(text, doc) if self.spec.takes_doc else self.spec.fn(text)
+
+    def target_rule(self, doc: Mapping[str, Any]) -> TargetRule:
+        """How the metrics get this document's gold answer: the rule of the parser that reads its
+        replies (``by_field``: the one its field picks)."""
+        pick = getattr(self.args, "parser_for", None)
+        if callable(pick):
+            chosen = pick(doc)
+            if isinstance(chosen, BoundParser):
+                return chosen.target_rule(doc)
+        return self.spec.target
 
 
 def as_spec(name: str, obj: Any) -> ParserSpec:
@@ -656,7 +677,7 @@ def label_answer(text: str, doc: Mapping[str, Any], args: LabelArgs) -> str | No
 # --- open answers ------------------------------------------------------------
 
 
-@parser("open_answer")
+@parser("open_answer", target="raw")
 def open_answer(text: str, doc: Mapping[str, Any]) -> list[Normalized]:
     """MMMU's ``parse_open_response``: the normalised candidate answers of a free-form reply (key
     answers after "is", "so", "=" ..., and the numbers in them); never unparsed. Scored by the

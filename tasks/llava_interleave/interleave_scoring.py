@@ -99,7 +99,7 @@ def process(answer: str) -> str:
     return letter.group(1).upper() if letter else text
 
 
-@parser("interleave_answer")
+@parser("interleave_answer", target="raw")  # the gold as written: interleave_score reads it as lmms-eval does
 def interleave_answer(text: str, doc: Mapping[str, Any]) -> str:
     return process(text) if doc.get("question_type") == MULTI_CHOICE else text
 

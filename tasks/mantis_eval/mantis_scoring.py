@@ -57,7 +57,7 @@ def gold_letter(answer: str) -> str:
     return ref.upper()
 
 
-@parser("mantis_answer")
+@parser("mantis_answer", target="raw")  # the authors compare the gold as written
 def mantis_answer(text: str, doc: Mapping[str, Any]) -> str:
     """Multi-choice: the chosen letter when it names an option, else the whole reply stripped
     (compared with the gold option's text); short-answer: the parsed answer."""

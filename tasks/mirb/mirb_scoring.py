@@ -67,7 +67,7 @@ def cut(reply: str) -> str:
     return prediction[:index] if index > 0 else prediction
 
 
-@parser("mirb_prediction")
+@parser("mirb_prediction", target="raw")  # the authors compare the gold as written
 def mirb_prediction(text: str, doc: Mapping[str, Any]) -> str:
     """The prediction as the authors compare it (never unparsed: no number reads as "")."""
     prediction = cut(text)
