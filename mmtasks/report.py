@@ -122,6 +122,12 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
             matcher = results.get("matcher", {}).get(task)
             if matcher and m in (matcher.get("without_matcher") or {}):  # the rule's readings alone
                 rows.append((f"  {m} without matcher", _fmt(matcher["without_matcher"][m]), "", ""))
+            for name, variant in (results.get("variants", {}).get(task) or {}).items():  # the same replies, scored another way
+                vm = variant.get("metrics") or {}
+                if m in vm:
+                    vcov = variant.get("coverage") or {}
+                    n = f"{vcov.get('scored')}/{vcov.get('total')}" if vcov.get("scored") != vcov.get("total") else ""
+                    rows.append((f"  {m} [{name}]", _fmt(vm.get(m)), _fmt(vm.get(f"{m}_stderr")), n))
         matcher = results.get("matcher", {}).get(task)
         if matcher:
             read = matcher.get("read_by") or {}
@@ -159,6 +165,8 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
             else:
                 label, n = f"{group} (mean)", f"{ran} task{'s' if ran != 1 else ''}"
             rows.append((label, _fmt(row.get("average")), "", n))
+            for name, value in (row.get("variants") or {}).items():
+                rows.append((f"  {group} [{name}]", _fmt(value), "", ""))
     num_width = sum(w + 1 for _, w in _NUM_COLS)
     name_width = min(max([len("Task / metric")] + [len(r[0]) for r in rows]), WIDTH - num_width)
     header = f"{'Task / metric':<{name_width}}" + "".join(f" {title:>{w}}" for title, w in _NUM_COLS)
@@ -176,6 +184,8 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
     lines.append("-" * len(header))
     if partial:
         lines.append(_fit("partial mean: only some of the group's tasks ran; not the benchmark's score", WIDTH))
+    if results.get("variants"):
+        lines.append(_fit("[name]: the same replies scored the way of the task's variant name (see results.json variants)", WIDTH))
     if any_partial:
         lines.append(_fit("! coverage under 100%: values are over the scored units; _all counts the rest as 0", WIDTH))
     if any((r or {}).get("finish_reasons", {}).get("length") for r in results.get("replies", {}).values()):

@@ -33,6 +33,7 @@ from mmtasks.scheduling.stats import ReplyCounts
 from mmtasks.scoring import rouge
 from mmtasks.scoring.aggregation import TaskResult, aggregate
 from mmtasks.scoring.matcher_results import WithoutMatcher, matcher_summary
+from mmtasks.scoring.variants import variant_results
 from mmtasks.scoring.repeats import repeated, repeats_for, summarize
 from mmtasks.task import Task
 
@@ -454,6 +455,9 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
             if task.config.answer.matcher is not None:
                 without = aggregate(task, task.aggregator, WithoutMatcher(scored[task.name]), BOOTSTRAP_SEED)
                 matched[task.name] = matcher_summary(scored[task.name], without.metrics)
+    # each task's scoring variants: the same samples scored their way (no request sent)
+    variants = {task.name: variant_results(task, scored[task.name], BOOTSTRAP_SEED, excluded=exclusions[task.name].by_reason)
+                for task in tasks if task.variants}
     # wall-clock seconds from the start of evaluate() (task and model loading included) to the
     # scores (lm-eval's total_evaluation_time_seconds); shown under the results table
     stats["total_evaluation_time_s"] = round(time.perf_counter() - started, 3)
@@ -466,7 +470,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     data = build_results(run_card=card, tasks={t.name: t for t in tasks}, results=results,
                          n_original={n: s.total for n, s in scans.items()}, groups=groups,
                          run_config=config, stats=stats, matcher=matched, replies=replies,
-                         generation=sent_generation(tasks, models), repeats=repeat_summaries)
+                         generation=sent_generation(tasks, models), repeats=repeat_summaries, variants=variants)
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
     return RunOutcome(results=data, samples=given)

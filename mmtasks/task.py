@@ -30,6 +30,7 @@ from mmtasks.errors import ConfigError, DataError, MmtasksError, TemplateError
 from mmtasks.scoring.aggregation import AggregatorSpec
 from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
 from mmtasks.scoring.metrics import CorpusFunction, bind_metric, declared_references, is_corpus_function
+from mmtasks.scoring.variants import BoundVariant, bind_variants, score_answer
 from mmtasks.scoring.parsers import BoundParser, LabelArgs, ParserSpec, bind, document_labels, is_guess, onto_labels, option_letters
 from mmtasks.config.task_regex import PatternTimeout, compile_task_pattern
 from mmtasks.templates import TagError, render, split_on_images, split_on_tags
@@ -104,6 +105,8 @@ class Task:
     matcher_prefix: str = field(init=False, default="")
     #: the labels of a literal text space that a parser other than ``label`` reads its answers onto
     space_labels: list[str] | None = field(init=False, default=None)
+    #: the task's scoring variants (``variants:``), resolved (:mod:`mmtasks.scoring.variants`)
+    variants: tuple[BoundVariant, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
         cfg, origin = self.config, str(self.file)
@@ -134,6 +137,7 @@ class Task:
         self.parser = self._answer_parser()
         self.metric_fns, self.corpus_metrics = self._metric_functions(get)
         self._check_metrics()
+        self.variants = bind_variants(self)
         self.transforms = tuple((get(registry.transforms, t.name, f"transforms[{i}].name"), t)
                                 for i, t in enumerate(cfg.transforms))
         if cfg.dataset.adapter:
@@ -609,7 +613,9 @@ class Task:
         return out
 
     def score(self, parsed: Any, target: Any, doc: Document) -> dict[str, float | None]:
-        return {name: fn(parsed, target, doc.record) for name, fn in self.metric_fns.items()}
+        """The metric functions' scores of an answer read as ``parsed``; a reply read as nothing
+        gets 0 from them, or no score under ``answer.unparsed: unscored``."""
+        return score_answer(self.metric_fns, parsed, target, doc.record, self.config.answer.unparsed)
 
     def cluster_of(self, doc: Document) -> str | None:
         """The document's cluster (``cluster:``): its own id for ``dialogue``, else the value of

@@ -267,6 +267,11 @@
         if (cut) parts.push("at the token limit " + (100 * cut / rep.n).toFixed(1) + "% (" + cut + " of " + rep.n + " replies)");
         if (rep.reasoning && isNum(rep.reasoning.mean)) parts.push("reasoning " + Math.round(rep.reasoning.mean) + " " + text(rep.reasoning.unit) + " on average (" + rep.reasoning.n + " replies)");
       }
+      for (const [name, x] of Object.entries((r && r.variants) || {})) {
+        const m = x && x.metrics && typeof x.metrics === "object" ? x.metrics : {};
+        const head = ordered[0];
+        if (head && head in m) parts.push("variant " + text(name) + ": " + text(head) + " " + fmt(m[head]));
+      }
       if (parts.length) box.appendChild(el("p", { class: "problems" }, state.nRuns > 1 ? state.index.runs[i].label + ": " : "", parts.join(" \u00b7 ")));
     });
   }
@@ -653,6 +658,20 @@
       el("dt", {}, "target"), el("dd", { class: "target" }, target === null || target === undefined ? MISSING : text(target)));
   }
 
+  // the task's scoring variants on this reply (extra.variants: name -> read_by, unparsed, metrics),
+  // each marked where its scores differ from the task's own
+  function variantsBox(v, own) {
+    if (!v || typeof v !== "object" || !Object.keys(v).length) return null;
+    const rows = Object.entries(v).filter(([, x]) => x && typeof x === "object").map(([name, x]) => {
+      const m = x.metrics && typeof x.metrics === "object" ? x.metrics : {};
+      const differs = Object.keys(m).some(k => (own && own[k]) !== m[k]);
+      const scores = Object.entries(m).map(([k, val]) => k + " " + (val === null ? "unscored" : fmt(val))).join(", ");
+      return el("li", { class: differs ? "variant differs" : "variant" }, text(name) + ": " + (x.unparsed ? "read nothing" : "read by " + text(x.read_by)) +
+        "; " + scores + (differs ? " (differs from the task's own)" : ""));
+    });
+    return el("section", { class: "part variants" }, el("h4", {}, "scoring variants"), el("ul", {}, rows));
+  }
+
   // the LLM answer matcher's call (extra.matcher): its prompt, its reply and the option it read
   function matcherBox(m) {
     if (!m || typeof m !== "object") return null;
@@ -691,6 +710,8 @@
     col.appendChild(answerBox(s.parsed, s.target, s.read_by));
     const matched = s.extra && typeof s.extra === "object" ? matcherBox(s.extra.matcher) : null;
     if (matched) col.appendChild(matched);
+    const scoredOtherwise = s.extra && typeof s.extra === "object" ? variantsBox(s.extra.variants, s.metrics) : null;
+    if (scoredOtherwise) col.appendChild(scoredOtherwise);
     (Array.isArray(s.judge) ? s.judge : []).forEach((j, i, all) => col.appendChild(judgeBox(j, all.length > 1 ? "judge call " + (i + 1) : "judge")));
   }
 

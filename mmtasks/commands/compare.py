@@ -25,6 +25,9 @@ def add_compare_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]
     p.add_argument("--tasks", default=None, help="compare only these tasks (comma-separated)")
     p.add_argument("--json", type=Path, default=None, dest="json_out", help="also write the report as JSON to this file")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--variant", default=None, metavar="NAME",
+                   help="compare the scores of this scoring variant (a task's variants:, e.g. lmms_eval) instead of "
+                        "the tasks' own rule; only tasks both runs scored with it")
     return p
 
 
@@ -51,8 +54,9 @@ def compare_command(args: argparse.Namespace) -> int:
     from mmtasks.comparison.runs import compare
 
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
-    report = compare(args.run_a, args.run_b, tasks=tasks, seed=args.seed)
-    print(printable(f"compare: B = {report.run_b} against A = {report.run_a} (B - A, 95% paired bootstrap interval)"))
+    report = compare(args.run_a, args.run_b, tasks=tasks, seed=args.seed, variant=args.variant)
+    scored = f", scored as variant {args.variant}" if args.variant else ""
+    print(printable(f"compare: B = {report.run_b} against A = {report.run_a} (B - A, 95% paired bootstrap interval{scored})"))
     for warning in report.warnings:
         print(printable(f"mmtasks: warning: {warning}"), file=sys.stderr)
     for t in report.tasks:

@@ -127,13 +127,14 @@ def _label(run: Path, results: ResultsFile) -> str:
     return str(name) if name else run.name
 
 
-def read_samples(run: Path, task: str) -> dict[str, dict[str, Any]]:
+def read_samples(run: Path, task: str, variant: str | None = None) -> dict[str, dict[str, Any]]:
     """doc_id -> its sample record of ``task`` in ``run``: ``metrics`` (each metric's mean over the
     document's samples that have a value: its ``--repeats``), ``target``, ``cluster``, ``samples``
     (each sample's finite metric values and why it has no score, None when it failed nothing) and
     ``failed`` (why the document has no score: a sample of it failed with no value at all; None
     when none did). Read from the file ``samples/<task>.jsonl`` inside the run's folder (a link
-    leading out of it is refused, as a received run's files are)."""
+    leading out of it is refused, as a received run's files are). ``variant``: the metrics that
+    scoring variant gave each sample (``extra.variants``; a sample it kept none for: the task's own)."""
     file = run / "samples" / f"{task}.jsonl"
     if not file.is_file():
         raise DataError(f"task {task!r} has no samples file: compare needs each document's scores", file=file)
@@ -145,7 +146,13 @@ def read_samples(run: Path, task: str) -> dict[str, dict[str, Any]]:
         doc = str(row["doc_id"])
         record = out.setdefault(doc, {"metrics": {}, "target": row.get("target"), "cluster": row.get("cluster"),
                                       "samples": [], "failed": None})
-        values = {name: number for name, value in row["metrics"].items() if (number := _number(value)) is not None}
+        metrics = row["metrics"]
+        if variant is not None and isinstance(row.get("extra"), dict):
+            own = (row["extra"].get("variants") or {}).get(variant)
+            if isinstance(own, dict) and isinstance(own.get("metrics"), dict):
+                metrics = own["metrics"]
+                row = {**row, "unparsed": own.get("unparsed", 0)}  # read as nothing by the variant
+        values = {name: number for name, value in metrics.items() if (number := _number(value)) is not None}
         reason = _unscored_reason(row)
         record["samples"].append((values, reason))
         if reason is not None and not values and record["failed"] is None:
@@ -220,7 +227,8 @@ def _primary(results: ResultsFile, task: str) -> str | None:
     return None
 
 
-def _scale(results: ResultsFile, task: str, metric: str, samples: dict[str, dict[str, Any]]) -> float:
+def _scale(results: ResultsFile, task: str, metric: str, samples: dict[str, dict[str, Any]],
+           variant: str | None = None) -> float:
     """What one unit of the per-document values of ``metric`` is in the results' units: 100 when
     results.json reports the metric in percent of them (0/1 right-or-wrong per document, 0-100 in
     the table), else 1. The reported number is the task's ``<metric>_all`` when results.json has
@@ -233,7 +241,9 @@ def _scale(results: ResultsFile, task: str, metric: str, samples: dict[str, dict
        be), else 1;
     3. else 100 when the reported number is 100 times the values' mean, within 1, else 1.
     """
-    values = results.results[task].values
+    values: dict[str, Any] = results.results[task].values
+    if variant is not None and variant in results.variants.get(task, {}):
+        values = dict(results.variants[task][variant].metrics)
     reported = _number(values[f"{metric}_all"] if f"{metric}_all" in values else values.get(metric))
     per_document = [v for s in samples.values() if (v := _number(s["metrics"].get(metric))) is not None]
     if reported is None or not per_document:
@@ -264,7 +274,8 @@ def _refuse_different(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str,
 
 
 def compare_task(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict[str, Any]],
-                 sb: dict[str, dict[str, Any]], *, seed: int = 0) -> tuple[TaskComparison, dict[str, list[float]]]:
+                 sb: dict[str, dict[str, Any]], *, seed: int = 0,
+                 variant: str | None = None) -> tuple[TaskComparison, dict[str, list[float]]]:
     """One task's comparison, and the per-document differences of each metric (for its groups)."""
     _refuse_different(task, ra, rb, sa, sb)
     common = sorted(set(sa) & set(sb), key=lambda d: (len(d), d))
@@ -284,7 +295,7 @@ def compare_task(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict
                  if (x := _value(sa[doc], metric, rule)) is not None and (y := _value(sb[doc], metric, rule)) is not None]
         if not pairs:
             continue
-        scale = _scale(ra, task, metric, sa)
+        scale = _scale(ra, task, metric, sa, variant)
         diffs = [(y - x) * scale for _, x, y in pairs]
         clusters = [str(sa[doc]["cluster"]) for doc, _, _ in pairs] if len(clustered) == len(common) else None
         interval: Interval = paired_bootstrap(diffs, clusters, seed=seed)
@@ -326,7 +337,7 @@ def _paired_stderr(diffs: Sequence[float], clusters: Sequence[str] | None) -> fl
 
 
 def _group_rows(ra: ResultsFile, rb: ResultsFile, per_task: dict[str, tuple[str | None, list[float]]],
-                seed: int) -> Iterator[GroupComparison]:
+                seed: int, variant: str | None = None) -> Iterator[GroupComparison]:
     from mmtasks.comparison.paired import stratified_bootstrap
 
     for group, ga in sorted(ra.groups.items()):
@@ -334,6 +345,8 @@ def _group_rows(ra: ResultsFile, rb: ResultsFile, per_task: dict[str, tuple[str 
         # a group whose average both runs report (every member run and scored), of several tasks
         if gb is None or ga.average is None or gb.average is None or len(ga.tasks) < 2:
             continue
+        if variant is not None and (ga.variants.get(variant) is None or gb.variants.get(variant) is None):
+            continue  # not a variant every member declares
         members = [t for t in ga.tasks if t in gb.tasks and t in per_task and per_task[t][1]]
         if len(members) != len(ga.tasks):
             continue
@@ -345,11 +358,19 @@ def _group_rows(ra: ResultsFile, rb: ResultsFile, per_task: dict[str, tuple[str 
                               significant=interval.significant and all(len(s) >= 2 for s in strata))
 
 
-def compare(run_a: str | Path, run_b: str | Path, *, tasks: Sequence[str] | None = None, seed: int = 0) -> Comparison:
-    """Compare two runs (folders holding results.json and samples/) document by document."""
+def compare(run_a: str | Path, run_b: str | Path, *, tasks: Sequence[str] | None = None, seed: int = 0,
+            variant: str | None = None) -> Comparison:
+    """Compare two runs (folders holding results.json and samples/) document by document; with
+    ``variant``, on the scores of that scoring variant, for the tasks both runs scored with it."""
     da, db = run_folder(Path(run_a)), run_folder(Path(run_b))
     ra, rb = read_results(da / "results.json"), read_results(db / "results.json")
     names = [t for t in ra.results if t in rb.results and (tasks is None or t in tasks)]
+    if variant is not None:
+        names = [t for t in names if variant in ra.variants.get(t, {}) and variant in rb.variants.get(t, {})]
+        if not names:
+            known = sorted({v for run in (ra, rb) for by_task in run.variants.values() for v in by_task})
+            raise ConfigError(f"no task of both runs has a scoring variant {variant!r}", field="--variant",
+                              hint=f"variants in these runs: {', '.join(known)}" if known else "these runs have no scoring variants")
     if tasks is not None:
         unknown = [t for t in tasks if t not in ra.results or t not in rb.results]
         if unknown:
@@ -359,10 +380,11 @@ def compare(run_a: str | Path, run_b: str | Path, *, tasks: Sequence[str] | None
     out: list[TaskComparison] = []
     per_task: dict[str, tuple[str | None, list[float]]] = {}
     for task in names:
-        row, diffs = compare_task(task, ra, rb, read_samples(da, task), read_samples(db, task), seed=seed)
+        row, diffs = compare_task(task, ra, rb, read_samples(da, task, variant), read_samples(db, task, variant),
+                                  seed=seed, variant=variant)
         out.append(row)
         per_task[task] = (row.primary, diffs.get(row.primary or "", []))
-    return Comparison(run_a=_label(da, ra), run_b=_label(db, rb), tasks=out, groups=list(_group_rows(ra, rb, per_task, seed)),
+    return Comparison(run_a=_label(da, ra), run_b=_label(db, rb), tasks=out, groups=list(_group_rows(ra, rb, per_task, seed, variant)),
                       only_in_a=sorted(set(ra.results) - set(rb.results)), only_in_b=sorted(set(rb.results) - set(ra.results)),
                       warnings=data_warnings(names, ra, rb))
 

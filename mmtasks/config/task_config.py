@@ -521,6 +521,11 @@ class AnswerConfig(_Strict):
     matcher: MatcherConfig | None = None
     """An optional LLM answer matcher for replies no rule reads (see :class:`MatcherConfig`);
     used only when the run asks for it (``--matcher``)."""
+    unparsed: Literal["scored_wrong", "unscored"] = "scored_wrong"
+    """A reply the parser reads nothing from (after the re-asks): ``scored_wrong`` gets 0 on every
+    metric function, so it stays in the denominator; ``unscored`` gets no score, so it is left out
+    of the metrics (the denominator is the answered replies: Video-MME's authors' rule) and counted
+    apart as ``unparsed`` in ``coverage``, the table and the viewer; ``<metric>_all`` counts it as 0."""
 
     @field_validator("space", mode="before")
     @classmethod
@@ -671,6 +676,42 @@ class FewshotConfig(_Strict):
         return self
 
 
+class VariantMetric(_Strict):
+    """A metric of the task computed by another function in a scoring variant."""
+
+    function: str
+    """Registered per-sample metric function (``exact_match``, ``rouge_l``, a plugin's)."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """The function's own arguments, validated at load (as ``metrics[].args``)."""
+
+
+class ScoringVariant(_Strict):
+    """A named other way of scoring the task's replies (an entry of ``variants:``): a peer
+    harness's or the authors' own script where the task's rule (the headline) differs. The same
+    replies are scored again; no request is sent. Each key left out keeps the task's own. results.json
+    gives every variant's metrics, breakdowns and coverage under ``variants[task][name]`` (and a
+    group's average where every member declares the variant); ``mmtasks compare --variant NAME``
+    compares two runs on it (see docs/scoring-variants.md)."""
+
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+    """The variant's name in results.json and ``compare --variant`` (``lmms_eval``, ``authors``)."""
+    description: str = ""
+    """One line: whose rule this is and how it differs from the headline."""
+    source: str | None = None
+    """Where the rule comes from (repository, file and commit)."""
+    parser: str | None = None
+    """Another registered parser reading the same replies (None: the task's reading)."""
+    parser_args: dict[str, Any] = Field(default_factory=dict)
+    """That parser's arguments, validated at load against its schema."""
+    metrics: dict[str, VariantMetric] = Field(default_factory=dict)
+    """Task metric name -> another function computing it from the variant's reading."""
+    unparsed: Literal["scored_wrong", "unscored"] | None = None
+    """How a reply read as nothing counts (see ``answer.unparsed``); None: as the task's."""
+    aggregator: str | None = None
+    """Another registered aggregator turning the (re-scored) samples into the task's metrics
+    (e.g. a mean of sub-task means instead of a mean over questions); None: the task's."""
+
+
 class TaskConfig(_Strict):
     task: str
     """Unique task name (``realbench_ranking_hard``)."""
@@ -719,8 +760,20 @@ class TaskConfig(_Strict):
     protocol_args: dict[str, Any] = Field(default_factory=dict)
     """Protocol settings (``history: self|reference``, ``probe: independent|cumulative`` ...), validated
     when the task loads by the protocol's own args model (an unknown key is an error)."""
+    variants: list[ScoringVariant] = Field(default_factory=list)
+    """Named other ways of scoring the same replies (a peer's parser, denominator or
+    aggregation); the task's own rule stays the headline (see :class:`ScoringVariant`)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form: ``notes`` (choices where the paper is silent), ``paper``, ``license``."""
+
+    @field_validator("variants")
+    @classmethod
+    def _variant_names(cls, v: list[ScoringVariant]) -> list[ScoringVariant]:
+        names = [x.name for x in v]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"variants: {', '.join(repeated)} named twice")
+        return v
 
     @field_validator("group", mode="before")
     @classmethod

@@ -18,6 +18,9 @@ With ``answer.matcher`` and a run that asks for it (``--matcher``), a reply no r
 (:mod:`mmtasks.dialogues.matching`); ``extra["matcher"]`` records the call and
 ``extra["without_matcher"]`` the scores of the rule's reading alone. ``Sample.read_by`` says
 how the answer was read: ``rule``, ``option_text``, ``matcher`` or ``random``.
+
+The task's scoring variants that read replies again score the last reply too
+(:func:`mmtasks.scoring.variants.score_variants`, into ``extra["variants"]``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from mmtasks.dialogues.matching import ask_matcher
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.scoring.aggregation import add_corpus_pair
 from mmtasks.scoring.parsers import is_guess, read_by
+from mmtasks.scoring.variants import score_variants
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
@@ -82,7 +86,8 @@ def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue
     sample.unparsed = int(parsed is None)
     sample.guessed = int(is_guess(parsed))
     sample.metrics = dict(task.score(parsed, target, doc))
-    if task.corpus_metrics:
+    score_variants(task, sample, doc, parsed, target)
+    if task.corpus_metrics and not (parsed is None and task.config.answer.unparsed == "unscored"):
         add_corpus_pair(sample, parsed, target)
     if judged and ctx.has_judge and not ctx.predict_only:
         request, parse = judge_call(task, doc, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=gold.value,

@@ -45,10 +45,12 @@ def config_hash(task: Task) -> str:
 
 
 def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
-                  results: Mapping[str, TaskResult]) -> dict[str, GroupResult]:
+                  results: Mapping[str, TaskResult],
+                  variants: Mapping[str, Mapping[str, dict[str, Any]]] | None = None) -> dict[str, GroupResult]:
     """Per group the run touches: the plain mean of its tasks' headline metrics (RealBench's
     "avg" column), only when every member was run and scored; otherwise which members are
-    missing and the mean over those present, labelled partial."""
+    missing and the mean over those present, labelled partial. For each scoring variant every
+    member declares: the same mean of the members' headlines as the variant scores them."""
     out: dict[str, GroupResult] = {}
     for group, members in groups.items():
         present = [t for t in members if t in results]
@@ -64,7 +66,18 @@ def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
         unscored = [t for t in present if t not in values]
         mean = sum(values.values()) / len(values) if values else None
         complete = not missing and not unscored
+        by_variant: dict[str, float | None] = {}
+        shared = [set((variants or {}).get(t, {})) for t in present]
+        for name in sorted(set.intersection(*shared)) if shared else []:
+            scores = []
+            for t in present:
+                primary = tasks[t].config.primary_metric
+                v = (variants or {})[t][name]["metrics"].get(primary) if primary else None
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    scores.append(float(v))
+            by_variant[name] = sum(scores) / len(scores) if complete and len(scores) == len(present) else None
         out[group] = GroupResult(
+            variants=by_variant,
             average=mean if complete else None,
             n_tasks=len(present),
             tasks=present,
@@ -83,12 +96,13 @@ def build_results(
     generation: Mapping[str, dict[str, Any]] | None = None,
     repeats: Mapping[str, dict[str, Any]] | None = None,
     run_card: RunCard | None = None,
+    variants: Mapping[str, Mapping[str, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """results.json's object, validated by :class:`ResultsFile` (a bug here fails loudly,
     before the file is written)."""
     model = ResultsFile(
         results={name: {"alias": name, **r.metrics} for name, r in results.items()},
-        groups=group_results(groups, tasks, results),
+        groups=group_results(groups, tasks, results, variants),
         breakdowns={name: r.breakdowns for name, r in results.items() if r.breakdowns},
         problems={name: r.problems for name, r in results.items()},
         coverage={name: r.coverage for name, r in results.items() if r.coverage is not None},
@@ -102,6 +116,7 @@ def build_results(
         higher_is_better={name: r.higher_is_better for name, r in results.items()},
         matcher=dict(matcher or {}),
         repeats=dict(repeats or {}),
+        variants={name: dict(v) for name, v in (variants or {}).items() if v and name in results},
         config={**run_config, "mmtasks_version": __version__},
         run_stats=stats,
         run_card=run_card,

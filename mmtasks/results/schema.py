@@ -151,6 +151,10 @@ class GroupResult(_Strict):
     partial_average: float | None = None
     """When ``average`` is ``null``: the mean over the members that have a headline value.
     Not the group's score; shown only as such."""
+    variants: dict[str, float | None] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """Scoring variant -> the plain mean of the members' headline metric as that variant scores
+    it, for each variant every member declares (``null`` unless the group is complete); absent
+    when there is none."""
 
     @property
     def complete(self) -> bool:
@@ -435,7 +439,23 @@ class RunStats(_Open):
 TaskBreakdowns = dict[str, dict[str, dict[str, MetricValue]]]
 
 _PER_TASK = ("breakdowns", "problems", "coverage", "replies", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher",
-             "generation", "repeats")
+             "generation", "repeats", "variants")
+
+
+class VariantResult(_Strict):
+    """``variants[task][name]``: the task's replies scored the way of one of its scoring variants
+    (``variants:`` of the task; the same samples, no request sent)."""
+
+    description: str = ""
+    """The variant's one line: whose rule and how it differs from the headline."""
+    source: str | None = None
+    """Where the variant's rule comes from (repository, file, commit)."""
+    metrics: dict[str, MetricValue] = Field(default_factory=dict)
+    """The task's metrics (and their ``_stderr``/``_all`` ...) as the variant scores them."""
+    breakdowns: TaskBreakdowns = Field(default_factory=dict)
+    """Per dimension and bucket, as ``breakdowns[task]``."""
+    coverage: Coverage | None = None
+    """How much the variant scored (a variant that leaves unparsed replies out scores fewer)."""
 
 
 class RepeatsResult(BaseModel):
@@ -492,6 +512,9 @@ class ResultsFile(_Open):
     runs with ``--matcher`` and tasks with an ``answer.matcher``; absent otherwise."""
     repeats: dict[str, RepeatsResult] = Field(default_factory=dict, exclude_if=lambda v: not v)
     """task -> its ``--repeats`` record (tasks that ran more than once); absent otherwise."""
+    variants: dict[str, dict[str, VariantResult]] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """task -> scoring variant -> its metrics, breakdowns and coverage (tasks that declare
+    ``variants:``; ``results[task]`` is the task's own rule); absent otherwise."""
     config: RunConfig
     run_stats: RunStats | None = None
     run_card: RunCard | None = Field(default=None, exclude_if=lambda v: v is None)
@@ -521,6 +544,14 @@ class ResultsFile(_Open):
         """The numeric metrics of ``task`` (``alias``, nulls and counters left out)."""
         record = self.results.get(task)
         return record.metrics() if record is not None else {}
+
+    def variant_metrics(self, task: str, variant: str) -> dict[str, float]:
+        """The numeric metrics of ``task`` as scoring variant ``variant`` gives them ({} when the
+        task has no such variant)."""
+        record = self.variants.get(task, {}).get(variant)
+        if record is None:
+            return {}
+        return {k: float(v) for k, v in record.metrics.items() if v is not None}
 
     def task_hash(self, task: str) -> str | None:
         """The recorded hash of ``task``'s config (:attr:`config_hashes`); None for a file written

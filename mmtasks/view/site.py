@@ -262,6 +262,9 @@ def _task_summary(runs: Sequence[ViewRun], task: str, i: int, table: TaskTable, 
             "turns": (run.results.breakdowns.get(task) or {}).get("turn"),
             "replies": replies.model_dump(mode="json") if replies is not None else None,
             "config_hash": run.results.task_hash(task),
+            # the task's scoring variants: name -> description, metrics, coverage
+            "variants": {name: v.model_dump(mode="json", exclude={"breakdowns"})
+                         for name, v in run.results.variants.get(task, {}).items()},
         })
     hashes = {r["config_hash"] for r in per_run if r["config_hash"]}
     paired = _paired(runs, task, primary) if len(runs) == 2 and len(hashes) <= 1 else None
