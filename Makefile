@@ -1,8 +1,8 @@
 # Two commands set everything up on a fresh machine (no GPU needed):
 #   make demo   - create .venv if missing, install the core package and PyAV for the video tasks (no torch, no
-#                 transformers: the demo runs the `random` baseline), run every benchmark (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench,
-#                 MMMU, BLINK, Mantis-Eval, MMIU, MM-MT-Bench, Video-MME, MVBench, MMMU-Pro, MIRB, MMT-Bench MI, LLaVA-Interleave) on the bundled sample data with the `random` baseline
-#                 (and random chance-level judge), build the run's view and the leaderboard that links to it
+#                 transformers: the demo runs the `random` baseline), run every benchmark folder's demo tasks
+#                 (its README card's `demo:`) on the bundled sample data with the `random` baseline (and random
+#                 chance-level judge), build the run's view and the leaderboard that links to it
 #   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate, captions,
 #                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
 PYTHON ?= python3
@@ -38,13 +38,14 @@ install-demo: $(DEMO_STAMP)
 
 install: $(STAMP)
 
+# the tasks and groups each benchmark folder's README card names under `demo:` (tasks/<name>/README.md)
+DEMO_TASKS = $$($(PY) scripts/make_benchmark_pages.py --demo-tasks)
+
 demo: $(DEMO_STAMP)
-	$(PY) -m mmtasks --tasks realbench,realbench_contamination,realbench_unanswerable,mmdu,mmrc,muirbench,llava_bench_wild,mmmu_val,blink,mantis_eval,mmiu,mm_mt_bench,videomme,videomme_subtitles,mvbench,mmmu_pro_all,mirb,mmt_bench_mi,llava_interleave \
+	$(PY) -m mmtasks --tasks $(DEMO_TASKS) \
 		--model random --judge random --data-dir data/sample --output-path runs/demo-random --no-cache
-	$(PY) -m mmtasks --tasks realbench --model random --image-mode combined \
-		--data-dir data/sample --output-path runs/demo-random-combined --no-cache
 	$(PY) -m mmtasks view runs/demo-random --out runs/leaderboard/views/demo-random
-	$(PY) -m mmtasks leaderboard build runs/demo-random runs/demo-random-combined --out runs/leaderboard
+	$(PY) -m mmtasks leaderboard build runs/demo-random --out runs/leaderboard
 	@echo "leaderboard: runs/leaderboard/index.html (each answer of the demo run: runs/leaderboard/views/demo-random/index.html)"
 
 vllm-venv:

@@ -1,44 +1,63 @@
 #!/usr/bin/env python
-"""Generate the synthetic sample data of mmtasks (RealBench, MMDU, MMRC, MUIRBench, LLaVA-Bench, BLINK, Mantis-Eval, MMIU, MM-MT-Bench, MMMU, Video-MME, MVBench, MMMU-Pro, MIRB, MMT-Bench, LLaVA-Interleave formats).
+"""Generate the synthetic sample data of mmtasks: each benchmark folder's tasks/<name>/make_sample.py.
 
-    python scripts/make_sample_data.py [OUT_DIR]     # default: data/sample
+    python scripts/make_sample_data.py [OUT_DIR]            # default: data/sample
+    python scripts/make_sample_data.py OUT_DIR --only NAME  # one benchmark folder
 
-Writes OUT_DIR/realbench/, OUT_DIR/mmdu/ and OUT_DIR/mmrc/ in the local data
-formats of the benchmark specs, and OUT_DIR/muirbench/, OUT_DIR/llava_bench_wild/,
-OUT_DIR/blink/, OUT_DIR/mantis_eval/, OUT_DIR/mmiu/, OUT_DIR/mm_mt_bench/ and OUT_DIR/mmmu/ in their Hugging Face
-schemas (a local JSONL copy and a Hub-style parquet folder under hf/; writing
-the parquet needs the `datasets` package). Everything is drawn with Pillow from fixed seeds: rerunning it writes
-byte-identical files (with the same Pillow build). Existing files in those
-folders are replaced; nothing else is touched.
+Each generator (``generate(dest: Path) -> None``) writes OUT_DIR/<name>/ in its benchmark's local
+format and, where the benchmark is read from the Hugging Face Hub, a Hub-style copy (parquet, Hub
+JSON, zip archives; writing parquet needs the `datasets` package). Everything is drawn with Pillow
+from fixed seeds: rerunning it writes byte-identical files (with the same Pillow build). Existing
+files in those folders are replaced; nothing else is touched. The generators share the drawing,
+Hub-layout and video helpers of scripts/sample_data/.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+SCRIPTS = Path(__file__).resolve().parent
+ROOT = SCRIPTS.parent
+GENERATOR = "make_sample.py"
 
-from sample_data import blink, llava_bench_wild, llava_interleave, mantis_eval, mm_mt_bench, mirb, mmdu, mmiu, mmmu, mmmu_pro, mmrc, mmt_bench_mi, muirbench, mvbench, realbench, videomme  # noqa: E402
 
-GENERATORS = {"realbench": realbench.generate, "mmdu": mmdu.generate, "mmrc": mmrc.generate,
-              "muirbench": muirbench.generate, "llava_bench_wild": llava_bench_wild.generate,
-              "blink": blink.generate, "mantis_eval": mantis_eval.generate, "mmiu": mmiu.generate,
-              "mm_mt_bench": mm_mt_bench.generate, "mmmu": mmmu.generate,
-              "videomme": videomme.generate, "mvbench": mvbench.generate,
-              "mmmu_pro": mmmu_pro.generate, "mirb": mirb.generate,
-              "mmt_bench_mi": mmt_bench_mi.generate,
-              "llava_interleave": llava_interleave.generate}
+def load_generator(folder: Path) -> ModuleType:
+    """The module ``folder/make_sample.py`` (loaded by path, with scripts/ importable for ``sample_data.*``)."""
+    if str(SCRIPTS) not in sys.path:
+        sys.path.insert(0, str(SCRIPTS))
+    spec = importlib.util.spec_from_file_location(f"mmtasks_sample_{folder.name}", folder / GENERATOR)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def generators(tasks_dir: Path = ROOT / "tasks") -> dict[str, Callable[[Path], None]]:
+    """name -> ``generate`` of every benchmark folder under ``tasks_dir`` that has a generator."""
+    return {folder.name: load_generator(folder).generate
+            for folder in sorted(p for p in tasks_dir.iterdir() if (p / GENERATOR).is_file())}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", nargs="?", default="data/sample", type=Path,
                         help="output folder (default: data/sample)")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="only this benchmark folder")
     args = parser.parse_args(argv)
-    for name, generate in GENERATORS.items():
+    found = generators()
+    unknown = [name for name in args.only if name not in found]
+    if unknown:
+        parser.error(f"no tasks/<name>/{GENERATOR} for: {', '.join(unknown)}")
+    for name, generate in found.items():
+        if args.only and name not in args.only:
+            continue
         target = args.out_dir / name
         if target.exists():
             shutil.rmtree(target)  # stale images of removed records must not linger

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import importlib.util
 import json
 import socketserver
 import sys
@@ -101,10 +102,10 @@ def assert_regenerates(generate: Callable[[Path], None], fresh: Path, committed:
 
 
 def sample_generators(*names: str) -> tuple[ModuleType, ...]:
-    """The sample-data generator modules ``scripts/sample_data/<name>.py`` (each has ``generate(dest)``)."""
-    scripts = str(Path(__file__).resolve().parents[1] / "scripts")
-    sys.path.insert(0, scripts)
-    try:
-        return tuple(importlib.import_module(f"sample_data.{name}") for name in names)
-    finally:
-        sys.path.remove(scripts)
+    """The sample-data generator modules ``tasks/<name>/make_sample.py`` (each has ``generate(dest)``)."""
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_sample_data", root / "scripts" / "make_sample_data.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return tuple(script.load_generator(root / "tasks" / name) for name in names)

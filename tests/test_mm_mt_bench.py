@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import folder_digest, sample_generators
+from tests.builders import assert_regenerates, folder_digest, sample_generators
 from tests.chat_server import ChatServer
 from tests.chat_wire import last_user_text
 from tests.test_new_benchmarks import PACKAGE_TASKS, SAMPLE, copy_task_folder, results_of, run_mmtasks, samples_of
@@ -154,8 +154,9 @@ def test_random_judge_runs_on_the_sample(tmp_path: Path) -> None:
 def test_sample_regenerates_identically(tmp_path: Path) -> None:
     (mm_mt_bench,) = sample_generators("mm_mt_bench")
     pytest.importorskip("datasets")
-    mm_mt_bench.generate(tmp_path / "mm_mt_bench")
-    assert folder_digest(tmp_path / "mm_mt_bench") == folder_digest(SAMPLE / "mm_mt_bench")
+    # records byte for byte; the parquet's bytes follow the pyarrow version (a digest of every file
+    # failed on another pyarrow build with the same records)
+    assert_regenerates(mm_mt_bench.generate, tmp_path / "mm_mt_bench", SAMPLE / "mm_mt_bench")
 
 
 def test_a_rating_beside_braces_is_read() -> None:

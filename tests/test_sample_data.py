@@ -25,7 +25,9 @@ DATASETS = ("realbench", "mmdu", "mmrc")
 
 sys.path.insert(0, str(SCRIPT.parent))
 from sample_data.drawing import COLORS  # noqa: E402
-from sample_data.realbench import CATEGORIES  # noqa: E402
+from tests.builders import sample_generators  # noqa: E402
+
+CATEGORIES = sample_generators("realbench")[0].CATEGORIES
 
 RGB_BY_ZH_NAME = {zh: rgb for zh, _, rgb in COLORS.values()}
 REALBENCH_FILES = [f"{task}_{level}" for task in ("retrieval", "ranking", "extraction", "reasoning")

@@ -109,6 +109,11 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     names = set(zipfile.ZipFile(wheel).namelist())
     tasks = _package_data("tasks")
     assert {p for p in tasks if p.endswith(".yaml")}, "no task YAML in the source tree?"
+    # a benchmark folder's tests and sample-data generator stay in the source tree
+    source_only = {p for p in tasks if p.split("/")[3] == "tests" or p.endswith("/make_sample.py")}
+    assert {p for p in source_only if p.endswith("/make_sample.py")}, "no sample generator in the task folders?"
+    assert not source_only & names, f"source-tree files in the wheel: {sorted(source_only & names)}"
+    tasks -= source_only
     assert tasks <= names, f"task files missing from the wheel: {sorted(tasks - names)}"
     assert any(p.endswith(".txt") for p in tasks & names)  # prompt files (MMDU's judge prompt)
     plugins = {p for p in tasks if p.endswith(".py")}

@@ -1,6 +1,6 @@
 """Finding tasks: every ``*.yaml`` under a task folder is a task, except files whose
 name starts with ``_`` (bases for ``include``) and a benchmark folder's leaderboard
-section, ``leaderboard.yaml`` (read by :mod:`mmtasks.leaderboard.sections`). The task folders are, in order: the
+section, ``leaderboard.yaml`` (read by :mod:`mmtasks.leaderboard.sections`). YAML under a folder named ``tests`` (a benchmark folder's own tests) is not a task either. The task folders are, in order: the
 built-in ``tasks/``, those installed packages contribute through the
 ``mmtasks`` entry-point group (``mmtasks.registry.task_folders``), and each
 ``--include-path``.
@@ -25,6 +25,7 @@ from mmtasks.package_data import data_dir
 from pathlib import Path
 
 from mmtasks import registry
+from mmtasks.config.benchmark_folders import TESTS_FOLDER
 from mmtasks.config.task_config import TaskConfig
 from mmtasks.config.yaml_loader import load_with_includes, read_yaml, validate, validate_without_errors
 from mmtasks.errors import ConfigError, MmtasksError
@@ -69,6 +70,8 @@ class TaskRegistry:
         for d in self.dirs:
             for path in sorted(d.rglob("*.yaml")):
                 if path.name.startswith("_") or path.name == LEADERBOARD_FILE:
+                    continue
+                if TESTS_FOLDER in path.relative_to(d).parts[:-1]:  # a benchmark folder's tests/: fixtures, not tasks
                     continue
                 try:
                     data = load_with_includes(path, roots=self.dirs, memo=parsed)
@@ -140,6 +143,10 @@ class TaskRegistry:
             data["plugins"] = [str(p) for p in plugins]
         config = validate_without_errors(TaskConfig, data)
         return (config, path) if config is not None else None
+
+    def path_of(self, name: str) -> Path:
+        """The YAML file of task ``name``."""
+        return self._files[name]
 
     def root(self, name: str) -> Path:
         """The task folder that holds task ``name`` (its plugin files must lie inside it)."""

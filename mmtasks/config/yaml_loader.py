@@ -107,6 +107,18 @@ def read_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read: {exc.strerror}", file=path) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    data = parse_yaml_text(text, file=path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError("a task file must be a mapping of keys to values", file=path)
+    return data
+
+
+def parse_yaml_text(text: str, *, file: Path) -> Any:
+    """``text`` (read from ``file``, or a part of it) parsed by the strict safe loader; problems are
+    one-line errors naming ``file`` and the line."""
+    path = file
     try:
         data = yaml.load(text, Loader=_StrictLoader)
     except _LoadProblem as exc:
@@ -118,10 +130,6 @@ def read_yaml(path: Path) -> dict[str, Any]:
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"malformed YAML: {problem}", file=path, line=line) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError("a task file must be a mapping of keys to values", file=path)
     return data
 
 
