@@ -1,7 +1,7 @@
 """What a plugin imports: the decorators that register extensions, and the types they see.
 
-A plugin is a Python file listed in a task's ``plugins:`` (see README "Adding a
-benchmark") or a module of an installed package named by an entry point in the
+A plugin is a Python file listed in a task's ``plugins:`` (see docs/authors/tasks.md,
+"Plugins") or a module of an installed package named by an entry point in the
 group ``mmtasks``. Both register with the same decorators::
 
     from mmtasks.plugin import metric, parser

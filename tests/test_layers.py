@@ -1,6 +1,6 @@
 """No module imports upward across the layers.
 
-``LAYERS`` is the one list of layers, bottom-up; README "Architecture" quotes it
+``LAYERS`` is the one list of layers, bottom-up; docs/contributors/architecture.md quotes it
 (checked below). A module may import modules of its own layer and of the layers
 below it, never of a layer above. Every import counts: at module level, inside
 functions, and under ``TYPE_CHECKING``. (The registries name their built-in
@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 
 def layers_text() -> str:
-    """The layer list as README quotes it (top layer first, as a stack is drawn)."""
+    """The layer list as the architecture page quotes it (top layer first, as a stack is drawn)."""
     width = max(len(str(i)) for i in range(len(LAYERS)))
     return "\n".join(f"{i:>{width}}  {'  '.join(entries)}" for i, entries in reversed(list(enumerate(LAYERS))))
 
@@ -84,7 +84,7 @@ def violations(files: dict[str, str]) -> list[str]:
     for relative, source in sorted(files.items()):
         here = layer_of(relative)
         if here is None:
-            out.append(f"mmtasks/{relative}: in no layer (add it to LAYERS in tests/test_layers.py and README)")
+            out.append(f"mmtasks/{relative}: in no layer (add it to LAYERS in tests/test_layers.py and docs/contributors/architecture.md)")
             continue
         is_package = relative.endswith("__init__.py")
         dotted = ".".join(["mmtasks", *Path(relative).with_suffix("").parts])
@@ -108,9 +108,9 @@ def test_no_module_imports_upward() -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_readme_quotes_the_layers() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert layers_text() in readme, "README 'Architecture' must quote the layers exactly:\n" + layers_text()
+def test_the_architecture_page_quotes_the_layers() -> None:
+    page = (REPO / "docs" / "contributors" / "architecture.md").read_text(encoding="utf-8")
+    assert layers_text() in page, "docs/contributors/architecture.md must quote the layers exactly:\n" + layers_text()
 
 
 def test_an_upward_import_is_found_wherever_it_is_written() -> None:
@@ -126,5 +126,5 @@ def test_an_upward_import_is_found_wherever_it_is_written() -> None:
         "mmtasks/core/x.py:3 imports mmtasks.documents.dataset (layer 2) from layer 0",
         "mmtasks/documents/z.py:1 imports mmtasks.scoring.metrics (layer 3) from layer 2",
         "mmtasks/documents/z.py:3 imports mmtasks.runner (layer 6) from layer 2",
-        "mmtasks/newthing.py: in no layer (add it to LAYERS in tests/test_layers.py and README)",
+        "mmtasks/newthing.py: in no layer (add it to LAYERS in tests/test_layers.py and docs/contributors/architecture.md)",
     ]

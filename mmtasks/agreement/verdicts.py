@@ -11,7 +11,7 @@ has a group (``IE.score``) and ``field`` otherwise (``overall``). A judge failur
 
 Human scores enter as a run too: replay the model's answers and give the human
 ratings as the judge's replies, in the judge's own reply format
-(``--model replay:RUN_A --judge replay:human.jsonl``; README, "Checking a judge").
+(``--model replay:RUN_A --judge replay:human.jsonl``; docs/users/judges.md, "Checking a judge").
 """
 
 from __future__ import annotations
