@@ -253,9 +253,11 @@ class VideoConfig(_Strict):
     max_frames: int | None = Field(default=None, ge=1)
     """With ``fps``: the cap; more candidate frames than this are thinned to this many, uniformly."""
     sampling: Literal["linspace", "centers"] = "linspace"
-    """How ``num_frames`` spreads: ``linspace``: indices ``linspace(0, n-1, k)`` rounded down, first and
-    last frame included (lmms-eval's ``read_video``); ``centers``: ``int(s/2 + round(s*i))`` with
-    ``s = (n-1)/k``, the middle of each of k segments (Ask-Anything's MVBench ``get_index``)."""
+    """How ``num_frames`` spreads: ``linspace``: ``numpy.linspace(0, n-1, k, dtype=int)`` exactly, first
+    and last frame included, each frame once when n <= k (lmms-eval's ``read_video_pyav``);
+    ``centers``: ``int(s/2 + round(s*i))`` with ``s = (n-1)/k``, the middle of each of k segments,
+    repeats kept in a clip shorter than k frames (Ask-Anything's MVBench ``get_index``); a folder
+    of frames is then numbered from 1 and bounded by its file count (its ``read_frame``)."""
     max_side: int | None = Field(default=None, ge=1)
     """Resize bound: each frame is scaled down (aspect kept) so its longer side is at most this."""
     max_pixels: int | None = Field(default=None, ge=1)

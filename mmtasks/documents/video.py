@@ -168,41 +168,66 @@ def probe(path: Path, frames_fps: float = 1.0) -> VideoInfo:
     return VideoInfo(duration, frames, fps, width, height, times=times)
 
 
+def linspace_int(start: int, stop: int, num: int) -> list[int]:
+    """``numpy.linspace(start, stop, num, dtype=int)``, computed as numpy does (float64 step
+    ``(stop - start) / (num - 1)``, ``i * step + start`` truncated, the last one ``stop``): the
+    same indices to the last float rounding (``15 * (1029 / 63)`` is 244.99999999999997, so 244),
+    repeats kept when ``num`` exceeds the frames."""
+    if num == 1:
+        return [start]
+    step = (stop - start) / (num - 1)
+    if step == 0:
+        return [start] * num
+    out = [int(float(i) * step + start) for i in range(num)]
+    out[-1] = stop
+    return out
+
+
+def segment_centers(start: int, end: int, num: int) -> list[int]:
+    """Ask-Anything's MVBench ``get_index`` (video_chat2/mvbench.ipynb, commit 4dd8210):
+    ``int(start + s / 2 + round(s * i))`` with ``s = (end - start) / num``, repeats kept."""
+    seg = float(end - start) / num
+    return [int(start + seg / 2 + round(seg * i)) for i in range(num)]
+
+
 def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = None, end: float | None = None) -> list[int]:
-    """The frame indices ``rule`` names for a video of ``info``, in order, without repeats.
+    """The frame indices ``rule`` names for a video of ``info``, in order, as the reference code
+    sends them (``centers`` may repeat an index in a clip of fewer frames than asked for).
 
-    ``num_frames`` k, ``sampling: linspace``: ``int(i * (n - 1) / (k - 1))`` for i < k (numpy's
-    ``linspace(0, n - 1, k, dtype=int)``, as lmms-eval samples), the first and last frame
-    included; ``sampling: centers``: the frame at the middle of each of k equal segments,
-    ``int(s / 2 + s * i)`` rounded with ``s = n / k`` (Ask-Anything's ``get_index``). A video
-    with fewer than k frames gives each frame once.
-    ``fps`` f, ``max_frames`` m (ours): the frames shown at 0, 1/f, 2/f ... seconds (those before
-    the end), thinned to m of them evenly (``linspace`` over their positions) when more.
+    ``num_frames`` k, ``sampling: linspace``: ``numpy.linspace(0, n - 1, k, dtype=int)`` exactly
+    (:func:`linspace_int`; lmms-eval's ``read_video_pyav``), the first and last frame included; a
+    video of n <= k frames gives each frame once (lmms-eval samples ``min(n, k)``);
+    ``sampling: centers``: Ask-Anything's MVBench ``get_index`` (:func:`segment_centers`), the
+    middle of each of k segments between ``round(start * fps)`` and ``min(round(end * fps), n - 1)``;
+    for a folder of frames its ``read_frame``: frames numbered from 1, the window between
+    ``max(1, round(start * fps))`` and ``min(round(end * fps), n)`` (n: the folder's files), frame
+    j being the j-th file. ``fps`` f, ``max_frames`` m (ours): the frames shown at 0, 1/f, 2/f ...
+    seconds (those before the end), thinned to m of them (``linspace`` over their positions) when
+    more.
 
-    ``start``, ``end`` (seconds): only the frames from ``round(start * fps)`` to ``round(end * fps)``
-    (within the video) are chosen from, as Ask-Anything's ``get_index`` bounds MVBench's clips.
+    ``start``, ``end`` (seconds): only the frames within them are chosen from, as Ask-Anything's
+    ``get_index`` bounds MVBench's clips (a window wholly outside the video: the whole video, ours:
+    the authors' code would fail there).
     """
     n = info.frames
+    base = 1 if info.kind == "folder" and rule.num_frames is not None and rule.sampling == "centers" else 0
     if info.times is not None:  # frames of unequal lengths: the frames showing at start and end
         first = info.index_at(start) if start is not None else 0
         last = info.index_at(end) if end is not None else n - 1
     else:
-        first = max(0, round(start * info.fps)) if start is not None else 0
-        last = min(round(end * info.fps), n - 1) if end is not None else n - 1
+        first = max(base, round(start * info.fps)) if start is not None else base
+        last = min(round(end * info.fps), n - 1 + base) if end is not None else n - 1 + base
     if last < first:
-        first, last = 0, n - 1
-    span = last - first + 1
+        first, last = base, n - 1 + base
     if rule.num_frames is not None:
         k = rule.num_frames
         if rule.sampling == "centers":
-            seg = (last - first) / k
-            raw = [min(last, int(first + seg / 2 + round(seg * i))) for i in range(k)]
-        elif k == 1:
-            raw = [first]
-        else:
-            raw = [first + int(i * (span - 1) / (k - 1) + 1e-9) for i in range(k)]
-        return sorted(set(raw))
+            return [i - base for i in segment_centers(first, last, k)]
+        if k >= last - first + 1:  # no more frames than asked for: each once (lmms-eval's min(total, k))
+            return list(range(first, last + 1))
+        return linspace_int(first, last, k)
     assert rule.fps is not None and rule.max_frames is not None
+    span = last - first + 1
     step = 1.0 / rule.fps
     if info.times is not None:
         begin, end_time = info.time_of(first), (info.time_of(last + 1) if last + 1 < n else info.duration)
@@ -213,8 +238,7 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = N
         candidates = sorted({min(last, first + int(t * info.fps + 1e-6)) for t in times})
     m = rule.max_frames
     if len(candidates) > m:
-        positions = [0] if m == 1 else [int(i * (len(candidates) - 1) / (m - 1) + 1e-9) for i in range(m)]
-        candidates = [candidates[p] for p in positions]
+        candidates = [candidates[p] for p in linspace_int(0, len(candidates) - 1, m)]
     return candidates
 
 
@@ -649,4 +673,5 @@ def looks_like_video(path: Path) -> bool:
 
 
 __all__ = ["Bound", "Cue", "FrameStore", "INSTALL_HINT", "VideoClip", "VideoInfo", "VideoProblem", "VideoReader",
-           "decode_frames", "looks_like_video", "parse_srt", "probe", "sample_indices", "video_file_problem", "windowed"]
+           "decode_frames", "linspace_int", "looks_like_video", "parse_srt", "probe", "sample_indices", "segment_centers",
+           "video_file_problem", "windowed"]
