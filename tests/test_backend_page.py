@@ -11,7 +11,8 @@ import pytest
 import mmtasks
 from mmtasks.registry import backends
 
-ROOT = Path(__file__).resolve().parents[1]
+#: the repository root, wherever under tests/ this file sits
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 PAGE = ROOT / "docs" / "backends" / "index.md"
 TUTORIAL = ROOT / "docs" / "tutorial"
 

@@ -13,7 +13,8 @@ from mmtasks.cli import main
 from mmtasks.commands import cli_reference
 from mmtasks.commands.cli_reference import PAGE, WIDTH, cli_markdown
 
-ROOT = Path(__file__).resolve().parents[1]
+#: the repository root, wherever under tests/ this file sits
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 
 
 def section(page: str, prog: str) -> str:
@@ -64,3 +65,13 @@ def test_every_command_has_a_section_and_a_new_flag_makes_the_page_stale(monkeyp
 
     monkeypatch.setattr(cli, "build_parser", with_a_new_flag)
     assert "--brand-new" in section(cli_reference.cli_markdown(), "mmtasks check")
+
+
+def test_the_running_pages_command_table_names_every_command() -> None:
+    """docs/users/running.md's table of commands is the parser's list: a command added or renamed
+    without a row fails here."""
+    table = (ROOT / "docs" / "users" / "running.md").read_text(encoding="utf-8").split("## The commands")[1]
+    rows = set(re.findall(r"^\| `(mmtasks [a-z ]+)` \|", table, re.M))
+    progs = set(re.findall(r"^## `(mmtasks [a-z ]+)`", cli_markdown(), re.M))
+    leaves = {p for p in progs if not any(other.startswith(p + " ") for other in progs)}  # not `mmtasks judge`
+    assert rows == leaves

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+#: the repository root, wherever under tests/ this file sits
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 
 pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install -e '.[docs]' (make test installs it)")
 pytest.importorskip("material", reason="mkdocs-material is not installed: pip install -e '.[docs]'")

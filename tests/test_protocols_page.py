@@ -10,7 +10,9 @@ from pathlib import Path
 from mmtasks.core.sample import Sample
 from mmtasks.registry import protocols
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "authors" / "protocols.md"
+#: the repository root, wherever under tests/ this file sits
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+PAGE = ROOT / "docs" / "authors" / "protocols.md"
 
 
 def test_every_built_in_protocol_and_its_args_are_documented() -> None:

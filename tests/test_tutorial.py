@@ -17,7 +17,8 @@ from PIL import Image
 
 from mmtasks.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+#: the repository root, wherever under tests/ this file sits
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 TUTORIAL = ROOT / "docs" / "tutorial"
 PAGE = ROOT / "docs" / "authors" / "tutorial.md"
 
