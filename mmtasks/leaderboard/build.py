@@ -244,6 +244,9 @@ def _cell(column: Column, run: Run | None) -> Cell:
         return Cell(missing=f"{column.task} is in no run of this model")
     metrics = run.results.metrics(column.task)
     if column.metric not in metrics:
+        record = run.results.results.get(column.task)
+        if record is not None and column.metric in record.values:  # null: no sample produced a value
+            return Cell(missing=f"run {run.name}'s {column.metric!r} for {column.task} is null (no value was produced)")
         return Cell(missing=f"run {run.name} has no {column.metric!r} for {column.task}")
     n_record = run.results.n_samples.get(column.task)
     coverage = run.results.coverage.get(column.task)

@@ -347,7 +347,9 @@ def function_and_judge_metrics(config: "TaskConfig") -> list[str]:
 def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
     """Means of each metric with bootstrap stderr, ``_all`` (over every document, those without
     a score counted as 0) and breakdowns, in one pass over ``samples`` (which may be read back from
-    disk as they come)."""
+    disk as they come). A declared metric that no sample has (one the task's own aggregator
+    computes from the others) is null with its variants, never 0; its ``_all`` is 0.0 only when
+    no document was answered (every one a counted failure)."""
     names = [m.name for m in task.config.metrics]
     overall = _Values(names)
     groups: dict[str, dict[str, _Values]] = {}
@@ -392,7 +394,10 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
         result.metrics[f"{m.name}_stderr"] = err
         result.higher_is_better[m.name] = m.higher_is_better
         # every document in the data, those without a score (failed requests ...) counted as 0,
-        # beside the headline over the scored ones
-        result.metrics[f"{m.name}_all"] = sum(values) / overall.n if overall.n else None
+        # beside the headline over the scored ones; a metric no sample produced (one a task's own
+        # aggregator computes) has none: null, never 0 - unless no document was answered at all
+        answered = overall.n - sum(unscored.values())
+        result.metrics[f"{m.name}_all"] = (sum(values) / overall.n if values or (overall.n and not answered)
+                                           else None)
     result.breakdowns = _table(groups, names)
     return result
