@@ -17,7 +17,9 @@ import mmtasks
 from mmtasks.cli import main
 from mmtasks.comparison.runs import _scale
 from mmtasks.comparison.paired import (
+    MAX_EXACT_DISCORDANT,
     cluster_robust_stderr,
+    half_binomial_tail,
     mcnemar_exact,
     minimum_detectable_effect,
     paired_bootstrap,
@@ -75,6 +77,49 @@ def test_mcnemar_exact_by_hand() -> None:
     assert mcnemar_exact(0, 0) == 1.0
     # 0 vs 6: 2 / 64
     assert mcnemar_exact(0, 6) == pytest.approx(1 / 32)
+
+
+
+def _exact_tail(n: int, k: int) -> float:
+    """P(X <= k), X ~ Binomial(n, 1/2), in integers (the reference for the float sum): each
+    coefficient from the one above it, C(n, i - 1) = C(n, i) i / (n - i + 1), exactly."""
+    coefficient = total = math.comb(n, k)
+    for i in range(k, 0, -1):
+        coefficient = coefficient * i // (n - i + 1)
+        total += coefficient
+    return total / 2**n
+
+
+@pytest.mark.parametrize(("n", "k"), [
+    (20_000, 10_000),  # the issue's case: every document discordant, split evenly (before: 74 s)
+    (20_000, 9_800),
+    (30_000, 14_000),
+    (10**6, 5 * 10**5),
+    (10**6, 499_000),
+    (10**9, 5 * 10**8),
+])
+def test_mcnemar_on_many_discordant_pairs_evaluates_a_bounded_number_of_terms(n: int, k: int) -> None:
+    # issue 41, finding 4: the tail was k + 1 big-integer binomials (20,000 discordant pairs: 74 s,
+    # and the leaderboard's tie marks use it too). Bounded by counting terms, not by a clock: the
+    # sum stops once the rest cannot change it, at most 5 sqrt(n) + 64 terms (the tail's terms
+    # fall like a normal density of spread sqrt(n)/2)
+    tail = half_binomial_tail(n, k)
+    assert tail.terms <= 5 * math.isqrt(n) + 64, tail
+    assert 0.0 <= tail.p <= 1.0
+    a_only, b_only = k, n - k
+    assert mcnemar_exact(a_only, b_only) == min(1.0, 2 * tail.p)
+
+
+def test_mcnemar_past_the_exact_range_agrees_with_the_integer_sum() -> None:
+    # up to MAX_EXACT_DISCORDANT discordant pairs the tail is the integer sum itself; past it, the
+    # float sum agrees with that sum to 1e-12 (relative), in the middle and far out in the tail
+    # (where the tail underflows, both are 0.0)
+    assert half_binomial_tail(MAX_EXACT_DISCORDANT, 400).p == _exact_tail(MAX_EXACT_DISCORDANT, 400)
+    for n, k in [(MAX_EXACT_DISCORDANT + 1, 500), (2_001, 1_000), (3_000, 1_430), (3_000, 1_200), (4_000, 100),
+                 (5_000, 0), (5_000, 2_500)]:
+        assert half_binomial_tail(n, k).p == pytest.approx(_exact_tail(n, k), rel=1e-12, abs=0), (n, k)
+    for n, k in [(20_000, 10_000), (30_000, 14_800)]:  # the issue's sizes (the integer sum: a few tenths of a second)
+        assert half_binomial_tail(n, k).p == pytest.approx(_exact_tail(n, k), rel=1e-12, abs=0), (n, k)
 
 
 def test_paired_bootstrap_interval_on_a_fixed_set() -> None:
