@@ -57,7 +57,7 @@ browser:
 
 # pytest-xdist: TEST_WORKERS processes, each test file on one worker (--dist loadfile), so a
 # file's module fixtures (the vLLM engine, the runs a file reads) are built once, not once per worker;
-# the files in collection order (--no-loadscope-reorder), which tests/conftest.py starts with the longest
+# the files in collection order (--no-loadscope-reorder), which conftest.py starts with the longest
 TEST_WORKERS ?= 2
 
 test: $(STAMP) vllm-venv browser

@@ -39,7 +39,7 @@ from tests.published import (  # noqa: E402
     write_mmmu_data,
     write_mmmu_replies,
 )
-from tests.test_published_outputs import authors_mmmu_verdicts  # noqa: E402
+from tests.project.test_published_outputs import authors_mmmu_verdicts  # noqa: E402
 
 DISCIPLINES = ("Art and Design", "Business", "Science", "Health and Medicine", "Humanities and Social Science",
                "Tech and Engineering")

@@ -23,7 +23,7 @@ A misspelled option gets a "did you mean" (``include_path`` is accepted for ``in
 Traceback (most recent call last):
 mmtasks.errors.ConfigError: field 'limt': unknown option 'limt' (did you mean 'limit'?)
 
-These examples run as tests (``tests/test_api.py``), from the repository root.
+These examples run as tests (``tests/runner/test_api.py``), from the repository root.
 
 The command line is a thin layer over :func:`run`: it builds the same
 :class:`~mmtasks.config.run_config.RunConfig` from its flags and calls the same

@@ -4,7 +4,7 @@
     python scripts/make_cli_page.py
 
 The page is :func:`mmtasks.commands.cli_reference.cli_markdown`: every command's ``--help`` at a
-fixed width. tests/test_cli_page.py fails when the page in the repository differs from what this
+fixed width. tests/cli/test_cli_page.py fails when the page in the repository differs from what this
 writes now: run this after adding or changing a flag or its help.
 """
 

@@ -5,7 +5,7 @@
 
 The page is :func:`mmtasks.config.reference.task_keys_markdown`: every key of a task YAML with
 its type, default, range and docstring, read from ``TaskConfig`` and the models nested in it.
-tests/test_task_keys_page.py fails when the page in the repository differs from what this
+tests/config/test_task_keys_page.py fails when the page in the repository differs from what this
 writes now: run this after changing a config model.
 """
 

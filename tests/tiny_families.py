@@ -11,7 +11,7 @@ where none is published there, the template is ours, in the family's documented 
 the citation says so.
 
 ``FAMILIES`` maps a family name to its :class:`Family`: the builder, whether the architecture
-takes several images per prompt, and where its template comes from. ``tests/test_hf_families.py``
+takes several images per prompt, and where its template comes from. ``tests/models/test_hf_families.py``
 runs every family through ``--model hf:`` and compares with the reference path
 (``processor.apply_chat_template(tokenize=True, return_dict=True)`` + ``generate``).
 """

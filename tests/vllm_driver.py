@@ -1,4 +1,4 @@
-"""Drive the ``vllm`` backend through mmtasks' own code path; run by tests/test_vllm_backend.py.
+"""Drive the ``vllm`` backend through mmtasks' own code path; run by tests/models/test_vllm_backend.py.
 
 Runs in the vLLM venv (.venv-vllm, see scripts/setup_vllm_venv.sh) with the
 repo on PYTHONPATH:

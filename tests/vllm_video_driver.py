@@ -1,4 +1,4 @@
-"""Drive the ``vllm`` backend with videos on a real vLLM engine; run by tests/test_vllm_video.py.
+"""Drive the ``vllm`` backend with videos on a real vLLM engine; run by tests/models/test_vllm_video.py.
 
 Runs in the vLLM venv (.venv-vllm) with the repo and ``tests/vllm_cpu_vision`` on PYTHONPATH:
 
@@ -6,7 +6,7 @@ Runs in the vLLM venv (.venv-vllm) with the repo and ``tests/vllm_cpu_vision`` o
     .venv-vllm/bin/python tests/vllm_video_driver.py payloads BODIES.json OUT.json
 
 ``MODEL_DIR`` is a tiny random Qwen2-VL (tests/tiny_checkpoints.py); ``ROOT`` holds ``tasks/``
-and ``data/`` as tests/test_video_input.py's ``make_task`` writes them (an MP4 and an animated GIF
+and ``data/`` as tests/documents/test_video_input.py's ``make_task`` writes them (an MP4 and an animated GIF
 whose frame k is a known colour). The model is built with :func:`mmtasks.models.base.load_model`,
 as the CLI builds it, and the tasks' documents go through the harness's own dialogues and
 Scheduler. Every ``LLM.generate`` / ``LLM.chat`` call vLLM receives is recorded (the colours of
@@ -30,7 +30,7 @@ from typing import Any
 
 from mmtasks.models.base import ModelContext, ModelSpec, load_model
 
-#: frame k of every test video (tests/test_video_input.py's COLOURS)
+#: frame k of every test video (tests/documents/test_video_input.py's COLOURS)
 COLOURS = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 0), (255, 0, 255),
            (0, 255, 255), (128, 128, 128), (255, 128, 0), (0, 128, 255), (128, 0, 255)]
 

@@ -41,7 +41,7 @@ REFUSED: dict[str, Refusal] = {
                                   ("fuyu", "Fuyu"))
     },
     # transformers 5.24: Llama4ForConditionalGeneration.forward reads `image_outputs` from its text
-    # model's output, which has none (AttributeError on every forward; tests/test_hf_families.py
+    # model's output, which has none (AttributeError on every forward; tests/models/test_hf_families.py
     # checks that the reference path fails the same way, so this entry goes when transformers is fixed).
     "llama4": Refusal("Llama 4", "cannot generate with the installed transformers (its forward pass fails on every "
                       "prompt, transformers' own apply_chat_template + generate path included)",

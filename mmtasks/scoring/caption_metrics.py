@@ -20,7 +20,7 @@ drops punctuation tokens. mmtasks runs no Java: :func:`ptb_tokens` is ours, writ
 same rules (lowercase; clitics split as PTB does, ``don't`` -> ``do n't``, ``dog's`` ->
 ``dog 's``; abbreviations such as ``u.s.`` and ``p.m.`` kept whole; brackets named as PTB names
 them, ``(`` -> ``-lrb-``, and kept, as the COCO code keeps them; punctuation split off, then the
-COCO list of punctuation tokens dropped). tests/test_several_references.py compares it with the Java tokenizer where Java is
+COCO list of punctuation tokens dropped). tests/scoring/test_several_references.py compares it with the Java tokenizer where Java is
 installed. Words the Stanford tokenizer knows as abbreviations without a second period
 (``mr.``), URLs and e-mail addresses may still differ. The answer and the
 references are tokenized alike, so the period that ends a caption counts in neither. The

@@ -5,7 +5,7 @@ load against a CPU torch, and at import ``torchvision._meta_registrations`` regi
 (meta) kernels for ``torchvision::nms`` and ``torchvision::qnms``, which fails when the
 operators were never defined. Declaring their schemas (as torchvision's C++ library would,
 csrc/ops/nms.cpp) lets the import go on; the transforms vLLM's and transformers' Qwen2-VL
-processors use are plain torch, and nothing here calls those two operators. tests/test_vllm_video.py
+processors use are plain torch, and nothing here calls those two operators. tests/models/test_vllm_video.py
 puts this folder on PYTHONPATH of the vLLM venv's processes, so vLLM's worker processes get it too.
 """
 
