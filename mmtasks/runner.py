@@ -237,7 +237,7 @@ def check_settings(tasks: list[Task], model_spec: ModelSpec, judge_spec: ModelSp
             problem = settings_problem(spec.backend, generation)
             if problem is None:
                 continue
-            from_run = where == "generation" and any(k in overrides for k in generation.optional_settings())
+            from_run = where == "generation" and any(k in overrides for k in (*generation.optional_settings(), "temperature", "top_p", "seed", "do_sample"))
             problems.append((task.name, ConfigError(
                 f"task {task.name!r}: {problem}", file=None if from_run else task.file,
                 field="--gen-kwargs" if from_run else where,

@@ -249,10 +249,35 @@ class ChatServer:
     @property
     def bodies(self) -> list[dict]:
         """JSON bodies of the chat calls, in arrival order."""
-        return [c.body for c in self.log if c.path.endswith("/chat/completions")]
+        return [c.body for c in self.log if self.is_chat("POST", c.path)]
 
     def calls_for(self, prompt_substring: str) -> list[Call]:
-        return [c for c in self.log if c.path.endswith("/chat/completions") and prompt_substring in c.prompt]
+        return [c for c in self.log if self.is_chat("POST", c.path) and prompt_substring in c.prompt]
+
+    # -- the wire format (a provider's server overrides these: tests/provider_servers.py) ----
+    def is_chat(self, method: str, path: str) -> bool:
+        """Whether a request is a chat call."""
+        return method == "POST" and path == "/v1/chat/completions"
+
+    def prompt_of(self, body: dict) -> str:
+        return last_user_text(body)
+
+    def authorized(self, headers: Any) -> tuple[bool, str]:
+        """Whether the request carries the key, and what it carried instead."""
+        got = headers.get("Authorization") or ""
+        return got == f"Bearer {self.api_key}", got.removeprefix("Bearer ")
+
+    def validate(self, body: Any) -> str | None:
+        return validate_chat_request(body)
+
+    def model_of(self, body: dict, path: str) -> str:
+        return body["model"]
+
+    def answer(self, body: dict, reply: "str | dict", index: int, path: str) -> dict:
+        return completion_body(body, reply, index)
+
+    def error(self, message: str, kind: str, code: str | None = None) -> dict:
+        return error_body(message, kind, code)
 
     # -- handling ----------------------------------------------------------
     def _track(self, sock: socket.socket, add: bool) -> None:
@@ -270,8 +295,8 @@ class ChatServer:
                 body = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 body = None
-        prompt = last_user_text(body) if isinstance(body, dict) else ""
-        is_chat = method == "POST" and path == "/v1/chat/completions"
+        is_chat = self.is_chat(method, path)
+        prompt = self.prompt_of(body) if isinstance(body, dict) and is_chat else ""
         with self._lock:
             call = Call(index=len(self._stats.log), method=method, path=path, body=body, prompt=prompt, started=time.monotonic(),
                         query=query, headers=dict(h.headers.items()))
@@ -295,22 +320,23 @@ class ChatServer:
             call.status = status
             h.send_json(status, payload, headers)
 
-        if self.api_key is not None and h.headers.get("Authorization") != f"Bearer {self.api_key}":
-            got = (h.headers.get("Authorization") or "").removeprefix("Bearer ")
+        if self.api_key is not None and not self.authorized(h.headers)[0]:
+            got = self.authorized(h.headers)[1]
             # Echo what was received, as careless servers do: clients must redact it.
-            return send(401, error_body(f"Incorrect API key provided: {got}", "invalid_request_error", "invalid_api_key"))
+            return send(401, self.error(f"Incorrect API key provided: {got}", "invalid_request_error", "invalid_api_key"))
         if method == "GET" and path == "/v1/models" and self.models_endpoint:
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "mmtasks-tests",
                      **({"max_model_len": self.max_model_len} if self.max_model_len is not None else {}),
                      **self.model_card} for m in self.models]
             return send(200, {"object": "list", "data": data})
         if not is_chat:
-            return send(404, error_body(f"no route {method} {path}", "invalid_request_error", "not_found"))
-        problem = "body is not valid JSON" if raw and body is None else validate_chat_request(body)
+            return send(404, self.error(f"no route {method} {path}", "invalid_request_error", "not_found"))
+        problem = "body is not valid JSON" if raw and body is None else self.validate(body)
         if problem:
-            return send(400, error_body(problem, "invalid_request_error"))
-        if self.strict_models and body["model"] not in self.models:
-            return send(404, error_body(f"The model `{body['model']}` does not exist.", "invalid_request_error", "model_not_found"))
+            return send(400, self.error(problem, "invalid_request_error"))
+        model = self.model_of(body, path)
+        if self.strict_models and model not in self.models:
+            return send(404, self.error(f"The model `{model}` does not exist.", "invalid_request_error", "model_not_found"))
         latency = self.latency(body) if callable(self.latency) else self.latency
         if latency > 0 and self._stop.wait(latency):
             h.close_connection = True
@@ -321,9 +347,9 @@ class ChatServer:
         try:
             text = self.reply(body)
         except Exception as exc:  # a test's reply function failed: tell the client, keep serving
-            return send(500, error_body(f"reply function raised {type(exc).__name__}: {exc}", "server_error"))
+            return send(500, self.error(f"reply function raised {type(exc).__name__}: {exc}", "server_error"))
         call.reply = text if isinstance(text, str) else text.get("content")
-        send(200, completion_body(body, text, call.index))
+        send(200, self.answer(body, text, call.index, path))
 
     def _apply_fault(self, h: _Handler, fault: Fault, call: Call) -> bool:
         """Act out ``fault``; False when the call should still get its normal reply (after a hang)."""
@@ -347,7 +373,7 @@ class ChatServer:
                 headers = {"Retry-After": str(math.ceil(fault.retry_after)), "retry-after-ms": str(int(fault.retry_after * 1000))}
             kind = "rate_limit_exceeded" if fault.kind == 429 else "server_error"
             call.status = int(fault.kind)
-            h.send_json(call.status, error_body(fault.message or f"injected {fault.kind}", kind, fault.code or kind), headers)
+            h.send_json(call.status, self.error(fault.message or f"injected {fault.kind}", kind, fault.code or kind), headers)
         return True
 
     def _take_fault(self, prompt: str, body: dict) -> Fault | None:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 _BARE_EXAMPLES = {
     "hf": "hf:Qwen/Qwen2-VL-7B-Instruct", "vllm": "vllm:Qwen/Qwen2-VL-7B-Instruct",
     "openai": "openai:gpt-4o-2024-05-13", "replay": "replay:runs/previous",
+    "anthropic": "anthropic:claude-sonnet-4-5", "gemini": "gemini:gemini-2.5-flash",
 }
 
 
@@ -241,6 +242,13 @@ class ChatModel(ABC):
         self.spec = spec
         self.context = context or ModelContext()
 
+    @classmethod
+    def refused_settings(cls, generation: GenerationConfig) -> list[str]:
+        """The settings of ``generation`` this backend cannot take: the optional ones it does not
+        declare (:attr:`takes_settings`), and any other a backend refuses (an API without sampling
+        settings refuses ``temperature``); checked before the backend loads (:func:`settings_problem`)."""
+        return [name for name in generation.optional_settings() if name not in cls.takes_settings]
+
     @property
     def identity(self) -> str:
         return self.spec.identity()
@@ -307,7 +315,7 @@ def settings_problem(backend: str, generation: GenerationConfig) -> str | None:
         cls: type[ChatModel] = backends.get(backend, field="--model")
     except MmtasksError:  # unknown, or its extra is not installed: loading it says so
         return None
-    missing = [name for name in generation.optional_settings() if name not in cls.takes_settings]
+    missing = cls.refused_settings(generation)
     if not missing:
         return None
     takes = ", ".join(sorted(cls.takes_settings)) or "none of the optional settings"

@@ -9,5 +9,7 @@ from mmtasks.registry import backends
 backends.register_lazy("hf", "mmtasks.models.hf:HFModel", extra="mmtasks[hf]")
 backends.register_lazy("vllm", "mmtasks.models.vllm_backend:VLLMModel", extra="mmtasks[vllm]")
 backends.register_lazy("openai", "mmtasks.models.openai_api:OpenAIModel")
+backends.register_lazy("anthropic", "mmtasks.models.anthropic_api:AnthropicModel", extra="mmtasks[anthropic]")
+backends.register_lazy("gemini", "mmtasks.models.gemini_api:GeminiModel", extra="mmtasks[gemini]")
 backends.register_lazy("random", "mmtasks.models.random_model:RandomModel")
 backends.register_lazy("replay", "mmtasks.models.replay:ReplayModel")

@@ -1,0 +1,257 @@
+"""The ``anthropic`` and ``gemini`` backends against loopback servers speaking each provider's
+wire format (tests/provider_servers.py), through the real SDKs (issue 37).
+
+Every body the servers received was validated against the SDK's own request types (a body they
+refuse is a 400, which would fail the run); results.json's ``generation`` record equals the
+settings of every body; replies' thinking, stop reasons and token counts are recorded."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("anthropic")
+pytest.importorskip("google.genai")
+
+from mmtasks.cli import main  # noqa: E402
+from mmtasks.core.conversation import Image, Message, Text  # noqa: E402
+from mmtasks.core.request import GenerationConfig, Request  # noqa: E402
+from mmtasks.errors import ModelError  # noqa: E402
+from mmtasks.models.base import ModelSpec, load_model  # noqa: E402
+from tests.mmdu_data import judge_reply, scores  # noqa: E402
+from tests.provider_servers import IMAGE_TOKENS, AnthropicServer, GeminiServer  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "sample"
+KEY = "sk-loopback-test-key-0123456789"
+PROVIDERS = {
+    "anthropic": (AnthropicServer, "claude-model", "claude-judge", {"end": "end_turn", "limit": "max_tokens"}),
+    "gemini": (GeminiServer, "gemini-model", "gemini-judge", {"end": "STOP", "limit": "MAX_TOKENS"}),
+}
+
+
+@pytest.fixture(params=sorted(PROVIDERS))
+def provider(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Any]]:
+    monkeypatch.setenv("MMTASKS_TEST_KEY", KEY)
+    server_cls, model, judge, _ = PROVIDERS[request.param]
+    with server_cls(api_key=KEY, models=(model, judge), strict_models=True) as server:
+        yield request.param, server
+
+
+def args_for(server: Any, **more: Any) -> str:
+    return ",".join([f"base_url={server.base_url}", "api_key_env=MMTASKS_TEST_KEY", "max_retries=2",
+                     *(f"{k}={v}" for k, v in more.items())])
+
+
+def model_name(backend: str, body: dict, server: Any, path: str) -> str:
+    return body.get("model") or server.model_of(body, path)
+
+
+def settings_of(backend: str, body: dict) -> dict[str, Any]:
+    """A body's generation settings as the backend records them (Gemini's through the SDK's type)."""
+    if backend == "anthropic":
+        return {k: v for k, v in body.items() if k not in ("model", "messages", "system")}
+    from google.genai import types
+
+    return types.GenerationConfig.model_validate_json(json.dumps(body["generationConfig"])).model_dump(
+        mode="json", exclude_none=True, by_alias=True)
+
+
+def images_of(backend: str, body: dict) -> list[bytes]:
+    if backend == "anthropic":
+        return [base64.b64decode(b["source"]["data"]) for m in body["messages"] for b in m["content"] if b["type"] == "image"]
+    from google.genai import types
+
+    # the SDK's own type reads the wire's base64 (its JSON bytes encoding)
+    return [types.Part.model_validate_json(json.dumps(p)).inline_data.data for c in body["contents"] for p in c["parts"]
+            if "inlineData" in p]
+
+
+def test_muirbench_and_mmdu_end_to_end_model_and_judge(provider: tuple[str, Any], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    backend, server = provider
+    _, model, judge, words = PROVIDERS[backend]
+    calls: list[tuple[str, str]] = []
+
+    def reply(body: dict) -> Any:
+        path = server.log[-1].path
+        name = model_name(backend, body, server, path)
+        calls.append((name, path))
+        if name == judge:
+            return judge_reply(scores(7, 7, 7, 7, 7, 7, 8))
+        if "Choices:" in server.prompt_of(body):  # MUIRBench's prompt (create_prompt's "Choices:")
+            return {"content": "B", "thinking": "two circles and one more", "stop_reason": words["end"], "cached": 2}
+        return {"content": "model answer", "thinking": "think first", "stop_reason": words["end"]}
+
+    server.reply = reply
+    out = tmp_path / "out"
+    code = main(["--tasks", "muirbench,mmdu", "--data-dir", str(SAMPLE), "--no-cache", "--no-progress",
+                 "--output-path", str(out), "--model", f"{backend}:{model}", "--model-args", args_for(server),
+                 "--judge", f"{backend}:{judge}", "--judge-args", args_for(server),
+                 "--gen-kwargs", "max_new_tokens=4096,thinking_budget=2048"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert KEY not in err
+    assert all(c.status == 200 for c in server.log), [(c.status, c.path) for c in server.log if c.status != 200]
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert set(results["results"]) >= {"muirbench", "mmdu"}
+    assert results["results"]["mmdu"]["overall"] == pytest.approx(80.0)
+    # the record equals what was sent: every model body's settings, every judge body's
+    bodies = [(c.body, model_name(backend, c.body, server, c.path)) for c in server.log if server.is_chat("POST", c.path)]
+    muir_model = [b for b, name in bodies if name == model and "Choices:" in json.dumps(b)]
+    judged = [b for b, name in bodies if name == judge]
+    assert muir_model and judged
+    assert all(settings_of(backend, b) == results["generation"]["muirbench"]["model"] for b in muir_model)
+    assert all(settings_of(backend, b) == results["generation"]["mmdu"]["judge"] for b in judged)
+    sent = results["generation"]["muirbench"]["model"]
+    if backend == "anthropic":
+        assert sent == {"max_tokens": 4096, "thinking": {"type": "enabled", "budget_tokens": 2048}}
+    else:
+        assert sent["maxOutputTokens"] == 4096 and sent["temperature"] == 0.0
+        assert sent["thinkingConfig"] == {"includeThoughts": True, "thinkingBudget": 2048}
+    # several images per message, in order: MUIRBench's first document's two images, as on disk
+    files = [(SAMPLE / "muirbench" / "images" / "muir_sample_1" / f"{k}.jpg").read_bytes() for k in (1, 2)]
+    assert any(images_of(backend, b) == files for b in muir_model), "MUIRBench's images not sent in order"
+    # thinking, stop reasons and tokens, recorded per reply
+    samples = [json.loads(line) for line in (out / "samples" / "muirbench.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert samples and all(s["reasoning"] == ["two circles and one more"] for s in samples)
+    assert all(s["finish_reasons"] == ["stop"] for s in samples)
+    for s in samples:
+        tokens = s["tokens"][0]
+        assert tokens["completion"] == 1 + 5  # "B" and the five words of thinking
+        assert tokens["cached"] == 2 and tokens["prompt"] > IMAGE_TOKENS
+        if backend == "gemini":
+            assert tokens["reasoning"] == 5
+    assert results["replies"]["muirbench"]["finish_reasons"] == {"stop": len(samples)}
+
+
+def one_request(*parts: Any, generation: GenerationConfig | None = None) -> Request:
+    return Request(messages=(Message("system", (Text("Be brief."),)), Message("user", tuple(parts))),
+                   generation=generation or GenerationConfig(max_new_tokens=64))
+
+
+def test_tokens_stop_reasons_and_truncation_by_hand(provider: tuple[str, Any], tmp_path: Path) -> None:
+    backend, server = provider
+    _, model, _, words = PROVIDERS[backend]
+    image = tmp_path / "red.png"
+    from PIL import Image as PILImage
+
+    PILImage.new("RGB", (8, 8), (255, 0, 0)).save(image)
+    server.reply = lambda body: {"content": "the answer is red", "thinking": "it looks red", "stop_reason": words["end"]}
+    m = load_model(ModelSpec(backend=backend, name=model, args={"base_url": server.base_url, "api_key_env": "MMTASKS_TEST_KEY"}))
+    try:
+        request = one_request(Text("what colour is "), Image(path=image), Text(" this picture?"))
+        [(_, reply)] = list(m.generate([request]))
+        # prompt: "Be brief." (2) + "what colour is  this picture?" (5) + one image (10)
+        assert (reply.prompt_tokens, reply.completion_tokens) == (2 + 5 + IMAGE_TOKENS, 4 + 3)
+        assert (reply.text, reply.reasoning, reply.finish_reason) == ("the answer is red", "it looks red", "stop")
+        assert reply.reasoning_tokens == (3 if backend == "gemini" else None)
+        # the token limit: a reply with no answer is truncated, as on the other backends
+        server.reply = lambda body: {"content": None, "thinking": "still thinking", "stop_reason": words["limit"]}
+        [(_, cut)] = list(m.generate([one_request(Text("again"))]))
+        finished = m.finish_reply(one_request(Text("again")), cut)
+        assert cut.finish_reason == "length" and not finished.ok and finished.error.startswith("truncated:")
+    finally:
+        m.close()
+
+
+def test_429_is_retried_honouring_retry_after_and_a_failure_says_how_many_attempts(provider: tuple[str, Any]) -> None:
+    backend, server = provider
+    _, model, _, _ = PROVIDERS[backend]
+    server.inject(429, times=2, match="alpha", retry_after=0.01)
+    server.inject(503, times=10, match="gamma", retry_after=0.01)
+    m = load_model(ModelSpec(backend=backend, name=model, args={"base_url": server.base_url, "api_key_env": "MMTASKS_TEST_KEY",
+                                                                  "max_retries": 2}))
+    try:
+        replies = dict(m.generate([one_request(Text("alpha")), one_request(Text("gamma"))]))
+    finally:
+        m.close()
+    assert replies[0].text == "reply to: alpha"
+    assert [c.status for c in server.calls_for("alpha")] == [429, 429, 200]
+    assert [c.status for c in server.calls_for("gamma")] == [503, 503, 503]
+    assert replies[1].error.startswith("failed after 3 attempts: HTTP 503")
+
+
+def test_gemini_waits_what_the_answer_asks_for() -> None:
+    from google.genai import errors
+
+    from mmtasks.models.gemini_api import MAX_RETRY_WAIT, retry_wait
+
+    class Answer:
+        def __init__(self, headers: dict[str, str]) -> None:
+            self.headers = headers
+
+    def error(headers: dict[str, str], details: list[dict[str, Any]] | None = None) -> errors.APIError:
+        body = {"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED", "details": details or []}}
+        return errors.APIError(429, body, Answer(headers))  # type: ignore[arg-type]
+
+    assert retry_wait(error({"retry-after-ms": "250", "retry-after": "1"}), 0) == 0.25
+    assert retry_wait(error({"retry-after": "7"}), 0) == 7.0
+    assert retry_wait(error({}, [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "30s"}]), 0) == 30.0
+    assert retry_wait(error({"retry-after": "3600"}), 0) == MAX_RETRY_WAIT
+    assert [retry_wait(error({}), k) for k in range(6)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+
+
+def test_the_providers_default_key_goes_only_to_its_own_hosts(provider: tuple[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    backend, server = provider
+    _, model, _, _ = PROVIDERS[backend]
+    env = {"anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}[backend]
+    monkeypatch.setenv(env, KEY)
+    m = load_model(ModelSpec(backend=backend, name=model, args={"base_url": server.base_url}))
+    try:
+        with pytest.raises(ModelError) as caught:
+            list(m.generate([one_request(Text("hello"))]))
+    finally:
+        m.close()
+    message = caught.value.render()
+    assert "asks for a key, and none was sent" in message and f"api_key_env={env}" in message
+    assert KEY not in message
+    assert all(KEY not in json.dumps(c.headers) for c in server.log)  # never sent to a loopback host
+    # named, it is sent there
+    monkeypatch.setenv("MMTASKS_TEST_KEY", KEY)
+    m = load_model(ModelSpec(backend=backend, name=model, args={"base_url": server.base_url, "api_key_env": env}))
+    try:
+        [(_, reply)] = list(m.generate([one_request(Text("hello"))]))
+    finally:
+        m.close()
+    assert reply.text == "reply to: hello"
+
+
+@pytest.mark.parametrize(("backend", "gen_kwargs", "refused"), [
+    ("anthropic", "temperature=0.7", "temperature/top_p (sampling)"),
+    ("anthropic", "presence_penalty=1.5", "presence_penalty"),
+    ("anthropic", "seed=3", "seed"),
+    ("gemini", "logit_bias={\"5\": 1}", "logit_bias"),
+    ("gemini", "n=2", "n"),
+])
+def test_settings_an_api_does_not_take_are_refused_naming_the_backend(
+        backend: str, gen_kwargs: str, refused: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--tasks", "muirbench", "--data-dir", str(SAMPLE), "--no-cache", "--no-progress", "--model",
+                 f"{backend}:some-model", "--model-args", "base_url=http://127.0.0.1:9", "--gen-kwargs", gen_kwargs])
+    err = capsys.readouterr().err
+    assert code == 2 and f"the {backend} backend cannot take {refused}" in err, err
+
+
+def test_gemini_takes_the_penalties_and_seed_and_the_record_is_the_body(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MMTASKS_TEST_KEY", KEY)
+    with GeminiServer(api_key=KEY) as server:
+        m = load_model(ModelSpec(backend="gemini", name="gemini-test", args={"base_url": server.base_url, "api_key_env": "MMTASKS_TEST_KEY"}))
+        generation = GenerationConfig(max_new_tokens=32, temperature=0.7, top_p=0.8, top_k=20, seed=3407, presence_penalty=1.5,
+                                      frequency_penalty=0.2, stop=("###",), reasoning_effort="low")
+        try:
+            [(_, reply)] = list(m.generate([one_request(Text("hi"), generation=generation)]))
+            recorded = m.sent_settings(generation)
+        finally:
+            m.close()
+        [body] = server.bodies
+    assert reply.ok
+    assert settings_of("gemini", body) == recorded
+    assert recorded == {"temperature": 0.7, "topP": 0.8, "topK": 20.0, "maxOutputTokens": 32, "stopSequences": ["###"],
+                        "presencePenalty": 1.5, "frequencyPenalty": 0.2, "seed": 3407,
+                        "thinkingConfig": {"includeThoughts": True, "thinkingLevel": "LOW"}}
+    assert body["systemInstruction"] == {"parts": [{"text": "Be brief."}], "role": "user"}
