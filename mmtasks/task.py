@@ -316,7 +316,7 @@ class Task:
         ``excluded`` (see :func:`load_documents`)."""
         fs = self.config.fewshot
         pool = self.demonstrations(data_root, report, frames) if fs is not None and fs.k > 0 else ()
-        exclude_own = fs is not None and same_source(self.config)
+        exclude_own = fs is not None and same_source(self.config, data_root)
         for doc in load_documents(self.config, data_root, task_file=self.file, adapter=self.adapter, limit=limit,
                                   report=report, only=only, frames=frames, excluded=excluded):
             doc = apply_transforms(doc, self.transforms, self.image_mode)

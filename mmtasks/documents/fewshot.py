@@ -6,14 +6,18 @@ dataset, read by the same loader as the documents (id field, images, adapter, re
 the preflight reports its problems like the documents'). Each question's ``k`` demonstrations
 are drawn by a generator seeded with ``fewshot.seed`` and the question's id (``sampler:
 random``), or are the source's first ``k`` (``first_n``); a demonstration with the question's
-own id is never drawn when the source is the documents' own file or split.
+own id is never drawn when the source is the documents' own file or split: the same file whatever
+its name (``./query.jsonl``, a symbolic or hard link to it: compared by device and inode, as
+``os.path.samefile`` does), or the same split.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
 from mmtasks.config.task_config import FewshotConfig, TaskConfig
 from mmtasks.documents.dataset import Document
@@ -41,12 +45,23 @@ def source_config(config: TaskConfig, file: object = None) -> TaskConfig:
     return config.model_copy(update={"dataset": dataset, "fewshot": None})
 
 
-def same_source(config: TaskConfig) -> bool:
-    """Whether the demonstrations come from the documents' own file or split."""
+def same_source(config: TaskConfig, data_root: Path | None) -> bool:
+    """Whether the demonstrations come from the documents' own file or split. Two files are the
+    same when they are one file on disk (same device and inode: a link, ``./`` or ``a//b`` in the
+    name), or, where either is not there (the loader then says so), when their names are the same
+    once normalised."""
     fs, ds = config.fewshot, config.dataset
     assert fs is not None
     if fs.file is not None:
-        return ds.local is not None and fs.file == ds.local.file
+        if ds.local is None:
+            return False
+        if data_root is not None:
+            folder = data_root / ds.local.dir
+            try:
+                return os.path.samefile(folder / ds.local.file, folder / fs.file)
+            except (OSError, ValueError):  # not there (or a name no file can have): the names decide
+                pass
+        return os.path.normpath(ds.local.file) == os.path.normpath(fs.file)
     return ds.hf is not None and fs.split == ds.hf.split
 
 

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from mmtasks.cli import main
+from mmtasks.core.conversation import Image
+from mmtasks.core.request import Reply, Request
+from mmtasks.models.base import ChatModel, backend_names, register_model
 
 SHAPE = (Path(__file__).resolve().parents[2] / "tests") / "shapes" / "fewshot_images"
 SUPPORT = {json.loads(line)["id"]: json.loads(line) for line in (SHAPE / "data" / "fewshot_images" / "support.jsonl").read_text().splitlines()}
@@ -171,3 +175,41 @@ def test_demonstrations_from_another_split_of_a_hub_dataset(tmp_path: Path) -> N
     assert [s["extra"]["fewshot"] for s in samples] == [["x1", "x2"], ["x1", "x2"]]
     assert [m["content"] for m in samples[0]["prompt"] if m["role"] == "assistant"] == [
         [{"type": "text", "text": "blicket"}], [{"type": "text", "text": "dax"}]]
+
+
+class Copier(ChatModel):
+    """A model that copies: it answers with the answer of an earlier demonstration whose image is
+    the question's own (the question shown solved), else with a word no answer is."""
+
+    def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
+        for i, request in enumerate(requests):
+            *earlier, question = request.messages
+            images = {p.content_hash for p in question.parts if isinstance(p, Image)}
+            copied = next((earlier[j + 1].parts[0].text for j, m in enumerate(earlier[:-1])  # type: ignore[union-attr]
+                           if m.role == "user" and earlier[j + 1].role == "assistant"
+                           and images & {p.content_hash for p in m.parts if isinstance(p, Image)}), "none")
+            yield i, Reply(text=copied)
+
+
+@pytest.mark.parametrize("source", ["./query.jsonl", ".//./query.jsonl", "same.jsonl (a symlink)",
+                                    "twin.jsonl (a hard link)"])
+def test_the_documents_own_file_under_another_name_is_recognised_as_their_own(tmp_path: Path, source: str) -> None:
+    # issue 41, finding 2: fewshot.file ./query.jsonl (or a link to it) was not recognised as the
+    # documents' own file (the path text was compared): q1 and q3 were shown their own question
+    # solved, and a copying model scored 33.3 against 0.0 with `file: query.jsonl`
+    if "copier" not in backend_names():
+        register_model("copier", Copier)
+    control = copy_shape(tmp_path / "control", **{"  file: support.jsonl ": "  file: query.jsonl "})
+    code, _, samples = run(control, tmp_path / "control-out", "fewshot_images", "--model", "copier:copy")
+    assert code == 0 and all(s["metrics"]["em"] == 0.0 for s in samples)
+    assert all(s["doc_id"] not in s["extra"]["fewshot"] for s in samples)
+    name = source.split(" ")[0]
+    folder = copy_shape(tmp_path / "other", **{"  file: support.jsonl ": f"  file: {name} "})
+    data = folder / "data" / "fewshot_images"
+    if "symlink" in source:
+        (data / name).symlink_to("query.jsonl")
+    elif "hard link" in source:
+        (data / name).hardlink_to(data / "query.jsonl")
+    code, results, samples = run(folder, tmp_path / "out", "fewshot_images", "--model", "copier:copy")
+    assert code == 0 and results["results"]["fewshot_images"]["em"] == 0.0
+    assert all(s["doc_id"] not in s["extra"]["fewshot"] for s in samples), [s["extra"]["fewshot"] for s in samples]
