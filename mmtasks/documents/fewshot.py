@@ -21,6 +21,7 @@ from pathlib import Path
 
 from mmtasks.config.task_config import FewshotConfig, TaskConfig
 from mmtasks.documents.dataset import Document
+from mmtasks.documents.paths import inside
 from mmtasks.errors import ConfigError, DataError
 
 
@@ -34,6 +35,8 @@ def source_config(config: TaskConfig, file: object = None) -> TaskConfig:
         if ds.local is None:
             raise ConfigError("fewshot.file names a file of local data, but the dataset is a Hugging Face dataset",
                               file=file, field="fewshot.file", hint="name another split of it: fewshot: {split: train, ...}")
+        # checked here, so a refusal names the key the task holds (the loader would name dataset.local.file)
+        inside(fs.file, where="the data folder (dataset.local.dir)", field="fewshot.file", file=file)
         dataset = ds.model_copy(update={"local": ds.local.model_copy(update={"file": fs.file}), "hf": None, "hub": None,
                                         "video_archives": []})
     else:

@@ -122,6 +122,9 @@ def test_demonstrations_are_checked_like_documents(tmp_path: Path, capsys: pytes
     ("  k: 2", "  k: -1", "fewshot.k", "greater than or equal to 0"),
     ("  k: 2", "  k: 2\n  shots: 3", "fewshot.shots", "unknown key"),
     ("  file: support.jsonl", "  split: train", "fewshot.split", "the dataset is local"),
+    # issue 41 (cosmetic): a refused file named dataset.local.file, which the task does not hold wrong
+    ("  file: support.jsonl", "  file: ../fewshot_images/support.jsonl", "fewshot.file", "'..' is not allowed"),
+    ("  file: support.jsonl", "  file: /etc/hostname", "fewshot.file", "must be relative to"),
     ("task: fewshot_images\n", "task: fewshot_images\nprotocol: multi_turn\n", "fewshot", "does not show few-shot demonstrations"),
 ])
 def test_fewshot_settings_are_load_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str,
