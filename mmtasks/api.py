@@ -131,6 +131,10 @@ def evaluate(
     for key in ("model_args", "judge_args", "notetaker_args", "matcher_args"):
         if key in options:
             options[key] = parse_component_args(options[key], key)
+    if isinstance(options.get("log_args"), str):
+        from mmtasks.trackers import parse_log_args
+
+        options["log_args"] = parse_log_args(options["log_args"]).model_dump(mode="json", exclude_defaults=True)
     options.setdefault("progress", False)
     config = RunConfig.build(tasks=tasks, model=model, judge=judge, data_dir=data_dir,
                              output_path=output_path, **options)

@@ -79,6 +79,12 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")
     p.add_argument("--max-live", type=int, default=1024, metavar="N", help="most dialogues in flight at once (bounds memory; default 1024)")
+    p.add_argument("--log-to", default="", metavar="TRACKERS",
+                   help="log the run to experiment trackers: wandb, mlflow, trackio (comma-separated; each an extra: "
+                        "pip install 'mmtasks[wandb]'): config, every metric, samples tables, the view (docs/trackers.md)")
+    p.add_argument("--log-args", default="", metavar="K=V,...|JSON",
+                   help="the trackers' settings: project, name, entity, group, tags, mode, dir, tracking_uri, experiment, "
+                        "samples (rows per task, default 100), view (true/false)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (terminal) or progress lines (otherwise) on stderr")
 
 

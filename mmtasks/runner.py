@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmtasks import distributed
 from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
@@ -36,6 +36,9 @@ from mmtasks.scoring.matcher_results import WithoutMatcher, matcher_summary
 from mmtasks.scoring.variants import variant_results
 from mmtasks.scoring.repeats import repeated, repeats_for, summarize
 from mmtasks.task import Task
+
+if TYPE_CHECKING:
+    from mmtasks.trackers import Trackers
 
 log = logging.getLogger("mmtasks")
 
@@ -190,6 +193,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
         except MmtasksError as exc:
             raise for_component(exc, "notetaker", run.notetaker) from None
     check_settings(tasks, model_spec, judge_spec, {**model_spec.generation, **run.gen_kwargs})
+    trackers = _trackers(run) if ranks.is_main else None  # a missing library or bad --log-args: one line, now
     models: dict[Target, ChatModel] = {}
     with contextlib.ExitStack() as stack:
         if run.output_path is not None and ranks.is_main:
@@ -202,6 +206,9 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
                 settings=recorded_settings(identity)))
         if run.use_cache:
             ResponseCache(run.cache_dir or default_cache_dir()).close()  # a corrupt or unwritable cache: one line, before any model
+        if trackers is not None:
+            trackers.start({"config": run.public(), "tasks": [t.name for t in tasks]})
+            stack.push(lambda kind, exc, tb: trackers.finish(ok=kind is None))
         stack.callback(_close_models, models)
         if judged is not None:
             judge_spec, origin = judged
@@ -220,7 +227,23 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
             else:
                 models["notetaker"] = models["model"]
         check_limits(tasks, models, overridden="max_new_tokens" in {**model_spec.generation, **run.gen_kwargs})
-        return _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started, matcher_spec)
+        outcome = _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started, matcher_spec)
+        if trackers is not None and outcome.is_main:
+            trackers.log_run(outcome.results, {task: (s.to_json() for s in rows) for task, rows in outcome.samples.items()},
+                             run.output_path)
+        return outcome
+
+
+def _trackers(run: RunConfig) -> Trackers | None:
+    """The run's experiment trackers (``--log-to``), their libraries imported; None without any."""
+    if not run.log_to:
+        return None
+    from mmtasks.trackers import Trackers, check_installed, parse_log_args, parse_log_to
+
+    names = parse_log_to(run.log_to)
+    args = parse_log_args(run.log_args)
+    check_installed(names)
+    return Trackers(names, args, run.output_path, run.run_name)
 
 
 def check_settings(tasks: list[Task], model_spec: ModelSpec, judge_spec: ModelSpec | None,

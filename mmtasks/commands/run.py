@@ -11,6 +11,7 @@ import sys
 from mmtasks.api import parse_component_args, run
 from mmtasks.config.run_config import RunConfig
 from mmtasks.report import print_problems, print_results_table
+from mmtasks.trackers import parse_log_args
 
 
 def run_config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -49,6 +50,8 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         cache_dir=args.cache_dir,
         allow_failures=args.allow_failures,
         max_live=args.max_live,
+        log_to=args.log_to,
+        log_args=parse_log_args(args.log_args).model_dump(mode="json", exclude_defaults=True),
         progress=not args.no_progress,
         verbose=args.verbose,
     )

@@ -86,6 +86,12 @@ class RunConfig(BaseModel):
     allow_failures: bool = False
     max_live: StrictInt = Field(default=1024, ge=1)
     """Most dialogues in flight at once (bounds memory; a wave holds at most this many requests per turn)."""
+    log_to: list[str] = Field(default_factory=list)
+    """``--log-to``: experiment trackers the run logs to (``wandb``, ``mlflow``, ``trackio``;
+    :mod:`mmtasks.trackers`). Not part of what the run is: a resume may add or drop one."""
+    log_args: dict[str, Any] = Field(default_factory=dict)
+    """``--log-args``: the trackers' settings (``project``, ``name``, ``tracking_uri`` ...; a JSON
+    object or ``k=v,...`` on the command line; :class:`mmtasks.trackers.LogArgs`)."""
     progress: bool = True
     """Show progress on stderr: a bar on a terminal, a plain line every few seconds otherwise."""
     verbose: bool = False
@@ -128,6 +134,13 @@ class RunConfig(BaseModel):
                 message = "no task given"
             raise ConfigError(f"{message} (got {shown!r})" if name != "tasks" else message,
                               field=flag_for(name)) from None
+
+    @field_validator("log_to", mode="before")
+    @classmethod
+    def _split_trackers(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [t.strip() for t in value.split(",") if t.strip()]
+        return value
 
     @field_validator("model_args", "judge_args", "notetaker_args", "matcher_args", mode="after")
     @classmethod

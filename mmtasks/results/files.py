@@ -113,6 +113,7 @@ def _holds_results(folder: Path) -> bool:
 def _remove_results(folder: Path) -> None:
     """Remove what a run writes (results.json, its samples files): never anything else."""
     unlink_quietly(folder / "results.json")
+    unlink_quietly(folder / ".mmtasks-trackers.json")  # another run's tracker runs (mmtasks.trackers.TRACKERS_FILE)
     samples = folder / "samples"
     if samples.is_dir() and not samples.is_symlink():
         for pattern in ("*.jsonl", "*.jsonl.partial"):

@@ -24,8 +24,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("documents/",),
     ("scoring/", "dialogues/", "task.py", "plugin.py"),
     ("models/", "cache/", "scheduling/", "distributed.py"),
-    ("results/", "comparison/", "leaderboard/", "agreement/", "view/"),
-    ("runner.py", "preflight.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py"),
+    ("results/", "comparison/", "leaderboard/", "agreement/", "view/", "trackers/"),
+    ("runner.py", "preflight.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py", "integrations/"),
 )
 
 

@@ -1,0 +1,1 @@
+"""mmtasks inside other tools' loops: the ``transformers`` Trainer callback (:mod:`mmtasks.integrations.trainer`)."""
