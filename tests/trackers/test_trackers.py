@@ -25,7 +25,7 @@ pytest.importorskip("wandb")
 pytest.importorskip("mlflow")
 pytest.importorskip("trackio")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TASKS = "realbench_ranking_easy,realbench_ranking_hard"
 
 
