@@ -253,7 +253,8 @@
       const problems = Object.entries((r && r.problems) || {}).filter(([, n]) => n > 0);
       const cov = r && r.coverage;
       const parts = [];
-      if (cov && isNum(cov.percent)) parts.push("coverage " + cov.percent.toFixed(1) + "% (" + cov.scored + " of " + cov.total + " " + (cov.unit || "documents") + ")");
+      if (cov && isNum(cov.percent)) parts.push("coverage " + cov.percent.toFixed(1) + "% (" + cov.scored + " of " + cov.total + " " + (cov.unit || "documents")
+        + (isNum(cov.unparsed) && cov.unparsed > 0 ? ", " + cov.unparsed + " of them unparsed, scored as wrong" : "") + ")");
       const byReason = new Set();
       for (const [key, label] of TREATMENTS) {
         const reasons = cov && cov[key] && typeof cov[key] === "object" ? Object.entries(cov[key]) : [];

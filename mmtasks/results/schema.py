@@ -192,6 +192,11 @@ class Coverage(_Strict):
     guessed: NonNegativeInt = Field(default=0, exclude_if=lambda v: v == 0)
     """Scored units whose answer is a random guess, not the model's (the ``choice`` parser's
     ``fallback: random``, as MMMU's and MUIRBench's scripts guess); also ``problems.guessed``."""
+    unparsed: NonNegativeInt = Field(default=0, exclude_if=lambda v: v == 0)
+    """Scored units whose reply no rule read: scored as wrong (an unparsed answer scores 0), and
+    counted here apart from the answers read (``scored - unparsed - guessed`` units have the
+    model's own answer); also in ``problems.unparsed``. An unparsed unit that no metric scores
+    is among ``unscored.unparsed`` instead."""
     excluded: dict[str, NonNegativeInt] = Field(default_factory=dict, exclude_if=lambda v: not v)
     """Records of the data left out of the evaluation by the task's ``dataset.record_policy``
     (as its authors leave them out), by reason (``{"output missing": 3}``). They are not among

@@ -139,17 +139,20 @@ def count_problems(samples: Iterable["Sample"]) -> dict[str, int]:
 
 
 def coverage(unit: str, total: int, unscored: dict[str, int], unexplained: int = 0,
-             guessed: int = 0) -> dict[str, Any] | None:
+             guessed: int = 0, unparsed: int = 0) -> dict[str, Any] | None:
     """``coverage[task]`` of results.json: how many ``unit`` (documents, turns, questions) have a
     score, and why the others do not (``request_failure``, ``judge_failure`` ...); when there are
-    any, how many of the scored ones are random guesses (``guessed``). None when some units are
-    unscored for no counted reason (a ``--predict-only`` run leaves the judge's unasked)."""
+    any, how many of the scored ones are random guesses (``guessed``) and how many are replies no
+    rule read, scored as wrong (``unparsed``), apart from the answers read. None when some units
+    are unscored for no counted reason (a ``--predict-only`` run leaves the judge's unasked)."""
     if unexplained:
         return None
     kinds = {k: v for k, v in unscored.items() if v}
     out: dict[str, Any] = {"unit": unit, "scored": total - sum(kinds.values()), "total": total, "unscored": kinds}  # percent: filled by the schema
     if guessed:
         out["guessed"] = guessed  # scored, but random guesses: coverage shows how many
+    if unparsed:
+        out["unparsed"] = unparsed  # scored as wrong, but no answer was read: counted apart
     return out
 
 
@@ -354,7 +357,7 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
     overall = _Values(names)
     groups: dict[str, dict[str, _Values]] = {}
     unscored = unscored_counts()
-    unexplained = guessed = 0
+    unexplained = guessed = unparsed = 0
     #: metric -> cluster (the task's ``cluster:``, else the document: its ``--repeats`` are one) ->
     #: (sum, count) of its scored samples
     clustered: dict[str, dict[str, list[float]]] = {m: {} for m in names}
@@ -378,8 +381,10 @@ def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> Tas
                 unscored["unparsed"] += 1
             else:
                 unexplained += 1
+        elif s.unparsed:  # scored (as wrong), though no answer was read in the reply
+            unparsed += 1
     result = TaskResult(n_samples=overall.n)
-    result.coverage = coverage("documents", overall.n, unscored, unexplained, guessed) if names else None
+    result.coverage = coverage("documents", overall.n, unscored, unexplained, guessed, unparsed) if names else None
     if task.config.cluster:
         result.counts["clusters"] = len({c for cells in clustered.values() for c in cells})
     for m in task.config.metrics:

@@ -104,7 +104,7 @@ def per_turn_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskR
     by_turn: dict[str, _Group] = {}
     groups: dict[str, dict[str, _Group]] = {}
     unscored = unscored_counts()
-    total_turns = unexplained = guessed = 0
+    total_turns = unexplained = guessed = unparsed = 0
     for s in samples:
         dialogue = {m: _Sums() for m in names}
         for k, record in enumerate(s.extra.get("turns", [])):
@@ -128,6 +128,8 @@ def per_turn_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskR
                     unscored["judge_failure"] += 1
                 else:
                     unexplained += 1
+            elif record.get("unparsed"):  # scored (as wrong), though no answer was read
+                unparsed += 1
             by_turn.setdefault(str(k + 1), _Group()).add(values, scored)
             for name, label in s.breakdown.items():
                 groups.setdefault(name, {}).setdefault(label, _Group()).add(values, scored)
@@ -143,7 +145,7 @@ def per_turn_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskR
 
     result = TaskResult(n_samples=len(samples))
     result.counts = {"turns": total_turns}
-    result.coverage = coverage("turns", total_turns, unscored, unexplained, guessed) if (names or has_corpus) else None
+    result.coverage = coverage("turns", total_turns, unscored, unexplained, guessed, unparsed) if (names or has_corpus) else None
     for m in cfg.metrics:
         if m.name in task.corpus_metrics:
             continue
