@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 #: characters that act on a terminal instead of showing (C0/C1 controls, DEL; bidirectional
 #: overrides and isolates, which reorder what follows them)
@@ -73,6 +74,17 @@ class DataError(MmtasksError):
 
 class ModelError(MmtasksError):
     """A backend that cannot be loaded or reached."""
+
+
+class ModelNotFound(ModelError):
+    """The endpoint does not serve the model asked for (an API's 404 naming it): a retired dated
+    snapshot, a typo. The runner turns it, for a task's official judge, into one line saying
+    where the judge was cited and how to choose another."""
+
+    def __init__(self, message: str, *, detail: str = "", **kwargs: Any) -> None:
+        #: the server's own words (its error message), without the spec and endpoint
+        self.detail = detail
+        super().__init__(message, **kwargs)
 
 
 class TemplateError(MmtasksError):

@@ -19,7 +19,7 @@ from mmtasks.dialogues.protocols import DialogueContext
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.documents.dataset import Document, Exclusions
 from mmtasks.documents.paths import data_root
-from mmtasks.errors import ConfigError, MmtasksError, Problems
+from mmtasks.errors import ConfigError, MmtasksError, ModelError, ModelNotFound, Problems
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec, settings_problem
 from mmtasks.preflight import CheckedTasks, preflight
 from mmtasks.progress import Progress
@@ -118,6 +118,40 @@ def _judge_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | Non
         raise for_component(exc, "judge", spec, origin) from None
 
 
+def _official_judge(run: RunConfig, tasks: list[Task]) -> tuple[Task, str] | None:
+    """The task whose official judge (``judge.default_model``) the run uses, with the spec; None
+    when ``--judge`` chose the judge."""
+    if run.judge is not None:
+        return None
+    for task in tasks:
+        if task.config.judge is not None and task.config.judge.default_model:
+            return task, task.config.judge.default_model
+    return None
+
+
+def retired_judge(official: tuple[Task, str], exc: ModelNotFound) -> ModelError:
+    """One line for a task's official judge its provider no longer serves (a 404 naming it): the
+    judge, where the task cites it (the file and line of ``judge.default_model``), and how to choose
+    another."""
+    task, spec = official
+    file, line = task.file, None
+    for candidate in [task.file, *sorted(task.file.parent.glob("*.yaml"))]:
+        try:
+            lines = candidate.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        found = next((k for k, text in enumerate(lines, 1) if "default_model:" in text and spec in text), None)
+        if found is not None:
+            file, line = candidate, found
+            break
+    detail = exc.detail or "not found"
+    return ModelError(
+        f"task {task.name!r}'s official judge {spec} is no longer served (HTTP 404: {detail})",
+        file=file, line=line, field="judge.default_model",
+        hint=f"choose another judge with --judge SPEC, e.g. --judge openai:gpt-4o or --judge anthropic:claude-sonnet-4-5 "
+             f"(a judge other than the official one is recorded in results.json), or run --predict-only")
+
+
 def _matcher_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | None] | None:
     """The answer matcher (``--matcher``) and, for ``--matcher default``, the task whose default it
     is; None when the run asks for none, predicts only, or no task has an ``answer.matcher``."""
@@ -213,7 +247,13 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
         if judged is not None:
             judge_spec, origin = judged
             # The judge is checked before any model time is spent.
-            models["judge"] = _load_component("judge", judge_spec, context, ranks, origin)
+            try:
+                models["judge"] = _load_component("judge", judge_spec, context, ranks, origin)
+            except ModelNotFound as exc:
+                official = _official_judge(run, tasks)
+                if official is None:
+                    raise
+                raise retired_judge(official, exc) from None
             if origin:
                 log.info("judge: %s (%s; choose the judge with --judge)", judge_spec.display, origin)
         if matching is not None:

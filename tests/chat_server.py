@@ -279,6 +279,17 @@ class ChatServer:
     def error(self, message: str, kind: str, code: str | None = None) -> dict:
         return error_body(message, kind, code)
 
+    def other_route(self, method: str, path: str) -> tuple[int, Any] | None:
+        """(status, JSON) for a request that is not a chat call (a provider's model description);
+        None: no such route (404)."""
+        return None
+
+    def model_answer(self, model: str, found: Any) -> tuple[int, Any]:
+        """A model description ``found``, or 404 naming the model under ``strict_models``."""
+        if self.strict_models and model not in self.models:
+            return 404, self.error(f"model: {model}", "not_found_error", "model_not_found")
+        return 200, found
+
     # -- handling ----------------------------------------------------------
     def _track(self, sock: socket.socket, add: bool) -> None:
         with self._lock:
@@ -329,6 +340,9 @@ class ChatServer:
                      **({"max_model_len": self.max_model_len} if self.max_model_len is not None else {}),
                      **self.model_card} for m in self.models]
             return send(200, {"object": "list", "data": data})
+        routed = None if is_chat else self.other_route(method, path)
+        if routed is not None:
+            return send(*routed)
         if not is_chat:
             return send(404, self.error(f"no route {method} {path}", "invalid_request_error", "not_found"))
         problem = "body is not valid JSON" if raw and body is None else self.validate(body)

@@ -110,6 +110,14 @@ class AnthropicServer(ChatServer):
     def error(self, message: str, kind: str, code: str | None = None) -> dict:
         return {"type": "error", "error": {"type": kind, "message": message}}
 
+    def other_route(self, method: str, path: str) -> tuple[int, Any] | None:
+        """``GET /v1/models/{id}``, as the SDK's ``models.retrieve`` asks."""
+        if method == "GET" and path.startswith("/v1/models/"):
+            model = path.removeprefix("/v1/models/")
+            return self.model_answer(model, {"type": "model", "id": model, "display_name": model,
+                                             "created_at": "2025-01-01T00:00:00Z"})
+        return None
+
 
 _GENERATE = re.compile(r"^/(v1beta|v1)/models/([^/:]+):generateContent$")
 _TOP_LEVEL = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools", "toolConfig",
@@ -199,5 +207,15 @@ class GeminiServer(ChatServer):
                 "usageMetadata": usage, "modelVersion": self.model_of(body, path) or "gemini-test"}
 
     def error(self, message: str, kind: str, code: str | None = None) -> dict:
-        status = {"rate_limit_exceeded": "RESOURCE_EXHAUSTED", "server_error": "INTERNAL"}.get(kind, "INVALID_ARGUMENT")
+        status = {"rate_limit_exceeded": "RESOURCE_EXHAUSTED", "server_error": "INTERNAL",
+                  "not_found_error": "NOT_FOUND"}.get(kind, "INVALID_ARGUMENT")
         return {"error": {"code": 400, "message": message, "status": status}}
+
+    def other_route(self, method: str, path: str) -> tuple[int, Any] | None:
+        """``GET /{version}/models/{model}``, as the SDK's ``models.get`` asks."""
+        match = re.match(r"^/(v1beta|v1)/models/([^/:]+)$", path)
+        if method == "GET" and match:
+            model = match.group(2)
+            return self.model_answer(model, {"name": f"models/{model}", "displayName": model, "inputTokenLimit": 1048576,
+                                             "outputTokenLimit": 65536, "supportedActions": ["generateContent"]})
+        return None

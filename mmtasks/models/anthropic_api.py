@@ -143,6 +143,14 @@ class AnthropicModel(APIModel):
                 blocks.append({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
         return blocks
 
+    async def _probe(self, client: anthropic.AsyncAnthropic) -> None:
+        await client.with_options(max_retries=min(2, self.args.max_retries)).models.retrieve(self.spec.name)
+
+    def _probe_failure(self, exc: BaseException) -> tuple[int, str] | None:
+        if isinstance(exc, anthropic.APIStatusError):
+            return exc.status_code, error_detail(exc.response.content)
+        return None
+
     # -- the call ------------------------------------------------------------------------
     async def _call(self, client: anthropic.AsyncAnthropic, payload: dict[str, Any]) -> Reply:
         counter = AttemptCounter()

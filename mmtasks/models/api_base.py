@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.core.request import Reply, Request
-from mmtasks.errors import ConfigError, DataError, ModelError
+from mmtasks.errors import ConfigError, DataError, ModelError, ModelNotFound
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
 from mmtasks.models.openai_http import http
@@ -179,6 +179,37 @@ class APIModel(ChatModel):
         """Close a client's connections."""
         await client.close()
 
+    async def _probe(self, client: Any) -> None:
+        """Ask the API about the model (one cheap call, no generation); raise the SDK's error."""
+        raise NotImplementedError
+
+    def _probe_failure(self, exc: BaseException) -> tuple[int, str] | None:
+        """(status, the server's message) of an error answer to the probe; None: no answer came."""
+        raise NotImplementedError
+
+    def check_ready(self) -> None:
+        """Raise :class:`ModelError` unless the endpoint answers, takes the key and serves the model
+        (a 404 is :class:`ModelNotFound`), before any model time is spent."""
+        self._run(self._check_ready())
+
+    async def _check_ready(self) -> None:
+        client, _ = self._client()
+        try:
+            await self._probe(client)
+        except Exception as exc:  # the SDK's errors, read below; anything else is a bug: re-raised
+            answer = self._probe_failure(exc)
+            if answer is None:
+                if not (isinstance(exc, (http.TransportError, OSError)) or _is_connection_error(exc)):
+                    raise
+                raise ModelError(redact(f"{self.spec.display} at {self.url} is not usable: "
+                                        f"{transport_reason(exc, self.args.timeout, False)}"), field="--model") from None
+            status, detail = answer
+            self.fatal(status, detail)
+            if status == 429 or status >= 500:
+                raise ModelError(redact(f"{self.spec.display} at {self.url} is not usable: HTTP {status}: {detail}"),
+                                 field="--model") from None
+            # another answer (400: a probe the endpoint does not take): the requests will tell
+
     def _check(self) -> BodyCheck | None:
         """The transport's check of a 200 answer (a malformed one is retried); None: none."""
         return None
@@ -242,8 +273,8 @@ class APIModel(ChatModel):
                     f"pass api_key_env={self._withheld} to send it to this endpoint") if self._withheld else "check the key"
             raise ModelError(redact(f"{where}: {what} (HTTP {status}: {detail})"), field="--model", hint=hint) from None
         if status == 404:
-            raise ModelError(redact(f"{where}: not found (HTTP 404: {detail})"), field="--model",
-                             hint="check the model name and base_url") from None
+            raise ModelNotFound(redact(f"{where}: not found (HTTP 404: {detail})"), detail=redact(detail), field="--model",
+                                hint="check the model name and base_url") from None
 
     # -- a wave, on a loop of our own ----------------------------------------------
     def _own_loop(self) -> asyncio.AbstractEventLoop:
@@ -308,6 +339,10 @@ class APIModel(ChatModel):
             own.close()
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    return type(exc).__name__ in ("APIConnectionError", "APITimeoutError")
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

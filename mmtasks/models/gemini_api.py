@@ -177,6 +177,14 @@ class GeminiModel(APIModel):
         return types.Part(inline_data=types.Blob(mime_type=mime, data=path.read_bytes()),
                           video_metadata=types.VideoMetadata(fps=fps) if fps else None)
 
+    async def _probe(self, client: genai.Client) -> None:
+        await client.aio.models.get(model=self.spec.name)
+
+    def _probe_failure(self, exc: BaseException) -> tuple[int, str] | None:
+        if isinstance(exc, genai_errors.APIError):
+            return int(exc.code or 0), str(exc.message or exc.status or "")
+        return None
+
     # -- the call ------------------------------------------------------------------------
     async def _call(self, client: genai.Client, payload: dict[str, Any]) -> Reply:
         counter = AttemptCounter()

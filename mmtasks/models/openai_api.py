@@ -64,7 +64,7 @@ from mmtasks.core.provenance import ModelRevision
 from mmtasks.core.conversation import Image, VideoRun, video_runs
 from mmtasks.core.reasoning import LENGTH
 from mmtasks.core.request import OPTIONAL_SETTINGS, GenerationConfig, Reply, Request
-from mmtasks.errors import ConfigError, DataError, ModelError
+from mmtasks.errors import ConfigError, DataError, ModelError, ModelNotFound
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
 from mmtasks.models.openai_args import (
@@ -403,7 +403,8 @@ class OpenAIModel(ChatModel):
             raise ModelError(redact(f"{where}: {what} (HTTP {status}: {detail})"), field="--model", hint=self._key_hint()) from None
         if status == 404:
             known = f"; the server lists: {', '.join(models[:10])}" if models else ""
-            raise ModelError(redact(f"{where}: not found (HTTP 404: {detail}){known}"), field="--model", hint="check the model name and base_url") from None
+            raise ModelNotFound(redact(f"{where}: not found (HTTP 404: {detail}){known}"), detail=redact(detail), field="--model",
+                                hint="check the model name and base_url") from None
         if status == 429 and error_code(raw) == "insufficient_quota":
             raise ModelError(redact(f"{where}: quota exhausted (HTTP 429: {detail})"), field="--model") from None
 

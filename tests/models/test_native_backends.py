@@ -26,7 +26,8 @@ from mmtasks.models.base import ModelSpec, load_model  # noqa: E402
 from tests.mmdu_data import judge_reply, scores  # noqa: E402
 from tests.provider_servers import IMAGE_TOKENS, AnthropicServer, GeminiServer  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+#: the repository root, wherever under tests/ this file sits
+REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 SAMPLE = REPO / "data" / "sample"
 KEY = "sk-loopback-test-key-0123456789"
 PROVIDERS = {
