@@ -24,7 +24,7 @@ from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact, register_env_secrets
 
-SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view", "compare")
+SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view", "compare", "publish-results")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
@@ -101,6 +101,7 @@ OTHER_COMMANDS = """other commands (each has --help):
   mmtasks judge         agreement between two runs' judge verdicts
   mmtasks compare       is B better than A? paired differences, McNemar, intervals
   mmtasks view          a static site of every answer of a run, or two side by side
+  mmtasks publish-results  a run's scores on the model's Hub page (.eval_results/, a pull request)
 
 From Python: mmtasks.evaluate(tasks=..., model=..., **options)."""
 
@@ -141,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(add_judge_parser(sub))
     _add_common(add_compare_parser(sub))
     _add_common(add_view_parser(sub))
+    from mmtasks.commands.publish_results import add_publish_results_parser
+
+    _add_common(add_publish_results_parser(sub))
     configure_leaderboard(sub.add_parser("leaderboard", help="build the static leaderboard or plot figures",
                                          description="The static leaderboard and figures from run folders."))
     return parser
@@ -199,6 +203,10 @@ def main(argv: list[str] | None = None) -> int:
             from mmtasks.commands.compare import compare_command
 
             return compare_command(args)
+        if args.command == "publish-results":
+            from mmtasks.commands.publish_results import publish_results_command
+
+            return publish_results_command(args)
         if args.command == "view":
             from mmtasks.commands.view import view_command
 

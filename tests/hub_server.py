@@ -6,7 +6,9 @@ read from huggingface_hub's client code (``hf_api.py``, ``_commit_api.py``, ``ut
 - ``POST /api/{type}s/{repo}/preupload/{rev}``: per file ``uploadMode`` (``regular`` under 10 MB),
   ``shouldIgnore`` and the ``oid`` (git blob sha1) of the file already there, so unchanged files are skipped;
 - ``POST /api/{type}s/{repo}/commit/{rev}``: the NDJSON commit (``header``, ``file`` base64,
-  ``deletedFile``, ``deletedFolder``) applied as one commit -> ``{"commitUrl", "commitOid"}``;
+  ``deletedFile``, ``deletedFolder``) applied as one commit -> ``{"commitUrl", "commitOid"}``; with
+  ``?create_pr=1`` applied to a new pull request's branch instead (``Repo.prs``; the main branch
+  unchanged) -> also ``{"pullRequestUrl": ".../discussions/N"}``, as the Hub answers;
 - ``POST /api/validate-yaml`` (a README's metadata, checked before upload);
 - ``GET /{type}s/{repo}/resolve/{rev}/{path}``: a file's bytes (404 ``EntryNotFound``);
 - ``GET /api/{type}s/{repo}/tree/{rev}`` (``list_repo_files``, for ``delete_patterns``) and
@@ -62,6 +64,8 @@ class Repo:
     commits: list[dict[str, Any]] = field(default_factory=list)
     #: anyone may read it (a seeded public dataset); writing still needs a token
     public: bool = False
+    #: pull requests opened by a commit with ``create_pr=1``: number, title, the branch's files, what it changed
+    prs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def head(self) -> str:
@@ -412,6 +416,9 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
             self._send(200, {"files": out, "commitOid": repo.head})
 
         def _commit(self, repo: Repo, body: bytes) -> None:
+            from urllib.parse import parse_qs
+
+            create_pr = (parse_qs(urlsplit(self.path).query).get("create_pr") or ["0"])[0] == "1"
             lines = [json.loads(line) for line in body.splitlines() if line.strip()]
             header = next((x["value"] for x in lines if x["key"] == "header"), None)
             if header is None:
@@ -442,11 +449,19 @@ def make_handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
                     elif key != "header":
                         self._send(400, {"error": f"unsupported operation {key}"})
                         return
-                oid = hashlib.sha1(f"{repo.head}{json.dumps(sorted(files))}{len(repo.commits)}".encode()).hexdigest()
-                repo.files = files
-                repo.commits.append({"oid": oid, "summary": header.get("summary"), "paths": added, "deleted": deleted})
+                oid = hashlib.sha1(f"{repo.head}{json.dumps(sorted(files))}{len(repo.commits)}{len(repo.prs)}".encode()).hexdigest()
+                if create_pr:  # a new branch refs/pr/N from main: main keeps its files
+                    number = len(repo.prs) + 1
+                    repo.prs.append({"num": number, "title": header.get("summary"), "description": header.get("description"),
+                                     "oid": oid, "files": files, "paths": added, "deleted": deleted})
+                else:
+                    repo.files = files
+                    repo.commits.append({"oid": oid, "summary": header.get("summary"), "paths": added, "deleted": deleted})
             url = state.commit_url or f"{self._base()}/{repo.repo_type}s/{repo.repo_id}/commit/{oid}"
-            self._send(200, {"success": True, "commitOid": oid, "commitUrl": url})
+            answer = {"success": True, "commitOid": oid, "commitUrl": url}
+            if create_pr:
+                answer["pullRequestUrl"] = f"{self._base()}/{repo.repo_type}s/{repo.repo_id}/discussions/{number}"
+            self._send(200, answer)
 
     return Handler
 
