@@ -33,7 +33,9 @@ import asyncio
 import base64
 import mimetypes
 import re
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from google import genai
 from google.genai import errors as genai_errors
@@ -67,10 +69,10 @@ class GeminiArgs(APIArgs):
     """The Google Cloud project (Vertex AI)."""
     location: str | None = None
     """The Google Cloud region (Vertex AI)."""
-    video: str = "frames"
+    video: Literal["frames", "inline"] = "frames"
     """How a video placed whole is sent: ``frames`` (its sampled frames as images) or ``inline``
     (the file itself, with the sampled frame rate)."""
-    inline_video_max_bytes: int = 20_000_000
+    inline_video_max_bytes: int = Field(20_000_000, ge=1024)
     """The largest video file sent inline (Gemini's inline request limit is 20 MB)."""
 
 
@@ -84,13 +86,6 @@ class GeminiModel(APIModel):
     args_model = GeminiArgs
     example = "gemini:gemini-2.5-flash"
     takes_settings = frozenset({"top_k", "presence_penalty", "frequency_penalty", "reasoning_effort", "thinking_budget"})
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.args.video not in ("frames", "inline"):
-            from mmtasks.errors import ConfigError
-
-            raise ConfigError(f"video must be frames or inline, got {self.args.video!r}", field="--model-args")
 
     def _make_client(self, session: Any) -> genai.Client:
         options = types.HttpOptions(base_url=None if self.args.vertexai and not self.args.base_url else self.base_url + "/",
@@ -172,7 +167,10 @@ class GeminiModel(APIModel):
         if size > self.args.inline_video_max_bytes:
             raise DataError(f"video {path.name} is {size} bytes, over inline_video_max_bytes={self.args.inline_video_max_bytes} "
                             "(Gemini's inline limit): send its frames with video=frames", doc_id=request.doc_id or None)
-        mime = mimetypes.guess_type(path.name)[0] or "video/mp4"
+        mime = mimetypes.guess_type(path.name)[0] or ""
+        if not mime.startswith("video/"):
+            raise DataError(f"video=inline sends video files (mp4, mov, webm ...); {path.name} is {mime or 'of an unknown type'}: "
+                            "send its frames with video=frames", doc_id=request.doc_id or None)
         fps = len(run.frames) / run.clip.duration if run.clip.duration > 0 else None
         return types.Part(inline_data=types.Blob(mime_type=mime, data=path.read_bytes()),
                           video_metadata=types.VideoMetadata(fps=fps) if fps else None)

@@ -256,3 +256,66 @@ def test_gemini_takes_the_penalties_and_seed_and_the_record_is_the_body(monkeypa
                         "presencePenalty": 1.5, "frequencyPenalty": 0.2, "seed": 3407,
                         "thinkingConfig": {"includeThoughts": True, "thinkingLevel": "LOW"}}
     assert body["systemInstruction"] == {"parts": [{"text": "Be brief."}], "role": "user"}
+
+
+def test_gemini_sends_a_video_inline_with_the_sampled_frame_rate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("av")
+    import mmtasks
+    from tests.documents.test_video_input import make_task
+
+    make_task(tmp_path, "vidgemini", "{field: video, fps: 1, max_frames: 4}", user="{{ video(0) }}Which colour?",
+              records=[{"id": "mp4", "video": "clip.mp4", "answer": "x"}])
+    monkeypatch.setenv("MMTASKS_TEST_KEY", KEY)
+    with GeminiServer(api_key=KEY) as server:
+        mmtasks.evaluate(tasks="vidgemini", model="gemini:gemini-test", include_path=str(tmp_path / "tasks"),
+                         data_dir=tmp_path / "data", output_path=tmp_path / "run", use_cache=False,
+                         model_args={"base_url": server.base_url, "api_key_env": "MMTASKS_TEST_KEY", "video": "inline"})
+        [body] = server.bodies
+    from google.genai import types
+
+    video, question = (types.Part.model_validate_json(json.dumps(p)) for p in body["contents"][-1]["parts"])
+    # the file itself, as on disk, and the rate at which the task's sampler took 4 of its 10 frames over 5 s
+    assert video.inline_data.mime_type == "video/mp4"
+    assert video.inline_data.data == (tmp_path / "data" / "vids" / "clip.mp4").read_bytes()
+    assert video.video_metadata.fps == pytest.approx(4 / 5.0)
+    assert question.text == "Which colour?"
+
+
+def test_gemini_refuses_to_inline_a_video_over_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("av")
+    import mmtasks
+    from tests.documents.test_video_input import make_task
+
+    make_task(tmp_path, "vidbig", "{field: video, fps: 1, max_frames: 4}", user="{{ video(0) }}Which colour?",
+              records=[{"id": "mp4", "video": "clip.mp4", "answer": "x"}])
+    monkeypatch.setenv("MMTASKS_TEST_KEY", KEY)
+    with GeminiServer(api_key=KEY) as server:
+        result = mmtasks.evaluate(tasks="vidbig", model="gemini:gemini-test", include_path=str(tmp_path / "tasks"),
+                                  data_dir=tmp_path / "data", output_path=tmp_path / "run", use_cache=False,
+                                  allow_failures=True,
+                                  model_args={"base_url": server.base_url, "api_key_env": "MMTASKS_TEST_KEY",
+                                              "video": "inline", "inline_video_max_bytes": 1024})
+        assert server.calls == 0
+    [sample] = result.samples["vidbig"]
+    assert "over inline_video_max_bytes=1024" in sample.failures[0] and "video=frames" in sample.failures[0]
+
+
+def test_the_native_backends_serve_as_the_answer_matcher(provider: tuple[str, Any], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """BLINK's matcher (the authors' prompt) on Claude / Gemini reads what no rule reads, as on openai."""
+    from tests.scoring.test_answer_matcher import _blink_data, honest_matcher
+
+    backend, server = provider
+    _, model, _, _ = PROVIDERS[backend]
+    server.reply = lambda body: honest_matcher({"messages": [{"role": "user", "content": server.prompt_of(body)}]})
+    data, replies = _blink_data(tmp_path)
+    out = tmp_path / "out"
+    code = main(["--tasks", "blink_counting", "--data-dir", str(data), "--model", f"replay:{replies}", "--no-cache",
+                 "--output-path", str(out), "--no-progress", "--allow-failures",
+                 "--matcher", f"{backend}:{model}", "--matcher-args", args_for(server)])
+    assert code == 0
+    samples = [json.loads(line) for line in (out / "samples" / "blink_counting.jsonl").read_text().splitlines()]
+    assert [(s["parsed"], s["read_by"]) for s in samples] == [("C", "rule"), ("B", "matcher"), (None, None), ("A", "matcher")]
+    assert server.calls == 3
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert all(settings_of(backend, b) == results["generation"]["blink_counting"]["matcher"] for b in server.bodies)
