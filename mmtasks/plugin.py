@@ -10,18 +10,22 @@ group ``mmtasks``. Both register with the same decorators::
     def last_int(text: str) -> int | None: ...
 
 Each decorator registers in one of the registries of :mod:`mmtasks.registry` and
-returns the decorated object unchanged.
+returns the decorated object unchanged. ``docs/plugin-api.md`` is the reference: a protocol
+is called as ``fn(state: DocumentState, ctx: DialogueContext)``, an aggregator as
+``fn(task: TaskScoring, samples, seed) -> TaskResult``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.conversation import Image, Message, Text
+from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.protocols import DialogueContext, ProtocolSpec, protocol
+from mmtasks.dialogues.state import DocumentState
 from mmtasks.registry import adapters, backends, metrics, task_folders, transforms
-from mmtasks.scoring.aggregation import AggregatorSpec, TaskResult, aggregator
+from mmtasks.scoring.aggregation import AggregatorSpec, TaskResult, TaskScoring, aggregator
 from mmtasks.scoring.metrics import corpus_metric, takes_references
 from mmtasks.scoring.parsers import ParserArgs, parser
 from mmtasks.scoring.verdicts import verdict_parser
@@ -51,7 +55,8 @@ def task_folder(name: str, path: str | Path) -> None:
 
 
 __all__ = [
-    "AggregatorSpec", "Dialogue", "DialogueContext", "ParserArgs", "ProtocolSpec", "Reply", "Request", "Sample", "TaskResult",
+    "AggregatorSpec", "Dialogue", "DialogueContext", "DocumentState", "GenerationConfig", "Image", "Message", "ParserArgs",
+    "ProtocolSpec", "Reply", "Request", "Sample", "TaskResult", "TaskScoring", "Text",
     "adapter", "aggregator", "backend", "corpus_metric", "metric", "parser", "protocol", "takes_references", "task_folder",
     "transform", "verdict_parser",
 ]

@@ -21,7 +21,6 @@ field 'f': message``), grouped and capped with a count.
 
 from __future__ import annotations
 
-import copy
 import gc
 import logging
 import multiprocessing
@@ -255,10 +254,6 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
     """The check of each document (of the share ``only`` accepts): (documents read, the most images
     (sampled frames among them) and videos in one, what the task's record policy did: treatment ->
     reason -> records)."""
-    # The dialogues run on a copy of the task without its metric functions: they score replies,
-    # and the stand-in's replies are not worth scoring (nor worth loading a tokenizer for).
-    unscored = copy.copy(task)
-    unscored.metric_fns = {}
     count = max_images = max_videos = 0
     excluded = Exclusions()
     treated: dict[str, dict[str, int]] = {}
@@ -266,23 +261,26 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
         count += 1
         max_images = max(max_images, n_source_images(doc) + sum(len(clip.indices) for clip in doc.videos))
         max_videos = max(max_videos, len(doc.videos))
+        # The dialogue runs without the task's metric functions: they score replies, and the
+        # stand-in's replies are not worth scoring (nor worth loading a tokenizer for).
+        state = task.state(doc, scored=False)
         try:
             task.cluster_of(doc)  # a declared cluster field the record lacks
-            sample = _drive(task.protocol.run(unscored, doc, ctx), stand_in, task)
+            sample = _drive(task.protocol.run(state, ctx), stand_in, task)
             for treatment, reason in doc.treated.items():
                 treated.setdefault(treatment, {})
                 treated[treatment][reason] = treated[treatment].get(reason, 0) + 1
             _check_verdicts(task, doc.doc_id, sample)
             if task.config.answer.matcher is not None:  # its templates, rendered for every document
-                matcher_request(task, doc, "(placeholder reply)", position=0)
+                matcher_request(state, "(placeholder reply)", position=0)
         except MmtasksError as exc:
             report(exc)
             # The dialogue stopped at its first problem: the templates every protocol renders
             # (breakdowns, the answer space) are rendered on their own for the others.
             seen = {exc.render()}
-            for step in (task.breakdown_values, task.answer_space):
+            for step in (lambda: state.breakdown, lambda: state.answer_space):
                 try:
-                    step(doc)
+                    step()
                 except MmtasksError as more:
                     if more.render() not in seen:
                         seen.add(more.render())

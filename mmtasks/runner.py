@@ -429,8 +429,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         docs = ((task, doc) for task in tasks
                 for doc in task.documents(root, run.limit, excluded=exclusions[task.name], frames=frames))
         for task, doc in distributed.shard(docs, ranks):
-            for repeat in range(repeats_for(task, run.repeats)):
-                dialogue = task.protocol.run(task, doc, ctx)
+            for repeat in range(repeats_for(task.scoring, run.repeats)):
+                dialogue = task.protocol.run(task.state(doc), ctx)
                 yield _treated(task, doc, repeated(dialogue, repeat, run.seed) if repeat else dialogue)
 
     def finished(sample: Sample) -> None:
@@ -495,10 +495,10 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         else:
             scored[task.name] = given[task.name] = sorted(by_task[task.name], key=lambda s: s.doc_index)
         # The bootstrap seed is fixed (not --seed) so that rescoring reproduces stderr exactly.
-        results[task.name] = aggregate(task, task.aggregator, scored[task.name], BOOTSTRAP_SEED,
+        results[task.name] = aggregate(task.scoring, task.aggregator, scored[task.name], BOOTSTRAP_SEED,
                                        excluded=exclusions[task.name].by_reason)
-        spread = summarize(task, scored[task.name], repeats_for(task, run.repeats),
-                           lambda subset, task=task: aggregate(task, task.aggregator, subset, BOOTSTRAP_SEED))
+        spread = summarize(task.scoring, scored[task.name], repeats_for(task.scoring, run.repeats),
+                           lambda subset, task=task: aggregate(task.scoring, task.aggregator, subset, BOOTSTRAP_SEED))
         if spread is not None:
             repeat_summaries[task.name] = spread
             # documents evaluated, not samples: each ran K times (the other counts cover every repeat)
@@ -516,10 +516,10 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         config["matcher_spec"] = matcher_spec.model_dump()
         for task in tasks:
             if task.config.answer.matcher is not None:
-                without = aggregate(task, task.aggregator, WithoutMatcher(scored[task.name]), BOOTSTRAP_SEED)
+                without = aggregate(task.scoring, task.aggregator, WithoutMatcher(scored[task.name]), BOOTSTRAP_SEED)
                 matched[task.name] = matcher_summary(scored[task.name], without.metrics)
     # each task's scoring variants: the same samples scored their way (no request sent)
-    variants = {task.name: variant_results(task, scored[task.name], BOOTSTRAP_SEED, excluded=exclusions[task.name].by_reason)
+    variants = {task.name: variant_results(task.scoring, task.variants, scored[task.name], BOOTSTRAP_SEED, excluded=exclusions[task.name].by_reason)
                 for task in tasks if task.variants}
     # wall-clock seconds from the start of evaluate() (task and model loading included) to the
     # scores (lm-eval's total_evaluation_time_seconds); shown under the results table

@@ -1,55 +1,47 @@
-"""A task ready to run: its validated config plus the pieces built from it
-(templates, parser, metrics, transforms), and the per-document operations the
-protocols use."""
+"""A task ready to run: its validated config linked to the pieces built from it (the protocol,
+aggregator, parser, metric functions, transforms, adapter and judge resolved by name, each
+setting checked), and the documents it reads.
+
+This module is the linking; what a task does with one document lives beside it:
+:mod:`mmtasks.prompts` (its templates rendered into messages) and :mod:`mmtasks.answers`
+(targets, answer spaces, breakdowns). A protocol is given neither the task nor these: it gets
+one :class:`~mmtasks.dialogues.state.DocumentState` per document (:meth:`Task.state`), and an
+aggregator gets :class:`~mmtasks.scoring.aggregation.TaskScoring` (:attr:`Task.scoring`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
 import importlib.util
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from mmtasks import registry
-from mmtasks.config.task_config import TaskConfig, TransformConfig, is_template, space_problem
+from mmtasks.answers import Answers, Gold, onto_space
+from mmtasks.config.task_config import TaskConfig, TransformConfig
 from mmtasks.config.task_registry import BUILTIN_TASKS_DIR
-from mmtasks.core.conversation import Image, Message, Text
+from mmtasks.core.sample import Sample
 from mmtasks.dialogues.protocols import ProtocolSpec
+from mmtasks.dialogues.state import DocumentState
 from mmtasks.dialogues.transforms import Transform, apply_transforms
 from mmtasks.documents.adapters import Adapter
-from mmtasks.core.sample import Sample
 from mmtasks.documents.dataset import Document, Exclusions, Report, load_documents
 from mmtasks.documents.fewshot import draw, same_source
 from mmtasks.documents.fewshot import source_config as fewshot_source
-from mmtasks.errors import ConfigError, DataError, MmtasksError, TemplateError
-from mmtasks.scoring.aggregation import AggregatorSpec
-from mmtasks.scoring.hf_evaluate import EvaluateMetric, is_evaluate, load_evaluate_metric
-from mmtasks.scoring.metrics import CorpusFunction, bind_metric, declared_references, is_corpus_function
-from mmtasks.scoring.variants import BoundVariant, bind_variants, score_answer
-from mmtasks.scoring.parsers import BoundParser, LabelArgs, ParserSpec, bind, document_labels, is_guess, onto_labels, option_letters
-from mmtasks.config.task_regex import PatternTimeout, compile_task_pattern
-from mmtasks.templates import TagError, render, split_on_images, split_on_tags
+from mmtasks.errors import ConfigError, MmtasksError
+from mmtasks.prompts import ImageMode, Prompts, n_source_images
+from mmtasks.scoring.aggregation import AggregatorSpec, CorpusMetric, TaskScoring
+from mmtasks.scoring.hf_evaluate import is_evaluate, load_evaluate_metric
+from mmtasks.scoring.metrics import CorpusFunction, Metric, bind_metric, declared_references, is_corpus_function
+from mmtasks.scoring.parsers import BoundParser, bind
+from mmtasks.scoring.variants import BoundVariant, bind_variants
 
-ImageMode = Literal["separate", "combined"]
-
-#: a metric computed once over the task's (answer, reference) pairs
-CorpusMetric = EvaluateMetric | CorpusFunction
-#: a per-sample metric: (parsed, target, doc record) -> score (None: not applicable to this sample)
-Metric = Callable[[Any, Any, dict], "float | None"]
-
-
-@dataclass(frozen=True)
-class Gold:
-    """A document's gold answer: ``value`` as the sample records it (and a judge is shown), and
-    ``scored``, what the metric functions compare a parsed reply with."""
-
-    value: Any
-    scored: Any
+__all__ = ["CorpusMetric", "Gold", "ImageMode", "Metric", "Task", "n_source_images", "read_prompt_file"]
 
 
 @dataclass
@@ -105,6 +97,10 @@ class Task:
     matcher_prefix: str = field(init=False, default="")
     #: the labels of a literal text space that a parser other than ``label`` reads its answers onto
     space_labels: list[str] | None = field(init=False, default=None)
+    #: the task's templates, rendered for a document (built once the task is linked)
+    prompts: Prompts = field(init=False, repr=False)
+    #: the task's targets, answer spaces and breakdowns (built once the task is linked)
+    answers: Answers = field(init=False, repr=False)
     #: the task's scoring variants (``variants:``), resolved (:mod:`mmtasks.scoring.variants`)
     variants: tuple[BoundVariant, ...] = field(init=False, default=())
 
@@ -150,6 +146,24 @@ class Task:
             if cfg.judge.prompt_file:
                 self.judge_prefix = read_prompt_file(self.file.parent / cfg.judge.prompt_file, task_file=self.file,
                                                      roots=(*self.roots, BUILTIN_TASKS_DIR))
+        self.prompts = Prompts(cfg, self.file, self.image_mode, self.system_instruction)
+        self.answers = Answers(cfg, self.file, self.prompts, self.parser, self.metric_references, self.plugins,
+                               self.space_labels)
+
+    def state(self, doc: Document, *, scored: bool = True) -> DocumentState:
+        """What the protocol gets for ``doc`` (``protocol.run(task.state(doc), ctx)``);
+        ``scored=False``: without the metric functions (the preflight's stand-in replies are not
+        worth scoring, nor worth loading a tokenizer for)."""
+        return DocumentState(doc=doc, task=self.name, config=self.config, args=self.args, file=self.file,
+                             image_mode=self.image_mode, parser=self.parser,
+                             metric_fns=self.metric_fns if scored else {}, corpus_metrics=tuple(self.corpus_metrics),
+                             prompts=self.prompts, answers=self.answers, judge_parser=self.judge_parser,
+                             judge_prefix=self.judge_prefix, matcher_prefix=self.matcher_prefix, variants=self.variants)
+
+    @property
+    def scoring(self) -> TaskScoring:
+        """What the aggregator gets (``aggregator.fn(task.scoring, samples, seed)``)."""
+        return TaskScoring(name=self.name, config=self.config, corpus_metrics=self.corpus_metrics)
 
     def _check_matcher(self) -> None:
         """An ``answer.matcher`` needs a parser whose options it can name (``choice`` or ``label``),
@@ -165,17 +179,6 @@ class Task:
         if matcher.prompt_file:
             self.matcher_prefix = read_prompt_file(self.file.parent / matcher.prompt_file, task_file=self.file,
                                                    roots=(*self.roots, BUILTIN_TASKS_DIR), field_name="answer.matcher.prompt_file")
-
-    def answer_labels(self, doc: Document) -> list[str]:
-        """The options a reply to ``doc`` may name, as the task's parser reads them (``choice``:
-        the record's letters or the fixed ones; ``label``: the space's labels); [] for another parser."""
-        args = self.parser.args
-        if isinstance(args, LabelArgs):
-            return document_labels(doc.record, args)
-        if self.parser.name == "choice" and args is not None:
-            letters = getattr(args, "letters", None)
-            return list(letters) if letters else option_letters(doc.record, getattr(args, "options_field"))
-        return []
 
     def _answer_parser(self) -> BoundParser:
         """``answer.parser`` with its arguments; the default ``text`` parser under a declared text
@@ -289,11 +292,6 @@ class Task:
                 per_sample[m.name] = fn
         return per_sample, corpus
 
-    @property
-    def scores_answers(self) -> bool:
-        """Whether answers are parsed and scored by metric functions (per sample or over the corpus)."""
-        return bool(self.metric_fns or self.corpus_metrics)
-
     def _check_metrics(self) -> None:
         emitted = set(self.aggregator.emits(self.config)) | set(self.corpus_metrics)
         for i, m in enumerate(self.config.metrics):
@@ -306,6 +304,10 @@ class Task:
     @property
     def name(self) -> str:
         return self.config.task
+
+    def cluster_of(self, doc: Document) -> str | None:
+        """The document's cluster (``cluster:``; see :meth:`mmtasks.answers.Answers.cluster_of`)."""
+        return self.answers.cluster_of(doc)
 
     def documents(self, data_root: Path | None, limit: int | None = None, report: Report | None = None,
                   only: Callable[[int], bool] | None = None, frames: Any = None,
@@ -337,7 +339,7 @@ class Task:
                                        frames=frames):
                 demo = apply_transforms(demo, self.transforms, self.image_mode)
                 try:
-                    self.demonstration_answer(demo)
+                    self.answers.demonstration_answer(demo)
                 except MmtasksError as exc:
                     if report is None:
                         raise
@@ -346,15 +348,6 @@ class Task:
                 pool.append(demo)
             self._demonstrations[key] = tuple(pool)
         return self._demonstrations[key]
-
-    def demonstration_answer(self, demo: Document) -> str:
-        """A demonstration's answer as shown: ``fewshot.answer`` rendered, else the target as text."""
-        fs = self.config.fewshot
-        assert fs is not None
-        if fs.answer is not None:
-            return self.render(fs.answer, demo, "fewshot.answer")
-        value = self.target(demo)
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
     def treated(self, sample: Sample, doc: Document) -> Sample:
         """``sample`` of ``doc`` with what the record policy did to the record while it was
@@ -367,323 +360,6 @@ class Task:
             sample.metrics = {name: 0.0 for name in {*sample.metrics, *self.metric_fns}}
             sample.unparsed = sample.guessed = 0  # however the reply reads, the record is wrong
         return sample
-
-    # -- prompts ---------------------------------------------------------
-    def variables(self, doc: Document, **extra: Any) -> dict[str, Any]:
-        return {
-            **self.config.prompt.variables,
-            "doc": doc.record,
-            "doc_id": doc.doc_id,
-            "images": [img.label or img.describe() for img in doc.images],
-            "n_images": len(doc.images),
-            "n_source_images": n_source_images(doc),
-            "videos": [clip.describe() for clip in doc.videos],
-            "n_videos": len(doc.videos),
-            "image_mode": self.image_mode,
-            **extra,
-        }
-
-    def render(self, template: str, doc: Document, field_name: str, **extra: Any) -> str:
-        return render(template, self.variables(doc, **extra), origin=str(self.file), doc_id=doc.doc_id, field=field_name)
-
-    def parts(self, template: str, doc: Document, field_name: str, **extra: Any) -> tuple[Text | Image, ...]:
-        """Render a template into interleaved text and image parts: images at their ``image(i)``
-        and at the tags of ``prompt.image_tags``; the text as written (``prompt.strip_around_images``
-        strips the newlines beside images)."""
-        prompt = self.config.prompt
-        pieces = split_on_images(self.render(template, doc, field_name, **extra))
-        for piece in pieces:
-            if isinstance(piece, int) and not 0 <= piece < len(doc.images):
-                raise TemplateError(f"image({piece}) is out of range: the document has {len(doc.images)} images",
-                                    file=self.file, doc_id=doc.doc_id, field=field_name)
-        pieces = self._video_frames(self._video_tags(pieces, doc, field_name), doc, field_name)
-        if prompt.image_tags is not None:
-            tags = prompt.image_tags
-            rule = self.config.dataset.record_rule("image_tag_unmatched")
-            unmatched: Callable[[str], None] | None = None
-            if rule is not None:  # the dataset's own records name images they lack: kept as text, counted
-                reason = rule.reason
-
-                def keep_as_text(tag: str) -> None:
-                    doc.treated["kept_as_text"] = reason
-
-                unmatched = keep_as_text
-            try:
-                pieces = split_on_tags(pieces, compile_task_pattern(tags.pattern), len(doc.images), tags.base, unmatched)
-            except (TagError, PatternTimeout) as exc:
-                raise DataError(str(exc), file=doc.source, doc_id=doc.doc_id, field=field_name,
-                                hint="prompt.image_tags names the images by their tags in the text") from None
-            if tags.untagged == "first":
-                placed = {p for p in pieces if isinstance(p, int)}
-                pieces = [i for i in range(len(doc.images)) if i not in placed] + pieces
-        if prompt.strip_around_images:
-            pieces = [p if isinstance(p, (int, Image)) else p.strip("\n") for p in pieces if isinstance(p, (int, Image)) or p.strip()]
-        detail = prompt.image_detail  # the task's word to an API model on each image it sends (BLINK: low)
-
-        def image(part: Image) -> Image:
-            return part if detail is None else dataclasses.replace(part, detail=detail)
-
-        return tuple(image(doc.images[p]) if isinstance(p, int) else image(p) if isinstance(p, Image) else Text(p)
-                     for p in pieces if p != "")
-
-    def _video_tags(self, pieces: list[Any], doc: Document, field_name: str) -> list[Any]:
-        """The tags of ``prompt.video_tags`` in the text pieces as ``(video, -1)`` pieces (every frame)."""
-        tags = self.config.prompt.video_tags
-        if tags is None:
-            return pieces
-        boxed = [("image", p) if isinstance(p, int) else p for p in pieces]  # images pass through as they are
-        try:
-            found = split_on_tags(boxed, compile_task_pattern(tags.pattern), len(doc.videos), tags.base)
-        except (TagError, PatternTimeout) as exc:
-            raise DataError(str(exc).replace("image", "video"), file=doc.source, doc_id=doc.doc_id, field=field_name,
-                            hint="prompt.video_tags names the videos by their tags in the text") from None
-        out = [(p, -1) if isinstance(p, int) else p[1] if isinstance(p, tuple) and p[0] == "image" else p for p in found]
-        if tags.untagged == "first":
-            placed = {p[0] for p in out if isinstance(p, tuple)}
-            out = [(i, -1) for i in range(len(doc.videos)) if i not in placed] + out
-        return out
-
-    def _video_frames(self, pieces: list[Any], doc: Document, field_name: str) -> list[Any]:
-        """``video(i)`` and ``frame(i, k)`` pieces as the frames' image parts."""
-        out: list[Any] = []
-        for piece in pieces:
-            if not isinstance(piece, tuple):
-                out.append(piece)
-                continue
-            i, k = piece
-            if not 0 <= i < len(doc.videos):
-                raise TemplateError(f"video({i}) is out of range: the document has {len(doc.videos)} video(s)"
-                                    + ("" if self.config.dataset.video else " (the task declares no dataset.video)"),
-                                    file=self.file, doc_id=doc.doc_id, field=field_name)
-            frames = doc.videos[i].frame_images()
-            if k >= len(frames):
-                raise TemplateError(f"frame({i}, {k}) is out of range: {len(frames)} frames of video {i} are sampled",
-                                    file=self.file, doc_id=doc.doc_id, field=field_name)
-            out.extend(frames if k < 0 else (frames[k],))
-        return out
-
-    def system_prompt(self, doc: Document) -> str | None:
-        """The system message of the model's requests for ``doc``: ``--system-instruction`` when
-        the run gives one, else the task's ``prompt.system`` rendered; None: no system message."""
-        if self.system_instruction is not None:
-            return self.system_instruction
-        if self.config.prompt.system:
-            return self.render(self.config.prompt.system, doc, "prompt.system")
-        return None
-
-    def initial_messages(self, doc: Document) -> tuple[Message, ...]:
-        """The system message, the few-shot demonstrations (``fewshot.layout``: as earlier turns,
-        or inline in the question's message), then the question: every one rendered by
-        ``prompt.user`` (a demonstration's images are its own), each demonstration's answer by
-        :meth:`demonstration_answer`."""
-        msgs: list[Message] = []
-        system = self.system_prompt(doc)
-        if system:
-            msgs.append(Message.text("system", system))
-        question = self.parts(self.config.prompt.user, doc, "prompt.user")
-        fs = self.config.fewshot
-        if fs is None or not doc.demonstrations:
-            msgs.append(Message("user", question))
-        elif fs.layout == "turns":
-            for demo in doc.demonstrations:
-                msgs.append(Message("user", self.parts(self.config.prompt.user, demo, "prompt.user")))
-                msgs.append(Message.text("assistant", self.demonstration_answer(demo)))
-            msgs.append(Message("user", question))
-        else:
-            parts: list[Text | Image] = []
-            for demo in doc.demonstrations:
-                parts += [*self.parts(self.config.prompt.user, demo, "prompt.user"),
-                          Text(fs.target_delimiter + self.demonstration_answer(demo) + fs.fewshot_delimiter)]
-            msgs.append(Message("user", _joined((*parts, *question))))
-        return tuple(msgs)
-
-    # -- answers ---------------------------------------------------------
-    def target(self, doc: Document) -> Any:
-        """The gold answer as the sample records it, checked against the answer space (see
-        :meth:`gold`)."""
-        return self.gold(doc).value
-
-    def gold(self, doc: Document) -> Gold:
-        """The gold answer, checked against the answer space: the task's parser must read an
-        answer in it (a letter within the record's options, an integer where one is expected);
-        with what the metrics compare: the answer the parser read in it, the rule the check
-        applied (unless the parser's ``target`` rule is ``raw``, or the target is a list of
-        references)."""
-        spec = self.config.target
-        if spec.startswith("field:"):
-            name = spec[len("field:"):]
-            if name not in doc.record:
-                raise DataError("target field is missing", file=doc.source, line=doc.line, doc_id=doc.doc_id, field=name)
-            value = doc.record[name]
-        else:
-            name = "target"
-            value = self.render(spec, doc, name)
-        parsed = self._check_target(value, doc, name)
-        # a label of a declared space is recorded in the space's spelling: gold "true" (or a JSON
-        # true) is the label "True" that the replies are read onto
-        recorded = parsed if self.parser.name == "label" or (self.space_labels and isinstance(parsed, str)) else value
-        references = isinstance(value, list) and "several" in self.metric_references.values()
-        if parsed is None or references or self.parser.target_rule(doc.record) == "raw":
-            return Gold(recorded, recorded)
-        return Gold(recorded, parsed)
-
-    def _check_target(self, value: Any, doc: Document, field_name: str) -> Any:
-        if isinstance(value, list):
-            self._check_references(value, doc, field_name)
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-        try:
-            parsed = self.parser(text, doc.record)
-        except DataError as exc:  # the record's answer vocabulary itself is malformed (e.g. its options)
-            raise DataError(exc.message, file=doc.source, line=doc.line, doc_id=doc.doc_id, field=exc.field, hint=exc.hint) from None
-        if parsed is None or is_guess(parsed):  # a parser's random fallback (a guess) is not an answer in the target
-            rule = self.config.dataset.record_rule("target_outside_space")
-            if rule is not None:  # the dataset's own gold beyond its options: asked, scored wrong, counted
-                doc.treated["scored_wrong"] = rule.reason
-                return
-            raise DataError(f"target {value!r} is outside the answer space: parser {self.parser.name!r} reads no answer in it",
-                            file=doc.source, line=doc.line, doc_id=doc.doc_id, field=field_name,
-                            hint=self._answer_vocabulary(doc))
-        return parsed
-
-    def _check_references(self, value: list[Any], doc: Document, field_name: str) -> None:
-        """A list target is several references: every metric function must take several (see
-        :func:`~mmtasks.scoring.metrics.takes_references`), and, for a metric that does, each
-        reference must be a non-empty string."""
-        where = {"file": doc.source, "line": doc.line, "doc_id": doc.doc_id, "field": field_name}
-        one = [name for name, kind in self.metric_references.items() if kind == "one"]
-        if one:
-            several = sorted(n for n in registry.metrics.names(self.plugins)
-                             if declared_references(registry.metrics.get(n, plugins=self.plugins)) == "several")
-            raise DataError(f"the target is a list of references, but metric {one[0]!r} "
-                            f"({self._function_of(one[0])}) takes one reference", **where,
-                            hint=f"metrics that take several: {', '.join(several)}; or a target of one string")
-        if any(kind == "several" for kind in self.metric_references.values()):
-            bad = next((r for r in value if not isinstance(r, str) or not r.strip()), None) if value else ""
-            if bad is not None:
-                raise DataError(f"a reference must be a non-empty string, got {str(bad)[:80]!r} "
-                                f"(the target is {str(value)[:80]!r})", **where)
-
-    def _function_of(self, metric_name: str) -> str:
-        return next((str(m.function) for m in self.config.metrics if m.name == metric_name), metric_name)
-
-    def _answer_vocabulary(self, doc: Document) -> str | None:
-        """What the parser accepts for this record, where its arguments say (a field of options)."""
-        args = self.parser.args
-        labels = getattr(args, "labels", None)
-        if labels:
-            return "the answer space is " + ", ".join(labels)
-        letters = getattr(args, "letters", None)
-        if letters:
-            return "the task's letters are " + ", ".join(letters)
-        field_name = getattr(args, "labels_field", None)
-        if isinstance(field_name, str) and field_name in doc.record:
-            try:
-                return f"the record's labels ({field_name}) are " + ", ".join(document_labels(doc.record, args))
-            except DataError:
-                return None
-        options = getattr(args, "options_field", None)
-        if isinstance(options, str) and options in doc.record:
-            try:
-                return f"the record's options ({options}) are " + ", ".join(option_letters(doc.record, options))
-            except DataError:
-                return None
-        return None
-
-    def answer_space(self, doc: Document) -> dict[str, Any]:
-        """The answer space for the random baseline, with templated values rendered."""
-        # A text answer is drawn from ``source_text`` when the task names it (what the model is
-        # shown, e.g. the question), else from the prompt - never from the record, which holds the gold.
-        return self.rendered_space(self.config.answer.space, doc, "answer.space")
-
-    def rendered_space(self, space: dict[str, Any], doc: Document, field_name: str, **extra: Any) -> dict[str, Any]:
-        """An answer space (see ``AnswerConfig.space``) with its template strings rendered (JSON when they parse)."""
-        out: dict[str, Any] = {"n_images": n_source_images(doc)}
-        for k, v in space.items():
-            if isinstance(v, str) and "{" in v:
-                rendered = self.render(v, doc, f"{field_name}.{k}", **extra)
-                try:
-                    out[k] = json.loads(rendered)
-                except json.JSONDecodeError:
-                    out[k] = rendered
-            else:
-                out[k] = v
-        problem = space_problem(out, any_kind=is_template(space.get("kind")))
-        if problem is not None:
-            raise TemplateError(problem[1], file=self.file, doc_id=doc.doc_id, field=f"{field_name}.{problem[0]}")
-        return out
-
-    def score(self, parsed: Any, target: Any, doc: Document) -> dict[str, float | None]:
-        """The metric functions' scores of an answer read as ``parsed``; a reply read as nothing
-        gets 0 from them, or no score under ``answer.unparsed: unscored``."""
-        return score_answer(self.metric_fns, parsed, target, doc.record, self.config.answer.unparsed)
-
-    def cluster_of(self, doc: Document) -> str | None:
-        """The document's cluster (``cluster:``): its own id for ``dialogue``, else the value of
-        the named record field (dotted for a nested one); None when the task declares none. A
-        record without the field is a data error (the preflight reports it before any model)."""
-        name = self.config.cluster
-        if name is None:
-            return None
-        if name == "dialogue":
-            return doc.doc_id
-        value: Any = doc.record
-        for part in name.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        if value is None or isinstance(value, (dict, list)):
-            raise DataError("the task's cluster field is missing or not a single value", file=doc.source,
-                            line=doc.line, doc_id=doc.doc_id, field=name)
-        return str(value)
-
-    def breakdown_values(self, doc: Document) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for b in self.config.breakdowns:
-            # A template that does not render is an error (the preflight reports it before any
-            # model loads); a document left out of a breakdown renders "" (e.g. doc.get('x', '')).
-            raw = self.render(b.value, doc, f"breakdowns.{b.name}").strip()
-            if not raw:
-                continue
-            if b.bins:
-                try:
-                    num = float(raw)
-                except ValueError:
-                    continue
-                label = next((lab for lab, (lo, hi) in b.bins.items() if lo <= num <= hi), None)
-                if label is not None:
-                    out[b.name] = label
-            else:
-                out[b.name] = raw
-        return out
-
-
-def _joined(parts: tuple[Text | Image, ...]) -> tuple[Text | Image, ...]:
-    """Adjacent text parts as one (an inline demonstration's answer and the next question)."""
-    out: list[Text | Image] = []
-    for part in parts:
-        if isinstance(part, Text) and out and isinstance(out[-1], Text):
-            out[-1] = Text(out[-1].text + part.text)
-        else:
-            out.append(part)
-    return tuple(out)
-
-
-def onto_space(bound: BoundParser, labels: list[str]) -> BoundParser:
-    """``bound`` with its answers read onto ``labels`` (:func:`~mmtasks.scoring.parsers.onto_labels`),
-    under the same name and arguments."""
-
-    def read(text: str, doc: Any, *_: Any) -> Any:
-        return onto_labels(bound(text, doc), labels)
-
-    spec = ParserSpec(name=bound.spec.name, fn=read, args=None, space=bound.spec.space, takes_doc=True)
-    return _SpaceBound(spec, bound.args)
-
-
-@dataclass(frozen=True)
-class _SpaceBound(BoundParser):
-    """A bound parser whose answers are read onto a text space: called as ``fn(text, doc)``, its
-    arguments kept for what reads them (the choice parser's letters, options field)."""
-
-    def __call__(self, text: str, doc: Any) -> Any:
-        return self.spec.fn(text, doc)
 
 
 def _needs_pyav(task_file: Path) -> None:
@@ -715,8 +391,3 @@ def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = (
         raise ConfigError(f"cannot read the {what} prompt file {path}: {exc.strerror}", file=task_file, field=field_name) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"the {what} prompt file {path} is not UTF-8 ({exc.reason} at byte {exc.start})", file=task_file, field=field_name) from None
-
-
-def n_source_images(doc: Document) -> int:
-    """How many images the document had before any combining."""
-    return sum(len(img.parts) or 1 for img in doc.images)

@@ -140,8 +140,8 @@ def through_the_scheduler(model: Any, data_root: Path, n_docs: int) -> dict[str,
         task = Task(config, path)
         protocol = registry.protocols.get(config.protocol).run
         scheduler = Scheduler(models={"model": model})
-        samples = list(scheduler.run(protocol(task, doc, DialogueContext()) for doc in task.documents(data_root, n_docs)))
-    result = task.aggregator.fn(task, samples, 0)
+        samples = list(scheduler.run(protocol(task.state(doc), DialogueContext()) for doc in task.documents(data_root, n_docs)))
+    result = task.aggregator.fn(task.scoring, samples, 0)
     return {
         "waves": scheduler.stats.waves,
         "sent": scheduler.stats.sent,

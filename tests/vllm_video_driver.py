@@ -84,7 +84,7 @@ def through_the_scheduler(model: Any, root: Path, task_name: str) -> dict[str, A
     task = Task(config, path)
     protocol = registry.protocols.get(config.protocol).run
     scheduler = Scheduler(models={"model": model})
-    samples = list(scheduler.run(protocol(task, doc, DialogueContext()) for doc in task.documents(root / "data", None)))
+    samples = list(scheduler.run(protocol(task.state(doc), DialogueContext()) for doc in task.documents(root / "data", None)))
     return {"samples": [{"doc_id": s.doc_id, "responses": s.responses, "failures": s.failures} for s in samples],
             "sent_requests": [asdict(r) for r in model.last_wave]}
 

@@ -14,8 +14,7 @@ from mmtasks.core.request import Reply, Request
 from mmtasks.scoring.verdicts import ANSWER_VARIABLES, is_number, sole_verdict
 
 if TYPE_CHECKING:
-    from mmtasks.documents.dataset import Document
-    from mmtasks.task import Task
+    from mmtasks.dialogues.state import DocumentState
 
 
 @dataclass
@@ -109,34 +108,34 @@ def ask_judge(requests: "Sequence[Request | Unaskable]", parse: JudgeParser | Se
     return verdicts
 
 
-def judge_request(task: "Task", doc: "Document", *, position: int, **variables: Any) -> Request:
+def judge_request(state: "DocumentState", *, position: int, **variables: Any) -> Request:
     """One judge call built from the task's ``judge`` settings: the ``prompt_file`` text
     (verbatim), then the rendered ``prompt`` template; with ``images: all`` every image of the
     document follows the text, in the document's order (as the official MMDU judge sends them)."""
-    judge = task.config.judge
+    judge = state.config.judge
     if judge is None:
-        raise ValueError(f"task {task.name!r} has no judge")
-    text = task.judge_prefix + (task.render(judge.prompt, doc, "judge.prompt", **variables) if judge.prompt else "")
+        raise ValueError(f"task {state.task!r} has no judge")
+    text = state.judge_prefix + (state.render(judge.prompt, "judge.prompt", **variables) if judge.prompt else "")
     parts: list[Text | Image] = [Text(text)]
     if judge.images == "all":
-        parts.extend(doc.images)
+        parts.extend(state.doc.images)
     messages: list[Message] = []
     if judge.system:
         messages.append(Message.text("system", judge.system))
     messages.append(Message("user", tuple(parts)))
-    space = task.rendered_space(judge_space(task, doc, **variables), doc, "judge.space", **variables)
+    space = state.rendered_space(judge_space(state, **variables), "judge.space", **variables)
     return Request(messages=tuple(messages), generation=judge.generation, target="judge",
-                   task=task.name, doc_id=doc.doc_id, position=position, meta={"answer_space": space})
+                   task=state.task, doc_id=state.doc.doc_id, position=position, meta={"answer_space": space})
 
 
-def judge_space(task: "Task", doc: "Document", **variables: Any) -> dict[str, Any]:
+def judge_space(state: "DocumentState", **variables: Any) -> dict[str, Any]:
     """What a valid verdict looks like, for the ``random`` judge: the task's ``judge.space``; when
     it is not given, the verdict parser's own (its fields and ranges: the task need not restate
     them); a ``{kind: verdict}`` that names no ``fields`` takes the parser's fields."""
-    judge = task.config.judge
+    judge = state.config.judge
     assert judge is not None
     declared = judge.space if "space" in judge.model_fields_set else None
-    own = task.judge_parser.space(task.variables(doc, **variables)) if task.judge_parser is not None else None
+    own = state.judge_parser.space(state.variables(**variables)) if state.judge_parser is not None else None
     if declared is None:
         return own if own is not None else judge.space
     if own is not None and declared.get("kind") == "verdict" == own.get("kind"):
@@ -149,18 +148,18 @@ def _asked(request: "Request | Unaskable") -> Request:
     return request
 
 
-def judge_call(task: "Task", doc: "Document", *, position: int, **variables: Any) -> tuple["Request | Unaskable", JudgeParser]:
+def judge_call(state: "DocumentState", *, position: int, **variables: Any) -> tuple["Request | Unaskable", JudgeParser]:
     """A judge request (see :func:`judge_request`) and the parser of its reply: the task's
     verdict parser (``judge.parser``), given the variables the prompt was rendered with. When
     the model's text is over :data:`MAX_JUDGED_CHARS`, an :class:`Unaskable` instead."""
-    if task.judge_parser is None:
-        raise ValueError(f"task {task.name!r} has no judge")
+    if state.judge_parser is None:
+        raise ValueError(f"task {state.task!r} has no judge")
     size = model_text_size(variables)
     if size > MAX_JUDGED_CHARS:
         return too_large_for_the_judge(size), lambda text: None
-    request = judge_request(task, doc, position=position, **variables)
-    context = task.variables(doc, **variables)
-    bound = task.judge_parser
+    request = judge_request(state, position=position, **variables)
+    context = state.variables(**variables)
+    bound = state.judge_parser
 
     def parse(text: str) -> dict[str, Any] | None:
         # the same rule for every verdict parser: the judge's own text, one verdict (see sole_verdict)
@@ -169,11 +168,11 @@ def judge_call(task: "Task", doc: "Document", *, position: int, **variables: Any
     return request, parse
 
 
-def verdict_metrics(task: "Task", verdicts: Iterable[dict[str, Any]]) -> dict[str, float]:
+def verdict_metrics(state: "DocumentState", verdicts: Iterable[dict[str, Any]]) -> dict[str, float]:
     """Per-sample metrics from valid verdicts: for each verdict field named in ``judge.metrics``
     (every numeric field when it names none), the mean over ``verdicts`` times
     ``judge.report_factor``. Fields that are not numbers are left out."""
-    judge = task.config.judge
+    judge = state.config.judge
     if judge is None:
         return {}
     valid = list(verdicts)

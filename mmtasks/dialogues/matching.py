@@ -23,8 +23,7 @@ from mmtasks.dialogues.judging import MAX_JUDGED_CHARS
 from mmtasks.scoring.parsers import Matched, choose_label, choose_letter, is_letter
 
 if TYPE_CHECKING:
-    from mmtasks.documents.dataset import Document
-    from mmtasks.task import Task
+    from mmtasks.dialogues.state import DocumentState
 
 
 @dataclass
@@ -41,25 +40,25 @@ class MatcherCall:
         return {"prompt": self.prompt, "reply": self.reply, "error": self.error, "read": self.read}
 
 
-def matcher_request(task: "Task", doc: "Document", prediction: str, *, position: int) -> Request:
+def matcher_request(state: "DocumentState", prediction: str, *, position: int) -> Request:
     """The matcher call for one reply: the ``prompt_file`` text (verbatim), then ``prompt``
     rendered with ``question``, ``options`` and ``prediction`` (the reply); text only."""
-    matcher = task.config.answer.matcher
+    matcher = state.config.answer.matcher
     if matcher is None:
-        raise ValueError(f"task {task.name!r} has no answer matcher")
+        raise ValueError(f"task {state.task!r} has no answer matcher")
     variables = {
-        "question": task.render(matcher.question, doc, "answer.matcher.question"),
-        "options": task.render(matcher.options, doc, "answer.matcher.options") if matcher.options else "",
+        "question": state.render(matcher.question, "answer.matcher.question"),
+        "options": state.render(matcher.options, "answer.matcher.options") if matcher.options else "",
         "prediction": prediction,
     }
-    text = task.matcher_prefix + (task.render(matcher.prompt, doc, "answer.matcher.prompt", **variables) if matcher.prompt else "")
+    text = state.matcher_prefix + (state.render(matcher.prompt, "answer.matcher.prompt", **variables) if matcher.prompt else "")
     messages: list[Message] = []
     if matcher.system:
         messages.append(Message.text("system", matcher.system))
     messages.append(Message("user", (Text(text),)))
-    space = {"kind": "choice", "choices": [*task.answer_labels(doc), matcher.none_label]}
+    space = {"kind": "choice", "choices": [*state.answer_labels(), matcher.none_label]}
     return Request(messages=tuple(messages), generation=matcher.generation, target="matcher",
-                   task=task.name, doc_id=doc.doc_id, position=position, meta={"answer_space": space})
+                   task=state.task, doc_id=state.doc.doc_id, position=position, meta={"answer_space": space})
 
 
 def read_matcher_reply(text: str, labels: list[str], none_label: str) -> str | None:
@@ -70,23 +69,23 @@ def read_matcher_reply(text: str, labels: list[str], none_label: str) -> str | N
     return None if found is None or found == none_label else found
 
 
-def ask_matcher(task: "Task", doc: "Document", prediction: str, *,
+def ask_matcher(state: "DocumentState", prediction: str, *,
                 position: int) -> Generator[list[Request], list[Reply], tuple[Matched | None, MatcherCall]]:
     """Sub-dialogue (use with ``yield from``): ask the matcher once which option ``prediction``
     chose; returns the option (a :class:`~mmtasks.scoring.parsers.Matched`) or None, and the record
     of the call. A reply too large for a prompt is not sent (:data:`MAX_JUDGED_CHARS`)."""
-    matcher = task.config.answer.matcher
+    matcher = state.config.answer.matcher
     assert matcher is not None
     if len(prediction) > MAX_JUDGED_CHARS:
         return None, MatcherCall(prompt=[], error=f"the reply ({len(prediction):,} characters) is too large for a "
                                                   f"matcher prompt (at most {MAX_JUDGED_CHARS:,}): not asked")
-    request = matcher_request(task, doc, prediction, position=position)
+    request = matcher_request(state, prediction, position=position)
     call = MatcherCall(prompt=[m.to_json() for m in request.messages])
     (reply,) = yield [request]
     call.reply = reply.text
     if not reply.ok:
         call.error = reply.error or "matcher request failed"
         return None, call
-    found = read_matcher_reply(reply.text or "", task.answer_labels(doc), matcher.none_label)
+    found = read_matcher_reply(reply.text or "", state.answer_labels(), matcher.none_label)
     call.read = found
     return (Matched(found) if found is not None else None), call

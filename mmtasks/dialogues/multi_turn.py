@@ -61,6 +61,7 @@ from pydantic import BaseModel, ConfigDict
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
 from mmtasks.dialogues.protocols import DialogueContext, protocol
+from mmtasks.dialogues.state import DocumentState
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.scoring.aggregation import add_corpus_pair
@@ -69,7 +70,6 @@ from mmtasks.core.request import Reply, Request
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
-    from mmtasks.task import Task
 
 log = logging.getLogger("mmtasks")
 
@@ -171,36 +171,37 @@ class MultiTurnArgs(BaseModel):
     send a turn)."""
 
 
-def history_mode(task: "Task") -> str:
-    args = task.args
+def history_mode(state: DocumentState) -> str:
+    args = state.args
     assert isinstance(args, MultiTurnArgs)
     return args.history
 
 
 @protocol("multi_turn", args=MultiTurnArgs, uses_judge=True, default_aggregator="per_turn_mean", corpus_metrics=True)
-def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
-    if task.image_mode == "combined":
+def multi_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
+    doc = state.doc
+    if state.image_mode == "combined":
         raise ConfigError("multi-turn dialogues place each image at its own marker; --image-mode combined is not supported",
-                          file=task.file, field="--image-mode")
-    args = task.args
+                          file=state.file, field="--image-mode")
+    args = state.args
     assert isinstance(args, MultiTurnArgs)
     marker = args.image_token
     turns = read_turns(doc, args.turns_field, marker)
-    history = history_mode(task)
-    system = task.system_prompt(doc)
+    history = history_mode(state)
+    system = state.system_prompt
     messages: list[Message] = [Message.text("system", system)] if system else []
-    sample = Sample(task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
+    sample = Sample(task=state.task, doc_id=doc.doc_id, doc_index=doc.index,
                     prompt=[m.to_json() for m in messages], target=[t.reference for t in turns],
-                    breakdown=task.breakdown_values(doc))
-    space = task.answer_space(doc)
+                    breakdown=state.breakdown)
+    space = state.answer_space
     records: list[dict[str, Any]] = []
     failed_before = False
     for k, turn in enumerate(turns):
         user = Message("user", turn.message_parts(args.layout))
         sample.prompt.append(user.to_json())
         messages.append(user)
-        request = Request(messages=tuple(messages), generation=task.config.generation, target="model",
-                          task=task.name, doc_id=doc.doc_id, position=k,
+        request = Request(messages=tuple(messages), generation=state.config.generation, target="model",
+                          task=state.task, doc_id=doc.doc_id, position=k,
                           # the random baseline answers with a span of the question
                           meta={"answer_space": {**space, "source_text": turn.question.replace(marker, " ")}})
         (reply,) = yield [request]
@@ -223,28 +224,28 @@ def multi_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
             record["error"] = reply.error or "request failed"
             sample.failures.append(f"turn {k + 1}: {record['error']}")
             failed_before = True
-        elif task.scores_answers:
-            _score_turn(task, doc, turn, reply.text or "", record, sample)
+        elif state.scores_answers:
+            _score_turn(state, turn, reply.text or "", record, sample)
         records.append(record)
         answer = turn.reference if history == "reference" else (reply.text or "")
         messages.append(Message.text("assistant", answer))
     sample.extra["turns"] = records
     sample.extra["history"] = history
-    if task.scores_answers:
+    if state.scores_answers:
         sample.parsed = [r.get("parsed") for r in records]
 
-    if task.config.judge is not None and ctx.has_judge and not ctx.predict_only:
-        yield from _judge(task, doc, turns, records, sample)
-    sample.metrics = _dialogue_metrics(task, records)
+    if state.config.judge is not None and ctx.has_judge and not ctx.predict_only:
+        yield from _judge(state, turns, records, sample)
+    sample.metrics = _dialogue_metrics(state, records)
     return sample
 
 
-def _score_turn(task: "Task", doc: "Document", turn: Turn, text: str, record: dict[str, Any], sample: Sample) -> None:
+def _score_turn(state: DocumentState, turn: Turn, text: str, record: dict[str, Any], sample: Sample) -> None:
     """Parse an answered turn (``answer.parser``) and score it against the turn's reference with
     the metric functions; keep the pair for corpus metrics. An unparsed turn scores 0 and is
     counted in ``unparsed`` (it is not re-asked: the dialogue goes on); a random guess (``fallback:
 random``) is scored and counted in ``guessed``."""
-    parsed = task.parser(text, doc.record)
+    parsed = state.parser(text, state.doc.record)
     record["parsed"] = parsed
     if parsed is None:
         record["unparsed"] = True
@@ -252,20 +253,20 @@ random``) is scored and counted in ``guessed``."""
     elif is_guess(parsed):  # the choice parser's fallback: random drew it
         record["guessed"] = True
         sample.guessed += 1
-    record["metrics"] = task.score(parsed, turn.reference, doc)
-    if task.corpus_metrics:
+    record["metrics"] = state.score(parsed, turn.reference)
+    if state.corpus_metrics:
         add_corpus_pair(sample, parsed, turn.reference)
 
 
-def _dialogue_metrics(task: "Task", records: list[dict[str, Any]]) -> dict[str, float | None]:
+def _dialogue_metrics(state: DocumentState, records: list[dict[str, Any]]) -> dict[str, float | None]:
     """The dialogue's own mean of each metric over its turns (the metric functions' scores, and the
     verdict fields of its validly judged turns on the reported scale): what ``per_sample_mean``
     averages when a task names it; ``per_turn_mean`` reads the turn records instead."""
     out: dict[str, float | None] = {}
-    for name in task.metric_fns:
+    for name in state.metric_fns:
         values = [r["metrics"][name] for r in records if isinstance((r.get("metrics") or {}).get(name), (int, float))]
         out[name] = sum(values) / len(values) if values else None
-    out.update(verdict_metrics(task, [r["scores"] for r in records if r["status"] == "judged"]))
+    out.update(verdict_metrics(state, [r["scores"] for r in records if r["status"] == "judged"]))
     return out
 
 
@@ -274,12 +275,12 @@ def _overflowed(reply: Reply) -> bool:
     return not reply.ok and (reply.error or "").startswith("context_overflow:")
 
 
-def _judge(task: "Task", doc: "Document", turns: list[Turn], records: list[dict[str, Any]], sample: Sample) -> Generator[list[Request], list[Reply], None]:
+def _judge(state: DocumentState, turns: list[Turn], records: list[dict[str, Any]], sample: Sample) -> Generator[list[Request], list[Reply], None]:
     """Judge every answered turn (one wave, re-asks included) and fill in the turn records."""
-    judge = task.config.judge
+    judge = state.config.judge
     assert judge is not None
     answered = [k for k, r in enumerate(records) if r["status"] != "request_failure"]
-    calls = [judge_call(task, doc, position=k, question=turns[k].question, reference=turns[k].reference,
+    calls = [judge_call(state, position=k, question=turns[k].question, reference=turns[k].reference,
                         answer=records[k]["response"], reasoning=sample.reasoning[k] or "", turn=k + 1)
              for k in answered]
     verdicts = yield from ask_judge([r for r, _ in calls], [p for _, p in calls], judge.retries)

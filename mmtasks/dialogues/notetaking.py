@@ -20,8 +20,7 @@ from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.scoring.json_reply import last_json_object
 
 if TYPE_CHECKING:
-    from mmtasks.documents.dataset import Document
-    from mmtasks.task import Task
+    from mmtasks.dialogues.state import DocumentState
 
 
 class NoteSettings(BaseModel):
@@ -58,14 +57,14 @@ class NoteBook:
     def start(cls, settings: NoteSettings) -> "NoteBook":
         return cls(settings=settings, note=dict(settings.initial))
 
-    def request(self, task: "Task", doc: "Document", turn: dict[str, Any], turn_number: int, turn_images: list[int]) -> Request:
+    def request(self, state: "DocumentState", turn: dict[str, Any], turn_number: int, turn_images: list[int]) -> Request:
         """The note taker's request after user turn ``turn_number`` (sees T_i and the current note only)."""
-        parts = task.parts(self.settings.prompt, doc, "protocol_args.notes.prompt", note=note_text(self.note),
+        parts = state.parts(self.settings.prompt, "protocol_args.notes.prompt", note=note_text(self.note),
                            turn=turn, turn_number=turn_number, turn_images=turn_images)
         messages = [Message.text("system", self.settings.system)] if self.settings.system else []
         messages.append(Message("user", parts))
         return Request(messages=tuple(messages), generation=self.settings.generation, target="notetaker",
-                       task=task.name, doc_id=doc.doc_id, position=turn_number - 1,
+                       task=state.task, doc_id=state.doc.doc_id, position=turn_number - 1,
                        meta={"answer_space": {"kind": "text"}})
 
     def update(self, turn_number: int, reply: Reply) -> None:

@@ -1,10 +1,13 @@
 """Protocols: how a task turns one document into a dialogue with the model.
 
 A protocol is registered by name (``protocol:`` in the task YAML) as a
-:class:`ProtocolSpec`: the function ``(task, doc, ctx) -> Dialogue`` (a generator
+:class:`ProtocolSpec`: the function ``(state, ctx) -> Dialogue`` (a generator
 of request waves), the pydantic model of its ``protocol_args`` (unknown keys are
-errors), and what it can do (use a judge, run on combined images). The task is
-checked against the spec when it loads, before any model is loaded.
+errors), and what it can do (use a judge, run on combined images). ``state`` is
+the document's :class:`~mmtasks.dialogues.state.DocumentState` (never the task),
+``ctx`` the run's :class:`DialogueContext`. The task is checked against the spec
+when it loads, before any model is loaded. Built-in and plugin protocols are
+registered and called alike (``docs/plugin-api.md``).
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from pydantic import BaseModel, ConfigDict
 
 from mmtasks import registry
 
+from mmtasks.dialogues.state import DocumentState
+
 if TYPE_CHECKING:
     from mmtasks.core.sample import Dialogue
-    from mmtasks.documents.dataset import Document
-    from mmtasks.task import Task
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,8 @@ class NoArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-ProtocolFn = Callable[["Task", "Document", DialogueContext], "Dialogue"]
+#: ``(state, ctx) -> Dialogue``: a generator that yields waves of requests and returns the Sample
+ProtocolFn = Callable[[DocumentState, DialogueContext], "Dialogue"]
 
 
 @dataclass(frozen=True)
@@ -52,9 +56,9 @@ class ProtocolSpec:
     """A registered protocol."""
 
     name: str
-    #: ``(task, doc, ctx) -> Dialogue``; it reads its settings from ``task.args``
+    #: ``(state, ctx) -> Dialogue``; it reads its settings from ``state.args``
     run: ProtocolFn
-    #: the schema of ``protocol_args`` (``extra="forbid"``); ``task.args`` is an instance
+    #: the schema of ``protocol_args`` (``extra="forbid"``); ``state.args`` is an instance
     args: type[BaseModel] = NoArgs
     #: whether the protocol calls the task's ``judge:`` (a judge block on a task whose
     #: protocol does not use one is an error at load)
@@ -66,7 +70,7 @@ class ProtocolSpec:
     #: whether the protocol keeps each scored answer and its reference for metrics computed over
     #: the whole corpus (``metrics[].aggregation: corpus``); a task with one is refused at load otherwise
     corpus_metrics: bool = False
-    #: whether the protocol starts from ``task.initial_messages`` and so shows the task's
+    #: whether the protocol starts from ``state.messages`` and so shows the task's
     #: ``fewshot:`` demonstrations (a task with one is refused at load otherwise)
     fewshot: bool = False
 

@@ -52,11 +52,11 @@ from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import MAX_JUDGED_CHARS, ask_judge, judge_call, too_large_for_the_judge, verdict_metrics
 from mmtasks.dialogues.notetaking import NoteBook, NoteSettings, note_text
 from mmtasks.dialogues.protocols import DialogueContext, protocol
+from mmtasks.dialogues.state import DocumentState
 from mmtasks.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
-    from mmtasks.task import Task
 
 Waves = Generator[list[Request], list[Reply], Any]
 
@@ -107,8 +107,8 @@ class ReplayProbeArgs(BaseModel):
     """How the note taker is asked (needed by ``--strategy notetaking``)."""
 
 
-def probe_args(task: "Task") -> ReplayProbeArgs:
-    args = task.args
+def probe_args(state: DocumentState) -> ReplayProbeArgs:
+    args = state.args
     assert isinstance(args, ReplayProbeArgs)
     return args
 
@@ -156,12 +156,13 @@ def record_of(doc: "Document") -> ReplayRecord:
 class _Run:
     """One conversation's state: its history, the requests made, the sample being filled."""
 
-    def __init__(self, task: "Task", doc: "Document", ctx: DialogueContext) -> None:
-        if task.image_mode == "combined":
+    def __init__(self, state: DocumentState, ctx: DialogueContext) -> None:
+        if state.image_mode == "combined":
             raise ConfigError("replay_probe attaches each turn's own images: --image-mode combined is not supported",
-                              file=task.file, field="--image-mode")
-        self.task, self.doc, self.ctx = task, doc, ctx
-        self.args = probe_args(task)
+                              file=state.file, field="--image-mode")
+        doc = state.doc
+        self.state, self.doc, self.ctx = state, doc, ctx
+        self.args = probe_args(state)
         self.conv = record_of(doc)
         if self.args.history == "reference":
             missing = [i for i, t in enumerate(self.conv.turns) if t.assistant is None]
@@ -172,13 +173,13 @@ class _Run:
         if ctx.notetaking:
             if self.args.notes is None:
                 raise ConfigError("--strategy notetaking needs protocol_args.notes (the note taker's prompt)",
-                                  file=task.file, field="protocol_args.notes")
+                                  file=state.file, field="protocol_args.notes")
             self.notes = NoteBook.start(self.args.notes)
         self.questions = [q for q in self.conv.questions
                           if all(q.get(name) in values for name, values in self.args.select.items())]
         self.turn_images = self.conv.image_numbers()
         self.history: list[Message] = []
-        system = task.system_prompt(doc)
+        system = state.system_prompt
         if system:
             self.history.append(Message.text("system", system))
         self.replies: list[str] = []
@@ -188,17 +189,17 @@ class _Run:
         self.reasoning: dict[str, str] = {}
         #: model requests made so far (replies are recorded in the same order)
         self.positions = 0
-        self.sample = Sample(task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
-                             breakdown=task.breakdown_values(doc))
-        self.references = [task.render(self.args.reference, doc, "protocol_args.reference", question=q) for q in self.questions]
+        self.sample = Sample(task=state.task, doc_id=doc.doc_id, doc_index=doc.index,
+                             breakdown=state.breakdown)
+        self.references = [state.render(self.args.reference, "protocol_args.reference", question=q) for q in self.questions]
         self.sample.target = list(self.references)
 
     # -- requests ---------------------------------------------------------
     def model_request(self, messages: list[Message], space: dict[str, Any]) -> Request:
         """The next model request; positions number the model's requests in order (for ``replay:``)."""
         self.positions += 1
-        return Request(messages=tuple(messages), generation=self.task.config.generation, target="model",
-                       task=self.task.name, doc_id=self.doc.doc_id, position=self.positions - 1,
+        return Request(messages=tuple(messages), generation=self.state.config.generation, target="model",
+                       task=self.state.task, doc_id=self.doc.doc_id, position=self.positions - 1,
                        meta={"answer_space": space})
 
     def fit(self, request: Request, reply: Reply, what: str) -> Generator[list[Request], list[Reply], Reply]:
@@ -217,13 +218,12 @@ class _Run:
 
     def turn_message(self, i: int) -> Message:
         turn = self.conv.turns[i]
-        return Message("user", self.task.parts(self.task.config.prompt.user, self.doc, "prompt.user",
-                                               turn=turn.model_dump(), turn_number=i + 1, turn_images=self.turn_images[i]))
+        return Message("user", self.state.parts(self.state.config.prompt.user, "prompt.user",
+                                                turn=turn.model_dump(), turn_number=i + 1, turn_images=self.turn_images[i]))
 
     def question_message(self, q: dict[str, Any], with_note: bool) -> Message:
         note = note_text(self.notes.note) if self.notes is not None and with_note else None
-        text = self.task.render(self.args.probe_prompt, self.doc, "protocol_args.probe_prompt",
-                                question=q, note=note)
+        text = self.state.render(self.args.probe_prompt, "protocol_args.probe_prompt", question=q, note=note)
         return Message.text("user", text.strip("\n"))
 
     def record_reply(self, reply: Reply, what: str) -> str | None:
@@ -243,7 +243,7 @@ class _Run:
             if self.args.history == "self":
                 wave.append(self.model_request(self.history, {"kind": "text"}))
             if self.notes is not None:
-                wave.append(self.notes.request(self.task, self.doc, turn.model_dump(), i + 1, self.turn_images[i]))
+                wave.append(self.notes.request(self.state, turn.model_dump(), i + 1, self.turn_images[i]))
             replies = (yield wave) if wave else []
             if self.notes is not None:
                 self.notes.update(i + 1, replies[-1])
@@ -288,11 +288,11 @@ class _Run:
 
     def space(self, q: dict[str, Any]) -> dict[str, Any]:
         """The answer space of question ``q``, for the random baseline."""
-        return self.task.rendered_space(self.args.probe_space, self.doc, "protocol_args.probe_space", question=q)
+        return self.state.rendered_space(self.args.probe_space, "protocol_args.probe_space", question=q)
 
     def judge(self, answered: list[tuple[int, dict[str, Any], str]]) -> Waves:
         """All of the conversation's judge calls in one wave."""
-        cfg = self.task.config.judge
+        cfg = self.state.config.judge
         assert cfg is not None
         shown = sum(len(r) for r in self.replies) if self.args.judge_conversation else 0
         if shown > MAX_JUDGED_CHARS:  # the conversation alone is too large: no call is made
@@ -301,7 +301,7 @@ class _Run:
         # model_turns: the model's earlier turns the conversation shows, which the judge may quote
         # (never read as its verdict: see mmtasks.scoring.verdicts.judge_own_text)
         model_turns = list(self.replies) if conversation else []
-        calls = [judge_call(self.task, self.doc, position=k, question=q, reference=self.references[k],
+        calls = [judge_call(self.state, position=k, question=q, reference=self.references[k],
                             response=answer, conversation=conversation, model_turns=model_turns)
                  for k, q, answer in answered]
         return (yield from ask_judge([r for r, _ in calls], [p for _, p in calls], cfg.retries))
@@ -312,7 +312,7 @@ class _Run:
         turns = [{"number": i + 1, "user": t.user, "images": [n + 1 for n in self.turn_images[i]],
                   "assistant": self.replies[i] if i < len(self.replies) else None}
                  for i, t in enumerate(self.conv.turns)]
-        return self.task.render(self.args.judge_conversation, self.doc, "protocol_args.judge_conversation", turns=turns).strip("\n")
+        return self.state.render(self.args.judge_conversation, "protocol_args.judge_conversation", turns=turns).strip("\n")
 
 
     def question_record(self, k: int, answer: str | None) -> dict[str, Any]:
@@ -321,9 +321,9 @@ class _Run:
         parsed: Any = None
         metrics: dict[str, float | None] = {}
         if answer is not None:
-            parsed = self.task.parser(answer, q)
+            parsed = self.state.parser(answer, q)
             target = q.get(self.args.answer_field)
-            metrics = {name: fn(parsed, target, q) for name, fn in self.task.metric_fns.items()}
+            metrics = {name: fn(parsed, target, q) for name, fn in self.state.metric_fns.items()}
         record = {**q, "index": k, "reference": self.references[k], "response": answer, "parsed": parsed,
                   "metrics": metrics, "verdict": None, "judge_failed": False, "judge_error": None}
         if f"question {k + 1}" in self.reasoning:
@@ -340,7 +340,7 @@ def drop_oldest_exchange(messages: list[Message]) -> list[Message] | None:
     return [*messages[:users[0]], *messages[users[1]:]]
 
 
-def _means(records: list[dict[str, Any]], judged: list[dict[str, Any]], task: "Task") -> dict[str, float | None]:
+def _means(records: list[dict[str, Any]], judged: list[dict[str, Any]], state: DocumentState) -> dict[str, float | None]:
     """The conversation's means: of each per-question metric, and of the judged verdict fields."""
     values: dict[str, list[float]] = {}
     for rec in records:
@@ -348,20 +348,20 @@ def _means(records: list[dict[str, Any]], judged: list[dict[str, Any]], task: "T
             if v is not None:
                 values.setdefault(name, []).append(float(v))
     out: dict[str, float | None] = {name: sum(vs) / len(vs) for name, vs in values.items()}
-    out.update(verdict_metrics(task, judged))
+    out.update(verdict_metrics(state, judged))
     return out
 
 
 @protocol("replay_probe", args=ReplayProbeArgs, uses_judge=True)
-def replay_probe(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
-    run = _Run(task, doc, ctx)
+def replay_probe(state: DocumentState, ctx: DialogueContext) -> Dialogue:
+    run = _Run(state, ctx)
     sample = run.sample
     replayed = yield from run.replay()
     sample.prompt = [m.to_json() for m in run.history]
     answers: list[str | None] = (yield from run.probe()) if replayed else [None] * len(run.questions)
     records = [run.question_record(k, a) for k, a in enumerate(answers)]
     sample.unparsed = sum(1 for rec in records if rec["response"] is not None and rec["parsed"] is None)
-    if task.config.judge is not None and ctx.has_judge and not ctx.predict_only:
+    if state.config.judge is not None and ctx.has_judge and not ctx.predict_only:
         answered = [(k, q, a) for k, (q, a) in enumerate(zip(run.questions, answers)) if a is not None]
         verdicts = yield from run.judge(answered)
         for (k, _, _), v in zip(answered, verdicts):
@@ -369,7 +369,7 @@ def replay_probe(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogu
             group = run.questions[k].get(run.args.group_field) if run.args.group_field else None
             sample.judge.append({"question": k, **({"group": group} if group is not None else {}), **v.to_json()})
         sample.judge_failures = sum(1 for v in verdicts if not v.ok)
-    sample.metrics = _means(records, [r["verdict"] for r in records if r["verdict"] is not None], task)
+    sample.metrics = _means(records, [r["verdict"] for r in records if r["verdict"] is not None], state)
     sample.extra = {
         "history": run.args.history, "probe": run.args.probe, "n_turns": len(run.conv.turns),
         "replayed": replayed, "questions": records,

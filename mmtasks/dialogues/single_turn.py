@@ -25,80 +25,76 @@ The task's scoring variants that read replies again score the last reply too
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from mmtasks.core.request import Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
 from mmtasks.dialogues.matching import ask_matcher
 from mmtasks.dialogues.protocols import DialogueContext, protocol
+from mmtasks.dialogues.state import DocumentState
 from mmtasks.scoring.aggregation import add_corpus_pair
 from mmtasks.scoring.parsers import is_guess, read_by
 from mmtasks.scoring.variants import score_variants
 
-if TYPE_CHECKING:
-    from mmtasks.documents.dataset import Document
-    from mmtasks.task import Task
-
 
 @protocol("single_turn", uses_judge=True, supports_combined_images=True, corpus_metrics=True, fewshot=True)
-def single_turn(task: "Task", doc: "Document", ctx: DialogueContext) -> Dialogue:
-    gold = task.gold(doc)  # first: a target outside the answer space is found even when a prompt fails too
+def single_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
+    doc, config = state.doc, state.config
+    gold = state.gold  # first: a target outside the answer space is found even when a prompt fails too
     target = gold.scored  # as the task's parser reads it (the rule check applies), unless the parser says raw
-    messages = task.initial_messages(doc)
+    messages = state.messages
     sample = Sample(
-        task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
+        task=state.task, doc_id=doc.doc_id, doc_index=doc.index,
         prompt=[m.to_json() for m in messages], target=gold.value,
-        breakdown=task.breakdown_values(doc),
+        breakdown=state.breakdown,
     )
     if doc.demonstrations:  # the few-shot demonstrations shown before the question, by id
         sample.extra["fewshot"] = [d.doc_id for d in doc.demonstrations]
-    space = task.answer_space(doc)
+    space = state.answer_space
     parsed = None
-    for attempt in range(task.config.answer.retries + 1):
+    for attempt in range(config.answer.retries + 1):
         request = Request(
-            messages=messages, generation=task.config.generation, target="model", attempt=attempt,
-            task=task.name, doc_id=doc.doc_id, position=attempt, meta={"answer_space": space},
+            messages=messages, generation=config.generation, target="model", attempt=attempt,
+            task=state.task, doc_id=doc.doc_id, position=attempt, meta={"answer_space": space},
         )
         (reply,) = yield [request]
         sample.add_reply(reply)
         if not reply.ok:
             sample.failures.append(reply.error or "request failed")
             break
-        parsed = task.parser(reply.text or "", doc.record)
+        parsed = state.parser(reply.text or "", doc.record)
         if parsed is not None:
             break
     sample.parsed = parsed
-    judged = task.config.judge is not None
+    judged = config.judge is not None
     if sample.failures:
         # A failed request is never scored as an answer, nor judged.
-        sample.metrics = {name: None for name in task.metric_fns}
+        sample.metrics = {name: None for name in state.metric_fns}
         return sample
-    if (parsed is None or is_guess(parsed)) and ctx.has_matcher and task.config.answer.matcher is not None:
+    if (parsed is None or is_guess(parsed)) and ctx.has_matcher and config.answer.matcher is not None:
         # no rule read an option: the LLM answer matcher is asked (a guess stays when it reads none)
-        matched, call = yield from ask_matcher(task, doc, sample.responses[-1] or "", position=0)
+        matched, call = yield from ask_matcher(state, sample.responses[-1] or "", position=0)
         sample.extra["matcher"] = call.to_json()
         # the rule's reading and its scores, for results.json's accuracy without the matcher
-        sample.extra["without_matcher"] = {"read_by": read_by(parsed), "metrics": dict(task.score(parsed, target, doc))}
+        sample.extra["without_matcher"] = {"read_by": read_by(parsed), "metrics": dict(state.score(parsed, target))}
         if matched is not None:
             parsed = sample.parsed = matched
     sample.read_by = read_by(parsed)
     sample.unparsed = int(parsed is None)
     sample.guessed = int(is_guess(parsed))
-    sample.metrics = dict(task.score(parsed, target, doc))
-    score_variants(task, sample, doc, parsed, target)
-    if task.corpus_metrics and not (parsed is None and task.config.answer.unparsed == "unscored"):
+    sample.metrics = dict(state.score(parsed, target))
+    score_variants(state.variants, sample, doc, parsed, target)
+    if state.corpus_metrics and not (parsed is None and config.answer.unparsed == "unscored"):
         add_corpus_pair(sample, parsed, target)
     if judged and ctx.has_judge and not ctx.predict_only:
-        request, parse = judge_call(task, doc, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=gold.value,
+        request, parse = judge_call(state, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=gold.value,
                                     reasoning=sample.reasoning[-1] or "")
-        assert task.config.judge is not None
-        (verdict,) = yield from ask_judge([request], parse, task.config.judge.retries)
+        assert config.judge is not None
+        (verdict,) = yield from ask_judge([request], parse, config.judge.retries)
         sample.judge.append(verdict.to_json())
         sample.extra["verdict"] = verdict.fields
         if verdict.ok:
             assert verdict.fields is not None
-            sample.metrics.update(verdict_metrics(task, [verdict.fields]))
+            sample.metrics.update(verdict_metrics(state, [verdict.fields]))
         else:
             sample.judge_failures += 1
     return sample

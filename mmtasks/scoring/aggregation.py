@@ -18,7 +18,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from mmtasks.core.reasoning import TRUNCATED
 from mmtasks.registry import aggregators as _aggregators
@@ -27,7 +27,23 @@ from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr, bootstrap_stderr
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
+    from mmtasks.scoring.hf_evaluate import EvaluateMetric
+    from mmtasks.scoring.metrics import CorpusFunction
+
+#: a metric computed once over the task's (answer, reference) pairs: an ``evaluate:`` metric or a
+#: corpus metric function (``corpus_bleu``, ``cider_d``)
+CorpusMetric: TypeAlias = "EvaluateMetric | CorpusFunction"
+
+
+@dataclass(frozen=True)
+class TaskScoring:
+    """What an aggregator gets of its task (never the :class:`~mmtasks.task.Task`): the task's
+    name, its validated config (``metrics``, ``judge``, ``cluster``, ``breakdowns`` ...) and its
+    corpus metrics by name (computed by :func:`aggregate` itself, whatever the aggregator)."""
+
+    name: str
+    config: "TaskConfig"
+    corpus_metrics: "Mapping[str, CorpusMetric]" = field(default_factory=dict)
 
 
 @dataclass
@@ -51,8 +67,9 @@ class TaskResult:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-#: ``(task, samples, seed) -> TaskResult``; samples may be a file read back one at a time
-AggregatorFn = Callable[["Task", Sequence["Sample"], int], TaskResult]
+#: ``(task, samples, seed) -> TaskResult``: ``task`` a :class:`TaskScoring`; samples may be a file
+#: read back one at a time
+AggregatorFn = Callable[[TaskScoring, Sequence["Sample"], int], TaskResult]
 
 #: the suffixes of a metric's variants that an aggregator may report beside it
 VARIANTS = ("stderr", "all", "micro", "macro")
@@ -170,7 +187,7 @@ def corpus_pairs(sample: "Sample") -> tuple[list[Any], list[Any]]:
     return list(corpus.get("predictions", [])), list(corpus.get("references", []))
 
 
-def _corpus_metrics(task: "Task", samples: Sequence["Sample"], result: TaskResult) -> None:
+def _corpus_metrics(task: TaskScoring, samples: Sequence["Sample"], result: TaskResult) -> None:
     """Compute the task's corpus metrics once over every kept pair (and per breakdown group).
 
     No bootstrap stderr (None: each resample would recompute the metric); ``_all`` equals the
@@ -220,7 +237,7 @@ def count_treated(samples: Iterable["Sample"], excluded: dict[str, int] | None =
     return {k: v for k, v in out.items() if v}
 
 
-def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], seed: int,
+def aggregate(task: TaskScoring, spec: AggregatorSpec, samples: Sequence["Sample"], seed: int,
               excluded: dict[str, int] | None = None) -> TaskResult:
     """Run ``spec`` on ``samples``; compute the corpus metrics (whatever the aggregator); keep the
     task's declared metrics (and their variants) only, and count the problems generically
@@ -228,7 +245,7 @@ def aggregate(task: "Task", spec: AggregatorSpec, samples: Sequence["Sample"], s
     policy treated (``excluded``: reason -> records the loader left out; the others from the
     samples) to the problems and, by reason, to the coverage."""
     result = spec.fn(task, samples, seed)
-    if getattr(task, "corpus_metrics", None):
+    if task.corpus_metrics:
         _corpus_metrics(task, samples, result)
     declared = [m.name for m in task.config.metrics]
     wanted = {*declared, *(f"{m}_{v}" for m in declared for v in VARIANTS)}
@@ -347,7 +364,7 @@ def function_and_judge_metrics(config: "TaskConfig") -> list[str]:
 
 
 @aggregator("per_sample_mean", emits=function_and_judge_metrics)
-def per_sample_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def per_sample_mean(task: TaskScoring, samples: Sequence["Sample"], seed: int) -> TaskResult:
     """Means of each metric with bootstrap stderr, ``_all`` (over every document, those without
     a score counted as 0) and breakdowns, in one pass over ``samples`` (which may be read back from
     disk as they come). A declared metric that no sample has (one the task's own aggregator

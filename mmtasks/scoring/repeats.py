@@ -29,11 +29,10 @@ from mmtasks.core.request import Request
 from mmtasks.core.sample import Dialogue, Sample
 
 if TYPE_CHECKING:
-    from mmtasks.scoring.aggregation import TaskResult
-    from mmtasks.task import Task
+    from mmtasks.scoring.aggregation import TaskResult, TaskScoring
 
 
-def repeats_for(task: "Task", repeats: int) -> int:
+def repeats_for(task: "TaskScoring", repeats: int) -> int:
     """How many times ``task``'s documents run: ``repeats``, or 1 for a task that decodes greedily."""
     return 1 if task.config.generation.sampling_mode() == "greedy" else repeats
 
@@ -64,7 +63,7 @@ def _right_wrong(values: Iterable[float]) -> bool:
     return bool(seen) and (seen <= {0.0, 1.0} or seen <= {0.0, 100.0})
 
 
-def summarize(task: "Task", samples: Sequence[Sample], k: int,
+def summarize(task: "TaskScoring", samples: Sequence[Sample], k: int,
               aggregate_one: Callable[[Sequence[Sample]], "TaskResult"]) -> dict[str, Any] | None:
     """results.json's ``repeats[task]``: the headline per repeat, their spread, and the reducers
     (None for a task run once)."""

@@ -26,14 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.scoring.aggregation import (TaskResult, aggregator, coverage, failure_kind, function_and_judge_metrics,
-                                         label_sort_key, unscored_counts)
+from mmtasks.scoring.aggregation import (TaskResult, TaskScoring, aggregator, coverage, failure_kind,
+                                         function_and_judge_metrics, label_sort_key, unscored_counts)
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
 from mmtasks.scoring.verdicts import is_number
 
 if TYPE_CHECKING:
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
 
 
 @dataclass
@@ -69,7 +68,7 @@ class _Group:
         return out
 
 
-def turn_values(task: "Task", record: dict[str, Any], function_metrics: Sequence[str], judge_metrics: Sequence[str],
+def turn_values(task: TaskScoring, record: dict[str, Any], function_metrics: Sequence[str], judge_metrics: Sequence[str],
                 factor: float) -> dict[str, float]:
     """A turn's value of each metric that has one (see the module docstring)."""
     out: dict[str, float] = {}
@@ -87,7 +86,7 @@ def turn_values(task: "Task", record: dict[str, Any], function_metrics: Sequence
 
 
 @aggregator("per_turn_mean", emits=function_and_judge_metrics)  # metric functions per turn
-def per_turn_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def per_turn_mean(task: TaskScoring, samples: Sequence["Sample"], seed: int) -> TaskResult:
     cfg = task.config
     names = [m.name for m in cfg.metrics if m.name not in task.corpus_metrics]
     function_metrics = [m.name for m in cfg.metrics if m.function and m.name not in task.corpus_metrics]

@@ -16,21 +16,21 @@ the headline. No request is sent for a variant:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, overload
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from mmtasks import registry
 from mmtasks.core.sample import Sample
 from mmtasks.errors import ConfigError
-from mmtasks.scoring.aggregation import AggregatorSpec, aggregate
+from mmtasks.scoring.aggregation import AggregatorSpec, TaskScoring, aggregate
 from mmtasks.scoring.metrics import bind_metric
 from mmtasks.scoring.parsers import BoundParser, bind, is_guess, read_by
 
 if TYPE_CHECKING:
-    from mmtasks.config.task_config import ScoringVariant
+    from mmtasks.config.task_config import ScoringVariant, TaskConfig
     from mmtasks.documents.dataset import Document
-    from mmtasks.task import Task
 
 #: the protocol that reads one answer per document, which a variant that re-reads answers needs
 ANSWER_PROTOCOL = "single_turn"
@@ -60,7 +60,22 @@ class BoundVariant:
         return c.parser is not None or bool(c.metrics) or c.unparsed is not None
 
 
-def bind_variants(task: "Task") -> tuple[BoundVariant, ...]:
+class _Linked(Protocol):
+    """What :func:`bind_variants` reads of the task being linked (:class:`mmtasks.task.Task`,
+    which imports this module: it is never imported here)."""
+
+    config: "TaskConfig"
+    file: Path
+    plugins: tuple[Path, ...]
+    metric_fns: Mapping[str, Callable[..., Any]]
+    corpus_metrics: Mapping[str, Any]
+    aggregator: AggregatorSpec
+
+    @property
+    def protocol(self) -> Any: ...
+
+
+def bind_variants(task: _Linked) -> tuple[BoundVariant, ...]:
     """The task's ``variants:``, each name resolved and each argument checked; a problem is a
     one-line :class:`ConfigError` naming the file and the key."""
     cfg, origin = task.config, str(task.file)
@@ -101,7 +116,7 @@ def bind_variants(task: "Task") -> tuple[BoundVariant, ...]:
     return tuple(out)
 
 
-def score_answer(fns: dict[str, Callable[[Any, Any, dict], Any]], parsed: Any, target: Any, record: dict,
+def score_answer(fns: Mapping[str, Callable[[Any, Any, Any], Any]], parsed: Any, target: Any, record: Mapping[str, Any],
                  unparsed: str) -> dict[str, float | None]:
     """Every metric of one reading: None on each when it read nothing and such a reply is ``unscored``."""
     if parsed is None and unparsed == "unscored":
@@ -109,10 +124,11 @@ def score_answer(fns: dict[str, Callable[[Any, Any, dict], Any]], parsed: Any, t
     return {name: fn(parsed, target, record) for name, fn in fns.items()}
 
 
-def score_variants(task: "Task", sample: Sample, doc: "Document", parsed: Any, target: Any) -> None:
-    """Score ``sample``'s last reply (read as ``parsed`` by the task) the way of each variant that
-    reads replies again, into ``sample.extra["variants"]``; a failed request is never scored."""
-    variants = [v for v in getattr(task, "variants", ()) if v.rescores]
+def score_variants(variants: Sequence[BoundVariant], sample: Sample, doc: "Document", parsed: Any, target: Any) -> None:
+    """Score ``sample``'s last reply (read as ``parsed`` by the task) the way of each of the task's
+    ``variants`` that reads replies again, into ``sample.extra["variants"]``; a failed request is
+    never scored."""
+    variants = [v for v in variants if v.rescores]
     if not variants or sample.failures:
         return
     text = sample.responses[-1] or "" if sample.responses else ""
@@ -159,12 +175,12 @@ class VariantView(Sequence[Sample]):
             yield as_variant(sample, self.name)
 
 
-def variant_results(task: "Task", samples: Sequence[Sample], seed: int,
+def variant_results(task: TaskScoring, variants: Sequence[BoundVariant], samples: Sequence[Sample], seed: int,
                     excluded: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
-    """results.json's ``variants[task]``: per variant, its description and source, and the metrics,
-    breakdowns and coverage its aggregator gives on the samples it scored."""
+    """results.json's ``variants[task]``: per variant of the task's ``variants``, its description
+    and source, and the metrics, breakdowns and coverage its aggregator gives on the samples it scored."""
     out: dict[str, dict[str, Any]] = {}
-    for v in getattr(task, "variants", ()):
+    for v in variants:
         result = aggregate(task, v.aggregator, VariantView(samples, v.name), seed, excluded=excluded)
         out[v.name] = {"description": v.config.description, "source": v.config.source,
                        "metrics": result.metrics, "breakdowns": result.breakdowns, "coverage": result.coverage}

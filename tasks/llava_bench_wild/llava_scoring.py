@@ -42,7 +42,7 @@ from mmtasks.scoring.verdicts import verdict_parser
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
+    from mmtasks.scoring.aggregation import TaskScoring
 
 #: verdict field -> who it scores: "Assistant 1" is the reference answer, "Assistant 2" the model
 REFERENCE_SCORE = "reference_score"
@@ -103,7 +103,7 @@ def relative(model: list[float], reference: list[float]) -> float | None:
 
 
 @aggregator("llava_relative", emits=_emits)
-def llava_relative(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def llava_relative(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
     """The relative score overall and per category (see the module docstring), with a
     bootstrap stderr over questions; questions without a verdict (a failed request, a judge
     failure: counted as problems from the samples) are left out."""

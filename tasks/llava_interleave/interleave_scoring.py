@@ -42,7 +42,7 @@ from mmtasks.scoring.aggregation import TaskResult, aggregator, mean_of_means, p
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
+    from mmtasks.scoring.aggregation import TaskScoring
 
 CATEGORIES = {
     "Spot-the-Diff": ["Spot-the-Diff", "Birds-to-Words", "CLEVR-Change"],
@@ -166,7 +166,7 @@ def overall(by_category: Mapping[str, Sequence[float]]) -> float | None:
 
 
 @aggregator("interleave_overall", emits=_emits)
-def interleave_overall(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def interleave_overall(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
     """The generic means and breakdowns, with ``acc`` lmms-eval's ``overall_score`` (x100) and
     the per-question mean as ``acc_micro``."""
     samples = list(samples)

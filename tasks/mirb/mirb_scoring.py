@@ -38,7 +38,7 @@ from mmtasks.scoring.aggregation import TaskResult, aggregator, mean, mean_of_me
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
+    from mmtasks.scoring.aggregation import TaskScoring
 
 CATEGORIES = {
     "knowledge": ["food", "sightseeing"],
@@ -110,7 +110,7 @@ def average(by_subset: Mapping[str, Sequence[float]]) -> float | None:
 
 
 @aggregator("mirb_mean", emits=_emits)
-def mirb_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def mirb_mean(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
     """The generic means and breakdowns, with ``acc`` the authors' Average, the four category
     means, and the per-question mean as ``acc_micro``."""
     samples = list(samples)

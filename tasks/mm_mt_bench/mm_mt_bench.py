@@ -38,7 +38,7 @@ from mmtasks.scoring.verdicts import verdict_parser
 
 if TYPE_CHECKING:
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
+    from mmtasks.scoring.aggregation import TaskScoring
 
 #: the marker the adapter writes where an image chunk was (protocol_args.image_token in the YAML)
 IMAGE_MARKER = "<|mm_mt_bench_image|>"
@@ -106,7 +106,7 @@ def mm_mt_bench_rating(text: str, context: Any) -> dict[str, float] | None:
 
 
 @aggregator("mm_mt_bench", emits=lambda config: ("score", "macro_average_score"))
-def aggregate_mm_mt_bench(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def aggregate_mm_mt_bench(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
     result = per_turn_mean(task, samples, seed)
     rows = [*result.breakdowns.get("category", {}).values(), *result.breakdowns.get("turn", {}).values()]
     means = [row["score"] for row in rows if row.get("score") is not None]

@@ -33,7 +33,7 @@ from mmtasks.scoring.verdicts import verdict_parser
 
 if TYPE_CHECKING:
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
+    from mmtasks.scoring.aggregation import TaskScoring
 
 #: the judge's dictionary keys -> metric names in results.json, in the paper's column order
 #: (the one list of MMDU's dimensions: the verdict parser, the aggregator and its ``emits`` use it)
@@ -98,7 +98,7 @@ def _turns(sample: "Sample") -> list[dict[str, Any]]:
 
 
 @aggregator("mmdu", emits=lambda config: METRICS)
-def aggregate_mmdu(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def aggregate_mmdu(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
     factor = task.config.judge.report_factor if task.config.judge is not None else 1.0
     result = TaskResult(n_samples=len(samples))
     # Per dialogue: score sums over validly judged turns, their count, and failed turns.

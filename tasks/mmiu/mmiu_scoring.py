@@ -31,7 +31,7 @@ from mmtasks.scoring.aggregation import TaskResult, aggregator, mean_of_means, p
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
+    from mmtasks.scoring.aggregation import TaskScoring
 
 #: the breakdown (task YAML ``breakdowns``) holding each question's task
 TASK_BREAKDOWN = "task"
@@ -67,7 +67,7 @@ def _emits(config: "TaskConfig") -> list[str]:
 
 
 @aggregator("mmiu_task_mean", emits=_emits)
-def mmiu_task_mean(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def mmiu_task_mean(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
     """The generic per-question means and breakdowns, with ``acc`` replaced by the mean of
     the per-task accuracies (the authors' Overall) and the per-question mean kept as
     ``acc_micro``."""

@@ -15,7 +15,7 @@ from .abilities import ABILITY_METRICS, METRICS
 
 if TYPE_CHECKING:
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
+    from mmtasks.scoring.aggregation import TaskScoring
 
 
 def question_values(rec: dict[str, Any]) -> dict[str, float]:
@@ -113,7 +113,7 @@ def _breakdowns(pairs: list[tuple["Sample", dict[str, Any]]]) -> dict[str, dict[
 
 
 @aggregator("mmrc", emits=lambda config: METRICS)
-def mmrc(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def mmrc(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
     pairs = _records(samples)
     records = [rec for _, rec in pairs]
     values = collect(records)

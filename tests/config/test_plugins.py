@@ -224,7 +224,7 @@ def test_plugins_are_inherited_relative_to_the_file_that_lists_them(tmp_path: Pa
     task = Task(config, path, roots=(reg.root("plugin_hard"),))
     assert task.plugins == (inc.resolve() / "bench" / "scoring.py", inc.resolve() / "bench" / "variants" / "extra.py")
     doc = Document(index=0, doc_id="x", record={}, images=(), source="s")
-    assert task.score(3, 5, doc) == {"one": 1.0, "err": 2.0}
+    assert task.state(doc).score(3, 5) == {"one": 1.0, "err": 2.0}
     assert reg.root("plugin_hard") == inc.resolve()
 
 
@@ -321,12 +321,12 @@ ASK = """
 
 
     @protocol("ask_once")  # it never calls a judge (uses_judge=False)
-    def ask_once(task, doc, ctx):
-        messages = task.initial_messages(doc)
-        sample = Sample(task=task.name, doc_id=doc.doc_id, doc_index=doc.index,
-                        prompt=[m.to_json() for m in messages], target=task.target(doc))
-        (reply,) = yield [Request(messages=messages, generation=task.config.generation, target="model",
-                                  task=task.name, doc_id=doc.doc_id)]
+    def ask_once(state, ctx):
+        doc, messages = state.doc, state.messages
+        sample = Sample(task=state.task, doc_id=doc.doc_id, doc_index=doc.index,
+                        prompt=[m.to_json() for m in messages], target=state.target)
+        (reply,) = yield [Request(messages=messages, generation=state.config.generation, target="model",
+                                  task=state.task, doc_id=doc.doc_id)]
         sample.responses.append(reply.text)
         return sample
 

@@ -63,7 +63,7 @@ def task(name: str = "mmrc", **overrides: Any) -> Task:
 
 def drive(t: Task, data_dir: Path, respond: Responder, ctx: DialogueContext) -> tuple[Sample, list[list[Request]]]:
     doc = next(t.documents(data_dir))
-    dialogue = registry.protocols.get("replay_probe").run(t, doc, ctx)
+    dialogue = registry.protocols.get("replay_probe").run(t.state(doc), ctx)
     waves: list[list[Request]] = []
     try:
         wave = next(dialogue)
@@ -98,7 +98,7 @@ def test_positions_number_the_model_requests_in_order(data_dir: Path) -> None:
     assert sample.responses == [f"answer {i}" for i in range(7)]
     assert [len(w) for w in waves] == [1, 1, 1, 1, 3, 3]          # turns, one probe wave, one judge wave
     t = task()
-    m = t.aggregator.fn(t, [sample], 0).metrics
+    m = t.aggregator.fn(t.scoring, [sample], 0).metrics
     assert m["ie"] == 3.0 and m["ep"] == 1.0 and m["rp"] == 0.0
     # the conversation's own means: exact match over its choice/tf questions, the judge's score over all
     assert sample.metrics == {"exact_match": 0.0, "score": 3.0}
@@ -120,7 +120,7 @@ def test_ie_judge_prompt_lists_the_label_items(data_dir: Path, items: list[str],
     cr_prompt = waves[-1][1].messages[-1].plain_text
     assert "[Turn 2] User: [Image 2] [Image 3] Two photos." in cr_prompt and "[Turn 2] Assistant: answer 1" in cr_prompt
     t = task()
-    assert t.aggregator.fn(t, [sample], 0).metrics["ep"] == 1.0  # the verdict's counts decide, label items or not
+    assert t.aggregator.fn(t.scoring, [sample], 0).metrics["ep"] == 1.0  # the verdict's counts decide, label items or not
 
 
 def test_unparsable_and_failed_notes_keep_the_previous_note(data_dir: Path) -> None:

@@ -42,7 +42,7 @@ def rendered(task: Task, tmp_path: Path) -> list[list[str]]:
     """Each document's user message: text parts as they are, images as their file names."""
     out = []
     for doc in task.documents(tmp_path / "data"):
-        (message,) = task.initial_messages(doc)
+        (message,) = task.state(doc).messages
         out.append([p.text if isinstance(p, Text) else f"<{Path(str(p.path)).name}>" for p in message.parts])
     return out
 
@@ -79,9 +79,9 @@ def test_a_tag_naming_a_missing_image_is_an_error_naming_the_document_and_field(
     records = [{"id": "ok", "images": IMGS, "q": "<image 3>"}, {"id": "bad-doc", "images": IMGS[:2], "q": "see <image 3>"}]
     task = make_task(tmp_path, records, "  image_tags: {pattern: '<image (\\d+)>'}\n  user: '{{ doc.q }}'\n")
     docs = list(task.documents(tmp_path / "data"))
-    task.initial_messages(docs[0])
+    task.state(docs[0]).messages
     with pytest.raises(DataError) as err:
-        task.initial_messages(docs[1])
+        task.state(docs[1]).messages
     message = str(err.value)
     assert "bad-doc" in message and "prompt.user" in message and "bench.jsonl" in message
     assert "'<image 3>' names image 3, but the document has 2 images" in message
@@ -92,7 +92,7 @@ def test_more_in_order_tags_than_images_is_an_error(tmp_path: Path) -> None:
     task = make_task(tmp_path, records, "  image_tags: {pattern: '<image>'}\n  user: '{{ doc.q }}'\n")
     (doc,) = task.documents(tmp_path / "data")
     with pytest.raises(DataError, match="names image 2, but the document has 1 image"):
-        task.initial_messages(doc)
+        task.state(doc).messages
 
 
 @pytest.mark.parametrize("tags, problem", [
@@ -160,7 +160,7 @@ def test_muirbench_prompt_is_the_authors_create_prompt_with_images_at_their_plac
     task = Task(config, path)
     seen = set()
     for doc in task.documents(SAMPLE):
-        (message,) = task.initial_messages(doc)
+        (message,) = task.state(doc).messages
         parts = message.parts
         images = [p for p in parts if isinstance(p, Image)]
         assert [Path(str(p.path)).name for p in images] == [f"{k}.jpg" for k in range(1, len(doc.images) + 1)]

@@ -185,7 +185,7 @@ def test_each_video_is_decoded_once_per_run(tmp_path: Path) -> None:
     task = Task(config, file)
     store = FrameStore()
     docs = list(task.documents(tmp_path / "data", frames=store))
-    seen = [[colour_index(p.load()) for p in task.initial_messages(d)[-1].parts if hasattr(p, "frame") and p.frame] for d in docs]
+    seen = [[colour_index(p.load()) for p in task.state(d).messages[-1].parts if hasattr(p, "frame") and p.frame] for d in docs]
     assert seen == [[0, 3, 6, 9]] * 5
     assert store.decoded == 2  # two videos, five documents
     assert store.frames_decoded == 8
@@ -281,7 +281,7 @@ def test_a_video_tag_in_the_text_places_the_frames(tmp_path: Path) -> None:
     config, file = TaskRegistry.discover([tasks]).load("vidtag")
     task = Task(config, file)
     [doc] = list(task.documents(tmp_path / "data"))
-    parts = task.initial_messages(doc)[-1].parts
+    parts = task.state(doc).messages[-1].parts
     shown = [("text", p.text) if not hasattr(p, "frame") else (p.frame.clip.path.suffix, colour_index(p.load())) for p in parts]
     assert shown == [("text", "Compare "), (".mp4", 0), (".mp4", 9), ("text", " with "), (".gif", 0), (".gif", 9), ("text", ".")]
 

@@ -216,7 +216,8 @@ def test_blink_task_rules_equal_evaluate_py_for_all_19_models(blink: dict[str, A
             scores = []
             for doc_id, doc in docs.items():
                 parsed = task.parser(blink["predictions"][model][doc_id], doc.record)
-                scores.append(task.score(parsed, task.target(doc), doc)["acc"])
+                state = task.state(doc)
+                scores.append(state.score(parsed, state.target)["acc"])
             accs.append(sum(scores) / len(scores))
             assert accs[-1] == pytest.approx(expected_acc(blink, model, subtask)), (model, subtask)
             flipped += kept_text(blink, model, subtask)

@@ -58,7 +58,7 @@ def _task(name: str) -> tuple[Task, object]:
 
 def test_blinks_matcher_prompt_is_the_authors_build_prompt() -> None:
     task, doc = _task("blink_counting")
-    request = matcher_request(task, doc, "I count three.", position=0)
+    request = matcher_request(task.state(doc), "I count three.", position=0)
     text = request.messages[-1].parts[0].text  # type: ignore[union-attr]
     prefix = (REPO / "tasks" / "blink" / "matcher_prompt.txt").read_text(encoding="utf-8")
     # eval/multiple_choice.py build_prompt's literal, its strings joined as Python joins them (no space
@@ -73,7 +73,7 @@ def test_blinks_matcher_prompt_is_the_authors_build_prompt() -> None:
 
 def test_mmius_matcher_prompt_is_the_authors_build_prompt() -> None:
     task, doc = _task("mmiu")
-    text = matcher_request(task, doc, "the third one", position=0).messages[-1].parts[0].text  # type: ignore[union-attr]
+    text = matcher_request(task.state(doc), "the third one", position=0).messages[-1].parts[0].text  # type: ignore[union-attr]
     prefix = (REPO / "tasks" / "mmiu" / "matcher_prompt.txt").read_text(encoding="utf-8")
     assert "try to match an answer as much as possible. Your should output a single uppercase character" in prefix
     assert text == prefix + ("Question: Which piece completes the first image??\nOptions: A: the second image\n"

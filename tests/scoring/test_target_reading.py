@@ -72,14 +72,14 @@ def _doc(record: dict) -> Document:
 
 def test_gold_as_recorded_and_as_scored(tmp_path: Path) -> None:
     # the text parser reads "Answer: Paris." as "Paris": scored so, recorded as written
-    gold = _task(tmp_path, {"parser": "text"}).gold(_doc({"q": "?", "answer": "Answer: Paris."}))
+    gold = _task(tmp_path, {"parser": "text"}).state(_doc({"q": "?", "answer": "Answer: Paris."})).gold
     assert (gold.value, gold.scored) == ("Answer: Paris.", "Paris")
     # open_answer's reading is a list of candidates, not an answer: its target stays as written (target="raw")
-    gold = _task(tmp_path, {"parser": "open_answer"}).gold(_doc({"q": "?", "answer": "3.5"}))
+    gold = _task(tmp_path, {"parser": "open_answer"}).state(_doc({"q": "?", "answer": "3.5"})).gold
     assert gold.scored == "3.5"
     # by_field: the rule of the parser the field picks
     by_field = {"parser": "by_field", "parser_args": {"field": "kind", "cases": {
         "open": {"parser": "open_answer"}, "word": {"parser": "text"}}}}
-    assert _task(tmp_path, by_field).gold(_doc({"q": "?", "kind": "open", "answer": "7."})).scored == "7."
-    assert _task(tmp_path, by_field).gold(_doc({"q": "?", "kind": "word", "answer": "7."})).scored == "7"
+    assert _task(tmp_path, by_field).state(_doc({"q": "?", "kind": "open", "answer": "7."})).gold.scored == "7."
+    assert _task(tmp_path, by_field).state(_doc({"q": "?", "kind": "word", "answer": "7."})).gold.scored == "7"
     assert bind("open_answer", None).target_rule({}) == "raw" and bind("choice", None).target_rule({}) == "parsed"

@@ -62,7 +62,7 @@ def test_rendered_judge_prompt_is_file_then_official_suffix(tmp_path: Path) -> N
     task = mmdu_task()
     doc = next(task.documents(tmp_path))
     question = "Image1: <ImageHere>. Image2: <ImageHere>. What {{ is }} shown?\r\nAnd {% here %}?"
-    req = judge_request(task, doc, position=0, question=question, reference="ref {x}", answer="ans\n")
+    req = judge_request(task.state(doc), position=0, question=question, reference="ref {x}", answer="ans\n")
     system, user = req.messages
     assert system.role == "system" and system.plain_text == "You are a helpful assistant."
     text = user.parts[0].text
@@ -185,7 +185,7 @@ def run_dialogues(root: Path, task: Task, ctx: DialogueContext) -> tuple[list[Sa
     model, judge = Scripted(_model_answer), Scripted(_judge_answer)
     scheduler = Scheduler(models={"model": model, "judge": judge})
     proto = registry.protocols.get("multi_turn").run
-    samples = list(scheduler.run(proto(task, doc, ctx) for doc in task.documents(root)))
+    samples = list(scheduler.run(proto(task.state(doc), ctx) for doc in task.documents(root)))
     return sorted(samples, key=lambda s: s.doc_index), model, judge, scheduler
 
 
@@ -195,7 +195,7 @@ def test_official_aggregation_by_hand(tmp_path: Path) -> None:
     write_mmdu(tmp_path, [[2, 0, 1], [1, 1, 0], [1]])
     task = mmdu_task()
     samples, model, judge, scheduler = run_dialogues(tmp_path, task, DialogueContext(has_judge=True))
-    result: TaskResult = aggregate(task, task.aggregator, samples, 0)
+    result: TaskResult = aggregate(task.scoring, task.aggregator, samples, 0)
     m = result.metrics
 
     # judge calls: 6 answered turns + 1 re-ask of d0t2 + 3 re-asks of d0t3; the failed turn is never judged
@@ -247,7 +247,7 @@ def test_predict_only_asks_no_judge_and_scores_nothing(tmp_path: Path) -> None:
     task = mmdu_task()
     samples, model, judge, _ = run_dialogues(tmp_path, task, DialogueContext(predict_only=True))
     assert judge.requests == [] and len(model.requests) == 2
-    result = aggregate(task, task.aggregator, samples, 0)
+    result = aggregate(task.scoring, task.aggregator, samples, 0)
     assert result.metrics["overall"] is None and result.metrics["overall_all"] is None
     assert result.problems == {"request_failures": 0, "unparsed": 0, "judge_failures": 0}
     assert result.coverage is None  # no judge was asked: nothing to say about coverage

@@ -208,7 +208,7 @@ def test_the_prompt_is_the_official_one_with_images_at_their_tags() -> None:
         config, path = registry.load(f"mmmu_val_{subject_of(doc_id).lower()}")
         task = Task(config, path)
         doc = next(d for d in task.documents(SAMPLE) if d.doc_id == doc_id)
-        (message,) = task.initial_messages(doc)
+        (message,) = task.state(doc).messages
         text, order = "", []
         for part in message.parts:
             if isinstance(part, Image):

@@ -14,7 +14,7 @@ from mmtasks.scoring.aggregation import TaskResult, mean_of_means, per_sample_me
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
     from mmtasks.core.sample import Sample
-    from mmtasks.task import Task
+    from mmtasks.scoring.aggregation import TaskScoring
 
 
 def _emits(config: "TaskConfig") -> list[str]:
@@ -22,7 +22,7 @@ def _emits(config: "TaskConfig") -> list[str]:
 
 
 @aggregator("category_macro", emits=_emits)
-def category_macro(task: "Task", samples: Sequence["Sample"], seed: int) -> TaskResult:
+def category_macro(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
     samples = list(samples)
     result = per_sample_mean(task, samples, seed)
     result.metrics["rouge_l_macro"] = mean_of_means(values_by_label(samples, "rouge_l", "category"))
