@@ -169,6 +169,11 @@ class Answers:
         """The answer space for the random baseline, with templated values rendered."""
         # A text answer is drawn from ``source_text`` when the task names it (what the model is
         # shown, e.g. the question), else from the prompt - never from the record, which holds the gold.
+        # A task that declares no space gets its parser's (``choice``: the document's own options).
+        if "space" not in self.config.answer.model_fields_set:
+            declared = self.parser.space(doc.record)
+            if declared is not None:
+                return self.rendered_space(declared, doc, "answer.space")
         return self.rendered_space(self.config.answer.space, doc, "answer.space")
 
     def rendered_space(self, space: dict[str, Any], doc: Document, field_name: str, **extra: Any) -> dict[str, Any]:

@@ -85,8 +85,10 @@ class ParserSpec:
     #: what a valid reply looks like, for the ``random`` baseline: ``space(context) -> answer
     #: space`` (see ``answer.space``), or ``space(context, args)`` for a parser with arguments
     #: (``json_object``'s fields and ranges). A verdict parser gives one so that a task need not
-    #: restate its verdict's fields in ``judge.space``.
-    space: Callable[..., dict[str, Any]] | None = None
+    #: restate its verdict's fields in ``judge.space`` (``context``: the judge prompt's variables);
+    #: an answer parser, for a task that declares no ``answer.space`` (``context``: the document's
+    #: record; ``choice``: its options). None (or a space returned as None): it declares nothing.
+    space: Callable[..., dict[str, Any] | None] | None = None
     #: whether ``fn`` takes the document (a parser without arguments may be ``fn(text)``)
     takes_doc: bool = True
     #: a verdict parser whose verdict has no braces: the pattern of the inline mark a verdict is
@@ -101,7 +103,7 @@ class ParserSpec:
 
 
 def parser(name: str, *, args: type[ParserArgs] | None = None, registry: Registry[Any] = _parsers,
-           space: Callable[..., dict[str, Any]] | None = None,
+           space: Callable[..., dict[str, Any] | None] | None = None,
            marks: "re.Pattern[str] | None" = None,
            target: "TargetRule" = "parsed") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn(text, doc)`` (or ``fn(text, doc, args)`` with ``args``) as the parser ``name``;
@@ -560,7 +562,12 @@ def random_letter(doc: Mapping[str, Any], letters: list[str], args: ChoiceArgs) 
     return Guess(random.Random(f"{args.seed}:{doc[args.id_field]}").choice(letters))
 
 
-@parser("choice", args=ChoiceArgs)
+def _choice_space(doc: Mapping[str, Any], args: ChoiceArgs) -> dict[str, Any]:
+    """A ``choice`` task's answer space when it declares none: the document's own options."""
+    return {"kind": "choice", "choices": list(args.letters or option_letters(doc, args.options_field))}
+
+
+@parser("choice", args=ChoiceArgs, space=_choice_space)
 def choice(text: str, doc: Mapping[str, Any], args: ChoiceArgs) -> str | None:
     """The chosen option letter (or word label), among the document's own (any number of
     options), by ``rule``; with ``fallback: random`` a seeded guess when the rule finds none."""
@@ -666,7 +673,12 @@ def document_labels(doc: Mapping[str, Any], args: LabelArgs) -> list[str]:
         raise _doc_error(doc, args.labels_field, str(exc)) from None
 
 
-@parser("label", args=LabelArgs)
+def _label_space(doc: Mapping[str, Any], args: LabelArgs) -> dict[str, Any]:
+    """A ``label`` task's answer space when it declares none: the document's labels."""
+    return {"kind": "choice", "choices": document_labels(doc, args)}
+
+
+@parser("label", args=LabelArgs, space=_label_space)
 def label_answer(text: str, doc: Mapping[str, Any], args: LabelArgs) -> str | None:
     """The label of the space the reply states, in the space's spelling (``"true"``, ``"FALSE"``,
     ``"**False**"``, ``"True\n\nThe left image ..."`` onto ``[True, False]``: True, False,
@@ -724,7 +736,12 @@ class ByFieldArgs(ParserArgs):
         return bound
 
 
-@parser("by_field", args=ByFieldArgs)
+def _by_field_space(doc: Mapping[str, Any], args: ByFieldArgs) -> dict[str, Any] | None:
+    """The answer space of the parser the document's field picks (None: it declares none)."""
+    return args.parser_for(doc).space(doc)
+
+
+@parser("by_field", args=ByFieldArgs, space=_by_field_space)
 def by_field(text: str, doc: Mapping[str, Any], args: ByFieldArgs) -> Any:
     """The answer as parsed by the parser the document's ``field`` picks (MMMU: ``choice`` for
     ``multiple-choice`` questions, ``open_answer`` for the others)."""

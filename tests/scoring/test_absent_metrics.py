@@ -14,7 +14,7 @@ import pytest
 from mmtasks.cli import main
 from mmtasks.report import results_table_lines
 
-SHAPE = Path(__file__).parent / "shapes" / "category_macro"
+SHAPE = (Path(__file__).resolve().parents[2] / "tests") / "shapes" / "category_macro"
 TASK = "category_macro"
 
 

@@ -13,7 +13,7 @@ from mmtasks.cli import main
 from mmtasks.report import results_table_lines
 from mmtasks.results.schema import Coverage
 
-SHAPE = Path(__file__).parent / "shapes" / "nlvr2_true_false"
+SHAPE = (Path(__file__).resolve().parents[2] / "tests") / "shapes" / "nlvr2_true_false"
 
 
 def test_an_unparsed_reply_is_scored_wrong_and_counted_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

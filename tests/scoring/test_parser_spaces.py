@@ -1,0 +1,63 @@
+"""A task that declares no ``answer.space`` gets its parser's (issue 40, "frictions"): a
+``choice`` task's random baseline draws one of the document's own option letters (a ``label``
+task's, one of its labels), where it drew a span of the prompt that the parser read no letter in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mmtasks.cli import main
+
+TASK = """\
+task: pick_colour
+dataset:
+  local: {dir: colours, file: questions.jsonl}
+  images_field: null
+prompt:
+  user: "{{ doc.question }}\\n{% for k, v in doc.options.items() %}{{ k }}. {{ v }}\\n{% endfor %}"
+target: "field:answer"
+answer: {parser: choice, parser_args: {options_field: options}}
+metrics:
+  - {name: acc, function: choice_acc}
+"""
+
+LABELS = """\
+task: tell_side
+dataset:
+  local: {dir: colours, file: questions.jsonl}
+  images_field: null
+prompt:
+  user: "{{ doc.question }} Answer left or right."
+target: "{{ doc.side }}"
+answer: {parser: label, parser_args: {labels: [left, right]}}
+metrics:
+  - {name: acc, function: exact_match}
+"""
+
+
+def _write(root: Path) -> None:
+    (root / "tasks").mkdir(parents=True)
+    (root / "tasks" / "pick_colour.yaml").write_text(TASK, encoding="utf-8")
+    (root / "tasks" / "tell_side.yaml").write_text(LABELS, encoding="utf-8")
+    data = root / "data" / "colours"
+    data.mkdir(parents=True)
+    rows = [{"id": f"q{i}", "question": "Which colour is warm? It is not a question of taste at all.",
+             "options": dict(zip("ABCD", ["blue", "red", "grey", "green"])), "answer": "B", "side": "left"}
+            for i in range(6)]
+    (data / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_the_random_baseline_answers_from_the_parsers_space(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MMTASKS_CACHE_DIR", str(tmp_path / "cache"))
+    _write(tmp_path)
+    out = tmp_path / "out"
+    assert main(["--tasks", "pick_colour,tell_side", "--no-progress", "--include-path", str(tmp_path / "tasks"),
+                 "--data-dir", str(tmp_path / "data"), "--model", "random", "--output-path", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    for task, labels in (("pick_colour", set("ABCD")), ("tell_side", {"left", "right"})):
+        assert results["problems"][task]["unparsed"] == 0  # before: the random text spans went unparsed
+        samples = [json.loads(line) for line in (out / "samples" / f"{task}.jsonl").read_text().splitlines()]
+        assert {s["parsed"] for s in samples} <= labels and all(s["responses"][0] in labels for s in samples)
