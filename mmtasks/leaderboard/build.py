@@ -146,12 +146,15 @@ def unused_tasks(runs: Sequence[Run], sections: Sequence[Section] | None = None)
 
 def run_identity(run: Run, task: str | None = None) -> str:
     """What makes two runs the same leaderboard row: model spec, model args, strategy and
-    evaluation setting (image mode, history, probes, limit); for ``task``, also whether its
+    evaluation setting (image mode, history, probes, limit, the protocol's changes, the system
+    instruction's whole text); for ``task``, also whether its
     scores come from the chance-level ``random`` judge."""
     config = run.results.config
     identity: dict[str, object] = {"model": config.model, "model_args": config.model_args, "variant": config.variant()}
     if config.run_name:
         identity["run_name"] = config.run_name
+    if config.system_instruction is not None:  # the whole text (the variant's label shows its start and a hash)
+        identity["system_instruction"] = config.system_instruction
     if task is not None and run.results.chance_judged(task):
         identity["chance_judge"] = True
     return json.dumps(identity, sort_keys=True, default=str)

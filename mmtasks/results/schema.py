@@ -27,6 +27,7 @@ when a file does not fit.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -43,7 +44,7 @@ from pydantic import (
 
 from mmtasks.core.provenance import DataRevision, Hardware, ModelRevision, RunCard  # noqa: F401 (results.json's run_card)
 from mmtasks.documents.jsonl import loads_checked
-from mmtasks.errors import DataError
+from mmtasks.errors import DataError, printable
 from mmtasks.secrets import public_args
 
 RESULTS_FILE = "results.json"
@@ -359,7 +360,7 @@ class RunConfig(_Open):
         if template_kwargs:
             parts.append("chat_template_kwargs " + _settings_label(template_kwargs))
         if self.system_instruction is not None:
-            parts.append("system instruction")
+            parts.append("system instruction " + text_label(self.system_instruction))
         return parts
 
     @property
@@ -368,6 +369,21 @@ class RunConfig(_Open):
         ``--gen-kwargs``, a preset's ``generation``, the model's ``chat_template_kwargs``,
         ``--system-instruction``, ``--num-frames``/``--fps``, ``--num-fewshot`` (:meth:`protocol_changes`)."""
         return not self.protocol_changes()
+
+
+#: characters of a free text (a system instruction) that a label shows; its hash tells apart texts
+#: that begin alike
+LABEL_CHARS = 60
+
+
+def text_label(text: str) -> str:
+    """A free text as a label may show it: its first :data:`LABEL_CHARS` characters in quotes
+    (``...`` after them when there are more), control characters escaped
+    (:func:`mmtasks.errors.printable`), and the first 8 hex digits of the SHA-256 of all of it:
+    ``"Answer briefly." #1a2b3c4d``. Two runs whose texts differ get different labels."""
+    shown = text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS] + "..."
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f'"{printable(shown)}" #{digest}'
 
 
 def _settings_label(settings: Any) -> str:

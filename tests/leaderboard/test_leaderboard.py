@@ -578,3 +578,41 @@ def test_a_run_with_guessed_answers_builds(tmp_path: Path) -> None:
                  for e in b["entries"] if e["source"] == "run")
     assert entry["coverage"]["mmmu_val_marketing"]["guessed"] == 1
     assert entry["problems"]["mmmu_val_marketing"]["guessed"] == 1
+
+
+#: data/sample/mantis_eval: doc id -> (a right answer, a wrong one)
+MANTIS = {"1": ("B", "A"), "2": ("A", "B"), "3": ("C", "A"), "4": ("A", "B"), "5": ("3", "7"), "6": ("OPEN", "shut"),
+          "7": ("D", "A")}
+
+
+def test_runs_differing_only_in_their_system_instruction_are_two_rows(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 41, finding 3: two runs differing only in --system-instruction became one row (the
+    # newer one's; run 1's score was missing) labelled "system instruction", without its text
+    from mmtasks.cli import main
+
+    predictions = tmp_path / "replies.jsonl"
+    instructions = ["Answer briefly.", "Think step by step, then answer.\x1b]0;owned\x07 " + "x" * 200]
+    runs = []
+    for i, (instruction, right) in enumerate(zip(instructions, ({"1", "2", "3"}, set(MANTIS) - {"1"}))):
+        predictions.write_text("".join(json.dumps({"task": "mantis_eval", "doc_id": doc,
+                                                   "responses": [MANTIS[doc][0 if doc in right else 1]]}) + "\n"
+                                       for doc in MANTIS))
+        runs.append(tmp_path / f"run{i}")
+        assert main(["--tasks", "mantis_eval", "--model", f"replay:{predictions}", "--data-dir",
+                     str(ROOT / "data" / "sample"), "--output-path", str(runs[-1]), "--no-cache", "--no-progress",
+                     "--system-instruction", instruction]) == 0
+    capsys.readouterr()
+    out = tmp_path / "lb"
+    assert leaderboard_main(["build", *map(str, runs), "--out", str(out), "--no-paper"]) == 0
+    assert "from 2 run(s)" in capsys.readouterr().out
+    board = Leaderboard.model_validate(json.loads((out / DATA_JSON).read_text()))
+    rows = [e for e in bench(board, "mantis_eval").entries if e.source == "run"]
+    headline = bench(board, "mantis_eval").headline
+    assert [e.values[headline].value for e in rows] == pytest.approx([600 / 7, 300 / 7])
+    second, first = (e.model for e in rows)
+    # each label shows its instruction (a long one cut, its control characters escaped) and a hash of all of it
+    assert 'system instruction "Answer briefly."' in first, first
+    assert 'system instruction "Think step by step, then answer.\\x1b]0;owned\\x07 xxx' in second, second
+    assert "\x1b" not in second and len(second) < 160, second
+    assert not any(e.official_protocol for e in rows)

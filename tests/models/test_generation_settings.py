@@ -11,6 +11,7 @@ and data only), scored by hand from replayed replies."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,10 @@ def test_gen_kwargs_on_a_greedy_task_turn_sampling_on_and_results_record_the_bod
     assert all(b["messages"][0] == {"role": "system", "content": INSTRUCTION} for b in bodies)
     assert results["config"]["system_instruction"] == INSTRUCTION
     config = read_results(out / "results.json").config
-    assert not config.official_protocol and "system instruction" in config.variant()
+    assert not config.official_protocol
+    assert [p for p in config.variant() if p.startswith("system instruction ")] == [
+        f'system instruction "{INSTRUCTION[:60]}{"..." if len(INSTRUCTION) > 60 else ""}" '
+        f'#{hashlib.sha256(INSTRUCTION.encode()).hexdigest()[:8]}']
 
 
 def test_a_sampling_setting_without_a_temperature_samples_at_1_and_do_sample_false_keeps_greedy(
