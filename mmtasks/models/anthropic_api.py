@@ -6,10 +6,12 @@ What is sent (``POST /v1/messages``, the SDK's ``MessageCreateParams``): the sys
 several per message; a video's sampled frames as images in place); ``max_tokens``;
 ``stop_sequences``; ``thinking`` from ``thinking_budget`` (``{type: enabled, budget_tokens: N}``;
 -1: ``{type: adaptive}``; 0: ``{type: disabled}``); ``output_config.effort`` from
-``reasoning_effort``. The Messages API of this SDK takes no temperature, top_p, top_k, seed or
-penalties (``MessageCreateParams`` has none): a task's greedy decoding is not sent (Claude decodes
-as it does), and a setting that asks for sampling, a seed or a penalty is refused before the run,
-naming the backend.
+``reasoning_effort``; ``temperature`` (0 for greedy), ``top_p`` and ``top_k`` when the installed
+SDK's ``MessageCreateParams`` has them (:data:`SDK_FIELDS`: releases for the newest models dropped
+them, and the API refuses what the SDK does not send). Without them a task's greedy decoding is not
+sent (Claude decodes as it does; results.json records what was sent), and a setting that asks for
+sampling is refused before the run, naming the backend, as are a seed and the penalties, which
+the Messages API never takes.
 
 What is read: the text blocks as the answer; the ``thinking`` blocks (the summarised thinking)
 as ``reasoning``; ``stop_reason`` mapped onto finish reasons (``end_turn``/``stop_sequence``:
@@ -30,6 +32,7 @@ import json
 from typing import Any
 
 import anthropic
+from anthropic.types import message_create_params as _params
 
 from mmtasks.core.conversation import Image, Text
 from mmtasks.core.reasoning import LENGTH
@@ -39,6 +42,12 @@ from mmtasks.models.api_base import APIArgs, APIModel, split_data_url, transport
 from mmtasks.models.openai_http import http
 from mmtasks.models.openai_payload import CONTEXT_OVERFLOW, error_detail, is_context_overflow
 from mmtasks.models.openai_transport import ATTEMPTS, AttemptCounter
+
+#: the request fields the installed SDK's Messages API takes
+SDK_FIELDS: frozenset[str] = frozenset(_params.MessageCreateParamsBase.__required_keys__
+                                       | _params.MessageCreateParamsBase.__optional_keys__)
+#: whether the API takes sampling settings (``temperature``, ``top_p``, ``top_k``)
+TAKES_SAMPLING = "temperature" in SDK_FIELDS
 
 #: Claude's stop reasons as finish reasons (``length``: the token limit, counted as truncation)
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": LENGTH, "refusal": "content_filter",
@@ -74,13 +83,15 @@ class AnthropicModel(APIModel):
     key_hosts = ("api.anthropic.com",)
     args_model = AnthropicArgs
     example = "anthropic:claude-sonnet-4-5"
-    takes_settings = frozenset({"reasoning_effort", "thinking_budget"})
+    takes_settings = frozenset({"reasoning_effort", "thinking_budget", "top_k"})
 
     @classmethod
     def refused_settings(cls, generation: GenerationConfig) -> list[str]:
         refused = super().refused_settings(generation)
-        if generation.sampling_mode() == "sample":
-            refused.append("temperature/top_p (sampling)")
+        if not TAKES_SAMPLING:
+            refused = [name for name in refused if name != "top_k"] + (["top_k"] if generation.top_k is not None else [])
+            if generation.sampling_mode() == "sample":
+                refused.append("temperature/top_p (sampling)")
         if generation.seed is not None:
             refused.append("seed")
         return refused
@@ -102,6 +113,13 @@ class AnthropicModel(APIModel):
         """Every field of a request for ``generation`` but the model, the system prompt and the
         messages: what :meth:`_payload` sends."""
         out: dict[str, Any] = {"max_tokens": generation.max_new_tokens}
+        mode = generation.sampling_mode()
+        if TAKES_SAMPLING and mode == "greedy":
+            out["temperature"] = 0.0
+        elif TAKES_SAMPLING and mode == "sample":
+            out.update(temperature=generation.temperature if generation.temperature is not None else 1.0, top_p=generation.top_p)
+        if TAKES_SAMPLING and mode != "greedy" and generation.top_k is not None:
+            out["top_k"] = generation.top_k
         if generation.stop:
             out["stop_sequences"] = list(generation.stop)
         budget = generation.thinking_budget

@@ -319,3 +319,38 @@ def test_the_native_backends_serve_as_the_answer_matcher(provider: tuple[str, An
     assert server.calls == 3
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert all(settings_of(backend, b) == results["generation"]["blink_counting"]["matcher"] for b in server.bodies)
+
+
+def test_anthropic_sends_sampling_settings_where_its_sdk_takes_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """anthropic 2.x's MessageCreateParams has no temperature: nothing is sent for greedy and
+    sampling is refused; an SDK that has them gets them (greedy as temperature 0)."""
+    from mmtasks.models import anthropic_api
+
+    sampled = GenerationConfig(max_new_tokens=8, temperature=0.7, top_p=0.9, top_k=5)
+    spec = ModelSpec(backend="anthropic", name="claude-test", args={"base_url": "http://127.0.0.1:9"})
+    if not anthropic_api.TAKES_SAMPLING:
+        model = load_model(spec)
+        assert model.sent_settings(GenerationConfig(max_new_tokens=8)) == {"max_tokens": 8}
+        assert "temperature/top_p (sampling)" in anthropic_api.AnthropicModel.refused_settings(sampled)
+        model.close()
+    monkeypatch.setattr(anthropic_api, "TAKES_SAMPLING", True)
+    model = load_model(spec)
+    try:
+        assert model.sent_settings(GenerationConfig(max_new_tokens=8)) == {"max_tokens": 8, "temperature": 0.0}
+        assert model.sent_settings(sampled) == {"max_tokens": 8, "temperature": 0.7, "top_p": 0.9, "top_k": 5}
+        assert anthropic_api.AnthropicModel.refused_settings(sampled) == []  # top_k: taken where sampling is
+    finally:
+        model.close()
+
+
+def test_an_oversized_or_endless_answer_is_cut_by_the_guarded_transport(provider: tuple[str, Any]) -> None:
+    backend, server = provider
+    _, model, _, _ = PROVIDERS[backend]
+    server.inject("huge", match="big")
+    m = load_model(ModelSpec(backend=backend, name=model, args={"base_url": server.base_url, "api_key_env": "MMTASKS_TEST_KEY",
+                                                                  "max_retries": 0, "max_response_bytes": 4096}))
+    try:
+        [(_, reply)] = list(m.generate([one_request(Text("big"))]))
+    finally:
+        m.close()
+    assert reply.error == "failed after 1 attempt: the answer is larger than max_response_bytes=4096 (declared 1500000000 bytes)"
