@@ -191,11 +191,19 @@ def _value(record: dict[str, Any], metric: str, failures: FailureRule) -> float 
     return total / count if count else None
 
 
-def _failure_rule(ra: ResultsFile, rb: ResultsFile, task: str, metric: str) -> FailureRule:
-    """``wrong`` when both runs report ``<metric>_all`` as a number (the task counts its unscored
-    units as 0) and higher is better for the metric, else ``left_out``."""
+def _reported(results: ResultsFile, task: str, variant: str | None) -> dict[str, Any]:
+    """The task's metrics in results.json, or those of its scoring ``variant`` where it has one."""
+    if variant is not None and variant in results.variants.get(task, {}):
+        return dict(results.variants[task][variant].metrics)
+    return dict(results.results[task].values)
+
+
+def _failure_rule(ra: ResultsFile, rb: ResultsFile, task: str, metric: str, variant: str | None = None) -> FailureRule:
+    """``wrong`` when both runs report ``<metric>_all`` as a number (the task, or the scoring
+    ``variant`` compared, counts its unscored units as 0) and higher is better for the metric, else
+    ``left_out``."""
     for results in (ra, rb):
-        if _number(results.results[task].values.get(f"{metric}_all")) is None:
+        if _number(_reported(results, task, variant).get(f"{metric}_all")) is None:
             return "left_out"
         if results.higher_is_better.get(task, {}).get(metric) is False:
             return "left_out"
@@ -241,9 +249,7 @@ def _scale(results: ResultsFile, task: str, metric: str, samples: dict[str, dict
        be), else 1;
     3. else 100 when the reported number is 100 times the values' mean, within 1, else 1.
     """
-    values: dict[str, Any] = results.results[task].values
-    if variant is not None and variant in results.variants.get(task, {}):
-        values = dict(results.variants[task][variant].metrics)
+    values = _reported(results, task, variant)
     reported = _number(values[f"{metric}_all"] if f"{metric}_all" in values else values.get(metric))
     per_document = [v for s in samples.values() if (v := _number(s["metrics"].get(metric))) is not None]
     if reported is None or not per_document:
@@ -290,7 +296,7 @@ def compare_task(task: str, ra: ResultsFile, rb: ResultsFile, sa: dict[str, dict
     clustered = [doc for doc in common if sa[doc]["cluster"] is not None]
     n_clusters: int | None = None
     for metric in names:
-        rule = _failure_rule(ra, rb, task, metric)
+        rule = _failure_rule(ra, rb, task, metric, variant)
         pairs = [(doc, x, y) for doc in common
                  if (x := _value(sa[doc], metric, rule)) is not None and (y := _value(sb[doc], metric, rule)) is not None]
         if not pairs:
