@@ -252,12 +252,15 @@ class VideoConfig(_Strict):
     """Sampling by time: one frame every 1/fps seconds from the start, at most ``max_frames``."""
     max_frames: int | None = Field(default=None, ge=1)
     """With ``fps``: the cap; more candidate frames than this are thinned to this many, uniformly."""
-    sampling: Literal["linspace", "centers"] = "linspace"
+    sampling: Literal["linspace", "centers", "segment_middles", "interior"] = "linspace"
     """How ``num_frames`` spreads: ``linspace``: ``numpy.linspace(0, n-1, k, dtype=int)`` exactly, first
     and last frame included, each frame once when n <= k (lmms-eval's ``read_video_pyav``);
     ``centers``: ``int(s/2 + round(s*i))`` with ``s = (n-1)/k``, the middle of each of k segments,
     repeats kept in a clip shorter than k frames (Ask-Anything's MVBench ``get_index``); a folder
-    of frames is then numbered from 1 and bounded by its file count (its ``read_frame``)."""
+    of frames is then numbered from 1 and bounded by its file count (its ``read_frame``);
+    ``segment_middles``: ``(round(s*i) + round(s*(i+1))) // 2`` with ``s = (n-1)/k``, each frame once
+    (video-slicer's ``get_seq_frames``, the script the Video-MME README links); ``interior``:
+    ``int(i * n/(k+1))`` for i = 1..k, the ends left out (VLMEvalKit's Video-MME frames)."""
     max_side: int | None = Field(default=None, ge=1)
     """Resize bound: each frame is scaled down (aspect kept) so its longer side is at most this."""
     max_pixels: int | None = Field(default=None, ge=1)
@@ -270,6 +273,11 @@ class VideoConfig(_Strict):
     subtitles_path: str | None = None
     """A template giving the subtitles file under the data folder (Video-MME:
     ``"subtitle/{{ doc.videoID }}.srt"``); default: the ``.srt`` beside the video, same name."""
+    subtitle_lines: Literal["per_cue", "per_frame"] = "per_cue"
+    """Which cues ``videos[i].subtitles`` lists: ``per_cue``: each cue shown at a sampled frame's
+    time (``start <= t <= end``) once, in order; ``per_frame``: one line per sampled frame, the
+    first cue with ``start < t < end`` (ms), a blank or missing one giving no line, a cue over two
+    frames listed twice (the Video-MME authors' linked script and VLMEvalKit)."""
     subtitles_required: bool = True
     """A video without its subtitles file is a data error (False: ``videos[i].subtitles`` is None)."""
 

@@ -190,6 +190,22 @@ def segment_centers(start: int, end: int, num: int) -> list[int]:
     return [int(start + seg / 2 + round(seg * i)) for i in range(num)]
 
 
+def segment_middles(n: int, num: int) -> list[int]:
+    """video-slicer's ``get_seq_frames`` (github.com/look4u-ok/video-slicer ``slice_and_extract.py``,
+    commit aff7000, the script the Video-MME README links): ``s = (n - 1) / num``, segment i from
+    ``round(s * i)`` to ``round(s * (i + 1))``, its middle ``(start + end) // 2``. The script writes
+    each chosen frame once (``if count in selected_frame_ids``): repeats are dropped."""
+    seg = float(n - 1) / num
+    return sorted({(int(round(seg * i)) + int(round(seg * (i + 1)))) // 2 for i in range(num)})
+
+
+def interior_points(n: int, num: int) -> list[int]:
+    """VLMEvalKit's Video-MME frames (``vlmeval/dataset/videomme.py`` ``save_video_frames``,
+    commit e8e78f0): ``int(i * (n / (num + 1)))`` for i = 1 .. num, the ends left out, repeats kept."""
+    step = n / (num + 1)
+    return [int(i * step) for i in range(1, num + 1)]
+
+
 def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = None, end: float | None = None) -> list[int]:
     """The frame indices ``rule`` names for a video of ``info``, in order, as the reference code
     sends them (``centers`` may repeat an index in a clip of fewer frames than asked for).
@@ -201,7 +217,9 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = N
     middle of each of k segments between ``round(start * fps)`` and ``min(round(end * fps), n - 1)``;
     for a folder of frames its ``read_frame``: frames numbered from 1, the window between
     ``max(1, round(start * fps))`` and ``min(round(end * fps), n)`` (n: the folder's files), frame
-    j being the j-th file. ``fps`` f, ``max_frames`` m (ours): the frames shown at 0, 1/f, 2/f ...
+    j being the j-th file; ``sampling: segment_middles``: video-slicer's segment middles
+    (:func:`segment_middles`, the rule the Video-MME README links); ``sampling: interior``:
+    VLMEvalKit's ``int(i * n / (k + 1))`` (:func:`interior_points`). ``fps`` f, ``max_frames`` m (ours): the frames shown at 0, 1/f, 2/f ...
     seconds (those before the end), thinned to m of them (``linspace`` over their positions) when
     more.
 
@@ -223,6 +241,10 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = N
         k = rule.num_frames
         if rule.sampling == "centers":
             return [i - base for i in segment_centers(first, last, k)]
+        if rule.sampling == "segment_middles":
+            return [first + i for i in segment_middles(last - first + 1, k)]
+        if rule.sampling == "interior":
+            return [first + i for i in interior_points(last - first + 1, k)]
         if k >= last - first + 1:  # no more frames than asked for: each once (lmms-eval's min(total, k))
             return list(range(first, last + 1))
         return linspace_int(first, last, k)
@@ -262,8 +284,8 @@ def _seconds(h: str, m: str, s: str, ms: str) -> float:
 
 def parse_srt(text: str) -> list[Cue]:
     """The cues of a SubRip file (blocks of an optional number, ``HH:MM:SS,mmm --> HH:MM:SS,mmm``
-    and text lines, joined by spaces); blocks without a time line or text are skipped, and the
-    formatting tags ``<font ...>``, ``<b>``, ``<i>``, ``<u>``, ``<s>`` removed."""
+    and text lines, joined by spaces); blocks without a time line are skipped (a cue without text
+    is kept, with text ""), and the formatting tags ``<font ...>``, ``<b>``, ``<i>``, ``<u>``, ``<s>`` removed."""
     cues: list[Cue] = []
     for block in re.split(r"\r?\n\s*\r?\n", text.replace("\ufeff", "")):
         lines = [line.strip() for line in block.strip().splitlines()]
@@ -271,22 +293,41 @@ def parse_srt(text: str) -> list[Cue]:
             m = _SRT_TIME.search(line)
             if m:
                 body = " ".join(x for x in (_TAG.sub("", line).strip() for line in lines[i + 1:]) if x)
-                if body:
-                    cues.append(Cue(_seconds(*m.groups()[:4]), _seconds(*m.groups()[4:]), body))
+                # a cue without text is kept: the first cue at a frame is its line, an empty one none
+                cues.append(Cue(_seconds(*m.groups()[:4]), _seconds(*m.groups()[4:]), body))
                 break
     return cues
 
 
 def windowed(cues: Sequence[Cue], timestamps: Sequence[float]) -> list[str]:
-    """The cues shown at the sampled frames' times (start <= t <= end), in order, each once:
-    the subtitles of the frames the model sees (lmms-eval's and Video-MME's rule)."""
+    """The cues shown at the sampled frames' times (start <= t <= end), in order, each once
+    (``subtitle_lines: per_cue``, ours; close to lmms-eval's, which takes each cue whose frame
+    span ``[int(start * fps), int(end * fps))`` holds a sampled frame, once)."""
     out: list[str] = []
     seen: set[int] = set()
     for t in timestamps:
         for k, cue in enumerate(cues):
-            if k not in seen and cue.start <= t <= cue.end:
+            if k not in seen and cue.text and cue.start <= t <= cue.end:
                 seen.add(k)
                 out.append(cue.text)
+    return out
+
+
+def per_frame(cues: Sequence[Cue], indices: Sequence[int], info: "VideoInfo") -> list[str]:
+    """One line per sampled frame (``subtitle_lines: per_frame``): the text of the first cue with
+    ``start < t < end`` (in milliseconds; ``t = round(index * 1000 / fps)``, pysubs2's
+    ``make_time(frames=, fps=)``), none when there is no such cue or its text is blank; a cue
+    over two frames is listed twice. The Video-MME authors' linked script (video-slicer
+    ``slice_and_extract.py``, commit aff7000) and VLMEvalKit's ``VideoMME.build_prompt`` (commit
+    e8e78f0) do this."""
+    out: list[str] = []
+    for index in indices:
+        t = int(round(info.time_of(index) * 1000)) if info.times is not None else int(round(index * (1000 / info.fps)))
+        for cue in cues:
+            if round(cue.start * 1000) < t < round(cue.end * 1000):
+                if cue.text.strip():
+                    out.append(cue.text)
+                break
     return out
 
 
@@ -327,6 +368,8 @@ class VideoClip:
     rule: str = ""
     #: the subtitle cues of the whole video (None: no subtitles file)
     cues: tuple[Cue, ...] | None = None
+    #: which cues ``subtitles`` lists: ``per_cue`` (:func:`windowed`) or ``per_frame`` (:func:`per_frame`)
+    subtitle_lines: str = "per_cue"
 
     @property
     def timestamps(self) -> tuple[float, ...]:
@@ -352,7 +395,11 @@ class VideoClip:
 
     @property
     def subtitles(self) -> list[str] | None:
-        return None if self.cues is None else windowed(self.cues, self.timestamps)
+        if self.cues is None:
+            return None
+        if self.subtitle_lines == "per_frame":
+            return per_frame(self.cues, self.indices, self.info)
+        return windowed(self.cues, self.timestamps)
 
     @cached_property
     def content_hash(self) -> str:
@@ -640,7 +687,7 @@ class VideoReader:
         indices = tuple(sample_indices(info, self.config, *window))
         bound = Bound(self.config.max_side, self.config.max_pixels)
         return VideoClip(path=path, info=info, indices=indices, bound=bound, store=self.store, doc_id=doc_id, label=label,
-                         rule=self.config.rule(), cues=cues)
+                         rule=self.config.rule(), cues=cues, subtitle_lines=self.config.subtitle_lines)
 
 
     @staticmethod
@@ -673,5 +720,5 @@ def looks_like_video(path: Path) -> bool:
 
 
 __all__ = ["Bound", "Cue", "FrameStore", "INSTALL_HINT", "VideoClip", "VideoInfo", "VideoProblem", "VideoReader",
-           "decode_frames", "linspace_int", "looks_like_video", "parse_srt", "probe", "sample_indices", "segment_centers",
-           "video_file_problem", "windowed"]
+           "decode_frames", "interior_points", "linspace_int", "looks_like_video", "parse_srt", "per_frame", "probe",
+           "sample_indices", "segment_centers", "segment_middles", "video_file_problem", "windowed"]

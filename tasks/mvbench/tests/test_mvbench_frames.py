@@ -1,7 +1,7 @@
 """MVBench's frames are the ones its authors' code opens, and ``num_frames`` is numpy's linspace.
 
 The authors' ``get_index``, ``read_video`` and ``read_frame`` (Ask-Anything's mvbench.ipynb,
-bundled verbatim in tests/fixtures/reference/) run on the same files as mmtasks' frame rule: a
+bundled verbatim in reference/ beside this file) run on the same files as mmtasks' frame rule: a
 folder of frames (Episodic Reasoning's TVQA layout: ``00001.jpg`` ..., 3 fps) with a window, a
 0.4 s window of a folder, and a 0.4 s window of a 30 fps video. Every frame encodes its own number
 as a grey level, so the frames compared are the pixels each side opened.
@@ -23,7 +23,7 @@ from PIL import Image as PILImage  # noqa: E402
 from mmtasks.config.task_config import VideoConfig  # noqa: E402
 from mmtasks.documents.video import VideoInfo, VideoReader, sample_indices  # noqa: E402
 
-REFERENCE = Path(__file__).parent / "fixtures" / "reference" / "ask_anything_mvbench.py"
+REFERENCE = Path(__file__).parent / "reference" / "ask_anything_mvbench.py"
 #: MVBench's rule as tasks/mvbench/mvbench.yaml writes it
 RULE = VideoConfig(num_frames=16, sampling="centers", start_field="start", end_field="end", frames_fps=3)
 
