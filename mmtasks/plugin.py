@@ -10,7 +10,7 @@ group ``mmtasks``. Both register with the same decorators::
     def last_int(text: str) -> int | None: ...
 
 Each decorator registers in one of the registries of :mod:`mmtasks.registry` and
-returns the decorated object unchanged. ``docs/plugin-api.md`` is the reference: a protocol
+returns the decorated object unchanged. ``docs/authors/plugin-api.md`` is the reference: a protocol
 is called as ``fn(state: DocumentState, ctx: DialogueContext)``, an aggregator as
 ``fn(task: TaskScoring, samples, seed) -> TaskResult``.
 """

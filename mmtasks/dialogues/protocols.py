@@ -7,7 +7,7 @@ errors), and what it can do (use a judge, run on combined images). ``state`` is
 the document's :class:`~mmtasks.dialogues.state.DocumentState` (never the task),
 ``ctx`` the run's :class:`DialogueContext`. The task is checked against the spec
 when it loads, before any model is loaded. Built-in and plugin protocols are
-registered and called alike (``docs/plugin-api.md``).
+registered and called alike (``docs/authors/plugin-api.md``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ document with everything the task resolved for it (its rendered messages, target
 and breakdown labels, the parser and metric functions, the render function for the protocol's
 own templates), ``ctx`` the run's settings (:class:`~mmtasks.dialogues.protocols.DialogueContext`).
 It is never the :class:`~mmtasks.task.Task`: what a protocol may use is what this class
-holds, the same for the built-in protocols and a plugin's. ``docs/plugin-api.md`` documents it.
+holds, the same for the built-in protocols and a plugin's. ``docs/authors/plugin-api.md`` documents it.
 
 What is rendered from a template (the messages, the target, the answer space, the breakdown
 labels, the system prompt) is rendered on first use and kept: a protocol that never reads one
