@@ -241,7 +241,8 @@ def _scale(results: ResultsFile, task: str, metric: str, samples: dict[str, dict
     results.json reports the metric in percent of them (0/1 right-or-wrong per document, 0-100 in
     the table), else 1. The reported number is the task's ``<metric>_all`` when results.json has
     that key (the mean over every document, on the results' scale), else ``<metric>``; the values
-    are those of ``samples`` (run A's documents). In order:
+    are those of ``samples`` (run A's documents; for ``_all``, a document the run failed counts
+    as 0, as ``_all`` counts it). In order:
 
     1. no reported number (absent, null, not finite) or no per-document value: 1;
     2. the values' mean is 0 (no ratio to read; every value 0, say): 100 when they all lie in
@@ -250,8 +251,12 @@ def _scale(results: ResultsFile, task: str, metric: str, samples: dict[str, dict
     3. else 100 when the reported number is 100 times the values' mean, within 1, else 1.
     """
     values = _reported(results, task, variant)
-    reported = _number(values[f"{metric}_all"] if f"{metric}_all" in values else values.get(metric))
-    per_document = [v for s in samples.values() if (v := _number(s["metrics"].get(metric))) is not None]
+    over_all = f"{metric}_all" in values
+    reported = _number(values[f"{metric}_all"] if over_all else values.get(metric))
+    # _all counts a failed document as 0: its values are read the same way
+    per_document = [v for s in samples.values()
+                    if (v := _number(_value(s, metric, "wrong") if over_all and "samples" in s
+                                     else s["metrics"].get(metric))) is not None]
     if reported is None or not per_document:
         return 1.0
     mean = sum(per_document) / len(per_document)

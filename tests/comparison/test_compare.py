@@ -66,6 +66,18 @@ def test_scale_of_the_per_document_values(reported: dict, values: tuple, scale: 
     assert _scale(_results(**reported), "t", "acc", _docs(*values)) == scale
 
 
+def test_scale_reads_failed_documents_as_acc_all_counts_them() -> None:
+    # right, wrong and two failed documents, 0/1 per document: acc_all is 25.0 (1 of 4, failures
+    # as 0), acc 50.0 (1 of the 2 scored). Before: acc_all against the scored documents' mean
+    # (0.5) was 50, not 100, and a run that failed documents was compared on the 0-1 scale
+    docs = {"1": {"metrics": {"acc": 1.0}, "samples": [({"acc": 1.0}, None)]},
+            "2": {"metrics": {"acc": 0.0}, "samples": [({"acc": 0.0}, None)]},
+            "3": {"metrics": {}, "samples": [({}, "request_failure")]},
+            "4": {"metrics": {}, "samples": [({}, "context_overflow")]}}
+    assert _scale(_results(acc=50.0, acc_all=25.0), "t", "acc", docs) == 100.0
+    assert _scale(_results(acc=50.0), "t", "acc", docs) == 100.0  # no _all: the scored documents' mean
+
+
 def test_mcnemar_exact_by_hand() -> None:
     # 1 vs 9 discordant: 2 * (C(10,0) + C(10,1)) / 2^10 = 22/1024
     assert mcnemar_exact(1, 9) == pytest.approx(22 / 1024)
@@ -243,6 +255,9 @@ def test_compare_states_each_sides_failed_documents_and_scores_them_as_wrong(
     # the reverse order says the same of A
     reverse = mmtasks.compare(b, a).tasks[0]
     assert reverse.failed_a == task.failed_b and reverse.failed_b == {}
+    # on the results' scale (percent) too when A is the side that failed: its acc_all (14.29) is
+    # 100 times its documents' mean with the failed ones as 0 (before: read as 0.14 and 0.43)
+    assert reverse.metrics[0].a == pytest.approx(100 / 7) and reverse.metrics[0].b == pytest.approx(300 / 7)
     assert main(["compare", str(a), str(b)]) == 0
     text = capsys.readouterr().out
     assert "mantis_eval: 7 documents in both runs, 4 scored by both; 0 only in A, 0 only in B" in text
