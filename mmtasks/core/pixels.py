@@ -89,9 +89,10 @@ class Undecodable(ValueError):
 
 
 @contextlib.contextmanager
-def decoding() -> Iterator[None]:
+def decoding(*also: type[BaseException]) -> Iterator[None]:
     """Decoder errors inside the block, whatever the format raises (:data:`DECODE_ERRORS`, PIL's
-    bomb guard), as one :class:`Undecodable`: the one translation of decoder failures."""
+    bomb guard, and ``also``: a video decoder's own error class), as one :class:`Undecodable`: the
+    one translation of decoder failures, for images, video files and folders of frames alike."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PILImageModule.DecompressionBombWarning)
@@ -100,7 +101,7 @@ def decoding() -> Iterator[None]:
         raise Undecodable("DecompressionBombError", BEYOND_TWICE_THE_LIMIT) from None
     except Undecodable:
         raise
-    except DECODE_ERRORS as exc:
+    except (*DECODE_ERRORS, *also) as exc:
         raise Undecodable(type(exc).__name__, f"{exc}"[:300] or type(exc).__name__) from None
 
 

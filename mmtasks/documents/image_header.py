@@ -14,13 +14,12 @@ from __future__ import annotations
 import os
 import stat
 import struct
-import warnings
 from pathlib import Path
 
 from PIL import Image as PILImage
-from PIL import UnidentifiedImageError
 
-from mmtasks.core.pixels import BEYOND_TWICE_THE_LIMIT, JPEG_SIGNATURE, JPEG_SOF, PNG_SIGNATURE, pixel_budget_problem
+from mmtasks.core.pixels import (BEYOND_TWICE_THE_LIMIT, JPEG_SIGNATURE, JPEG_SOF, PNG_SIGNATURE, Undecodable, decoding,
+                                 pixel_budget_problem)
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 #: bytes read first: enough for the size of PNG, GIF, BMP and WebP and most JPEG headers
@@ -239,11 +238,7 @@ def _pil_size(source: "Path | object", head: bytes) -> tuple[int, int] | str | N
     if len(head) < 8 and not any(head.startswith(s) for s in _OTHER_SIGNATURES):
         return None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PILImage.DecompressionBombWarning)
-            with PILImage.open(source) as img:  # type: ignore[arg-type]
-                return (img.width, img.height) if img.format else None
-    except PILImage.DecompressionBombError:
-        return BEYOND_TWICE_THE_LIMIT
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
-        return None
+        with decoding(), PILImage.open(source) as img:  # type: ignore[arg-type]
+            return (img.width, img.height) if img.format else None
+    except Undecodable as exc:
+        return BEYOND_TWICE_THE_LIMIT if exc.kind == "DecompressionBombError" else None

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mmtasks.core.conversation import FrameRef, Image
+from mmtasks.core.pixels import Undecodable, decoding
 from mmtasks.errors import DataError
 
 if TYPE_CHECKING:
@@ -132,14 +133,17 @@ def probe(path: Path, frames_fps: float = 1.0) -> VideoInfo:
             raise VideoProblem(f"its first frame {files[0].name}: {problem}")
         from PIL import Image as PILImage
 
-        with PILImage.open(files[0]) as img:
-            width, height = img.size
+        try:
+            with decoding(), PILImage.open(files[0]) as img:
+                width, height = img.size
+        except Undecodable as exc:
+            raise VideoProblem(f"its first frame {files[0].name}: not a readable image ({exc.kind}: {str(exc)[:120]})") from None
         return VideoInfo(len(files) / frames_fps, len(files), frames_fps, width, height, "folder")
     if not path.is_file() or st.st_size == 0:
         raise VideoProblem("not a regular, non-empty file")
     av = _av()
     try:
-        with av.open(str(path), "r") as container:
+        with decoding(av.FFmpegError, UnicodeDecodeError), av.open(str(path), "r") as container:
             if not container.streams.video:
                 raise VideoProblem("the file holds no video stream")
             stream = container.streams.video[0]
@@ -159,10 +163,8 @@ def probe(path: Path, frames_fps: float = 1.0) -> VideoInfo:
                 starts = [float(p.pts * stream.time_base) for p in container.demux(stream) if p.pts is not None]
                 if len(starts) == frames and starts == sorted(starts):
                     times = tuple(round(t - starts[0], 6) for t in starts)
-    except VideoProblem:
-        raise
-    except (av.FFmpegError, OSError, ValueError, UnicodeDecodeError) as exc:
-        raise VideoProblem(f"not a readable video ({type(exc).__name__}: {str(exc)[:120]})") from None
+    except Undecodable as exc:
+        raise VideoProblem(f"not a readable video ({exc.kind}: {str(exc)[:120]})") from None
     if frames <= 0 or fps <= 0 or duration <= 0:
         raise VideoProblem(f"its header gives no duration or frame count (duration {duration:g} s, {frames} frames, {fps:g} fps)")
     return VideoInfo(duration, frames, fps, width, height, times=times)
@@ -569,17 +571,18 @@ def decode_frames(path: Path, indices: Sequence[int], info: VideoInfo, bound: Bo
         for i in indices:
             f = files[min(i, len(files) - 1)]
             try:
-                with PILImage.open(f) as img:
+                with decoding(), PILImage.open(f) as img:
                     out.append(_resized(img.convert("RGB"), bound))
-            except OSError as exc:
-                raise DataError(f"corrupt or unreadable frame: {exc}", file=f, doc_id=doc_id, field="dataset.video") from None
+            except Undecodable as exc:
+                raise DataError(f"corrupt or unreadable frame: {exc.kind}: {exc}", file=f, doc_id=doc_id,
+                                field="dataset.video") from None
         return out
     av = _av()
     wanted = sorted(set(indices))
     width, height = bound.size(info.width, info.height)
     got: dict[int, Any] = {}
     try:
-        with av.open(str(path), "r") as container:
+        with decoding(av.FFmpegError), av.open(str(path), "r") as container:
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
             counted = stream.codec_context.name == "gif" or stream.time_base is None
@@ -621,10 +624,8 @@ def decode_frames(path: Path, indices: Sequence[int], info: VideoInfo, bound: Bo
                 if found is None:
                     raise DataError("the video has no decodable frame", file=path, doc_id=doc_id, field="dataset.video")
                 got[target] = found.to_image(width=width, height=height) if (width, height) != (found.width, found.height) else found.to_image()
-    except DataError:
-        raise
-    except (av.FFmpegError, OSError, ValueError) as exc:
-        raise DataError(f"corrupt or unreadable video: {type(exc).__name__}: {str(exc)[:160]}", file=path, doc_id=doc_id,
+    except Undecodable as exc:
+        raise DataError(f"corrupt or unreadable video: {exc.kind}: {str(exc)[:160]}", file=path, doc_id=doc_id,
                         field="dataset.video") from None
     return [got[i].convert("RGB") if got[i].mode != "RGB" else got[i] for i in indices]
 

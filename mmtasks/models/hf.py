@@ -488,7 +488,9 @@ class _Prepared:
 def _image_token_count(processor: Any, image: Image) -> int:
     """Placeholder tokens the processor makes of ``image``, from its size in the file header
     (Pillow reads no pixels to tell it); 0 when the image or the processor cannot say."""
-    from PIL import Image as PILImage, UnidentifiedImageError
+    from PIL import Image as PILImage
+
+    from mmtasks.core.pixels import Undecodable, decoding
 
     count = getattr(processor, "_get_num_multimodal_tokens", None)
     if count is None or image.parts:
@@ -498,13 +500,16 @@ def _image_token_count(processor: Any, image: Image) -> int:
             width, height = image.frame.clip.frame_size
         else:
             source: Any = io.BytesIO(image.data) if image.data is not None else image.path
-            with PILImage.open(source) as img:
+            with decoding(), PILImage.open(source) as img:
                 width, height = img.size
+    except Undecodable:
+        return 0  # a missing or corrupt file fails later, with its own message
+    try:
         data = count(image_sizes=[(height, width)])
         tokens = data["num_image_tokens"] if isinstance(data, dict) else data.num_image_tokens
         return int(tokens[0])
-    except (OSError, UnidentifiedImageError, ValueError, TypeError, KeyError, AttributeError, IndexError, NotImplementedError):
-        return 0  # a missing or corrupt file fails later, with its own message
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, NotImplementedError):
+        return 0  # a processor that cannot say
 
 
 def _summary(stats: BatchStats) -> str:

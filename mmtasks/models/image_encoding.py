@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from PIL import Image as PILImageModule
-from PIL import UnidentifiedImageError
 
 from mmtasks.core.pixels import JPEG_SIGNATURE, JPEG_SOF, PNG_SIGNATURE, check_pixel_budget, open_image
 from mmtasks.errors import DataError
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
 
 _MIME = {"JPEG": "image/jpeg", "PNG": "image/png"}
 _EXIF_ORIENTATION = 0x0112
-_DECODE_ERRORS = (UnidentifiedImageError, OSError, SyntaxError, ValueError)
 
 
 @dataclass(frozen=True)
@@ -156,15 +154,14 @@ class ImageEncoder:
         as_is = self._as_is(image, data, header)
         if as_is is not None:
             return as_is
-        try:
-            with open_image(image, data) as img:  # the one pixel budget of every backend
-                source = img.format
-                if header is None and self._pillow_can_send_as_is(img, len(data)):
-                    return _data_url(source, data)
-                img.load()
-                rgb = img.convert("RGB")
-        except _DECODE_ERRORS as exc:
-            raise DataError(f"corrupt or unreadable image: {exc}", file=image.path, doc_id=image.doc_id, field="images") from None
+        # the one pixel budget of every backend; every decoder error in the block is a DataError
+        # naming the file and document (open_image's translation)
+        with open_image(image, data) as img:
+            source = img.format
+            if header is None and self._pillow_can_send_as_is(img, len(data)):
+                return _data_url(source, data)
+            img.load()
+            rgb = img.convert("RGB")
         return self._from_pixels(rgb, source, image)
 
     def _as_is(self, image: "Image", data: bytes, header: "ImageHeader | None") -> str | None:

@@ -141,3 +141,37 @@ def test_a_corrupt_image_found_mid_run_fails_its_document_only(tmp_path: Path, c
     assert results["results"]["pics"]["acc"] == 100.0 and results["n-samples"]["pics"]["effective"] == 3
     rows = {r["doc_id"]: r for r in map(json.loads, (out / "samples" / "pics.jsonl").read_text().splitlines())}
     assert rows["b"]["failures"] and "b.tif" in rows["b"]["failures"][0] and rows["a"]["responses"] == ["red"]
+
+
+def test_a_corrupt_tiff_in_a_frame_folder_is_one_data_error(tmp_path: Path) -> None:
+    """Issue 41, finding 8: the third frame of a folder of frames is the corrupt TIFF (named .png).
+    The header check reads the first frame only, so it passes; decoding the folder caught only
+    ``OSError`` and the run and ``view`` ended in a TypeError traceback. Folder frames now go
+    through the one decoding translation: a data error naming the frame and the document."""
+    from mmtasks.documents.video import decode_frames, probe
+
+    folder = tmp_path / "clip"
+    folder.mkdir()
+    for k in (1, 2):
+        (folder / f"{k:03d}.png").write_bytes(encoded("PNG"))
+    (folder / "003.png").write_bytes(corrupt_tiff())
+    info = probe(folder)
+    assert (info.frames, info.width, info.height) == (3, 37, 23)
+    assert len(decode_frames(folder, [0, 1], info, doc_id="v1")) == 2
+    with pytest.raises(DataError) as caught:  # before: TypeError
+        decode_frames(folder, [0, 1, 2], info, doc_id="v1")
+    message = str(caught.value)
+    assert "003.png" in message and "document 'v1'" in message and "TypeError" in message
+
+
+def test_a_corrupt_first_frame_of_a_folder_is_a_video_problem(tmp_path: Path) -> None:
+    """The header check of a folder opens its first frame: a damaged one is the video's problem
+    (one line in ``check``), through the same translation."""
+    from mmtasks.documents.video import VideoProblem, probe
+
+    folder = tmp_path / "clip"
+    folder.mkdir()
+    (folder / "001.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
+    with pytest.raises(VideoProblem) as caught:
+        probe(folder)
+    assert "001.png" in str(caught.value)

@@ -239,3 +239,21 @@ def test_the_random_judge_gives_every_ability_a_valid_verdict() -> None:
         assert set(space["fields"]) == set(mmrc.abilities.ABILITIES[ability].verdict)
         for _ in range(20):
             assert verdict_parser(ability)(random_verdict(rng, space, n_images=3)) is not None, ability
+
+
+def test_a_note_or_verdict_nested_past_the_decoder_is_a_counted_failure() -> None:
+    """Issue 41, finding 8: a note taker replying ``{"a":`` 3,000 times made the JSON decoder
+    raise RecursionError (only JSONDecodeError was caught): a traceback and no results. Now such a
+    start fails like any other: no object, the note kept and counted unparsed; a judge's such
+    reply is no verdict (re-asked, then a judge failure)."""
+    from mmtasks.dialogues.notetaking import NoteBook, NoteSettings
+
+    hostile = '{"a":' * 3_000
+    assert last_json_object(hostile) is None  # before: RecursionError
+    assert judge_verdict(hostile) is None
+    book = NoteBook.start(NoteSettings(prompt="{{ note }}", initial={"user": "Li"}))
+    book.update(1, Reply(text=hostile))
+    assert (book.note, book.unparsed) == ({"user": "Li"}, 1)
+    assert book.log[-1]["error"] == "note reply holds no JSON object; previous note kept"
+    book.update(2, Reply(text=hostile[:50] + ' then {"user": "Wang"}'))
+    assert (book.note, book.unparsed) == ({"user": "Wang"}, 1)
