@@ -20,6 +20,7 @@ the token limit), has no answer: it is a failed reply whose error starts with :d
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
@@ -86,29 +87,31 @@ def split_text(text: str, fmt: ReasoningFormat, starts_open: bool = False) -> Sp
     if fmt.tags is None:
         return Split(answer=text, reasoning=None)
     open_tag, close_tag = fmt.tags
-    parts: list[str] = []
-    answer: list[str] = []
-    rest = text
-    first_close, first_open = rest.find(close_tag), rest.find(open_tag)
-    if starts_open and not rest.lstrip().startswith(open_tag):
-        rest = open_tag + rest  # the template wrote the opening tag
+    first_close, first_open = text.find(close_tag), text.find(open_tag)
+    if starts_open and not text.lstrip().startswith(open_tag):
+        text = open_tag + text  # the template wrote the opening tag
     elif first_close >= 0 and (first_open < 0 or first_open > first_close):
-        rest = open_tag + rest  # a closing tag with no opening one: the block began in the prompt
-    while True:
-        start = rest.find(open_tag)
-        if start < 0:
-            answer.append(rest)
-            break
-        answer.append(rest[:start])
-        end = rest.find(close_tag, start + len(open_tag))
-        if end < 0:
-            parts.append(rest[start + len(open_tag):].strip())
-            return Split(answer="".join(answer).strip(), reasoning="\n\n".join(p for p in parts if p), unclosed=True)
-        parts.append(rest[start + len(open_tag):end].strip())
-        rest = rest[end + len(close_tag):]
+        text = open_tag + text  # a closing tag with no opening one: the block began in the prompt
+    # Linear on any reply, in C: every opening tag before the last closing tag closes (at the first
+    # closing tag after it), so one split by the block pattern cuts that part, and what follows
+    # the last closing tag holds at most one (unclosed) block. A reply of a million blocks used to
+    # copy the rest of itself at each one; a lazy pattern over the whole reply would read to its
+    # end again from every unclosed opening tag.
+    last = text.rfind(close_tag)
+    cut = last + len(close_tag) if last >= 0 else 0
+    pieces = re.split(re.escape(open_tag) + "(.*?)" + re.escape(close_tag), text[:cut], flags=re.DOTALL) if cut else [""]
+    answer = pieces[0::2]
+    parts = list(map(str.strip, pieces[1::2]))
+    tail = text[cut:]
+    start = tail.find(open_tag)
+    if start >= 0:
+        answer.append(tail[:start])
+        parts.append(tail[start + len(open_tag):].strip())
+        return Split(answer="".join(answer).strip(), reasoning="\n\n".join(filter(None, parts)), unclosed=True)
     if not parts:
         return Split(answer=text, reasoning=None)
-    return Split(answer="".join(answer).strip(), reasoning="\n\n".join(p for p in parts if p))
+    answer.append(tail)
+    return Split(answer="".join(answer).strip(), reasoning="\n\n".join(filter(None, parts)))
 
 
 def split_reply(reply: Reply, fmt: ReasoningFormat | None, max_new_tokens: int | None = None) -> Reply:

@@ -269,8 +269,17 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = N
 # -- subtitles ------------------------------------------------------------------
 
 #: formatting tags of SubRip cues (Video-MME's ``<font color="white" size=".72c">``): not the text
-_TAG = re.compile(r"</?(?:font|b|i|u|s)\b[^>]*>", re.IGNORECASE)
-_SRT_TIME = re.compile(r"(\d+):(\d\d):(\d\d)[,.](\d{1,3})\s*-->\s*(\d+):(\d\d):(\d\d)[,.](\d{1,3})")
+_TAG = re.compile(r"</?(?:font|b|i|u|s)\b[^>]*+>", re.IGNORECASE)
+#: a cue's time line; its hours are a run of at most 9 digits tried from its first digit only
+#: (ours: a line of 120,000 digits used to be tried from every digit, each try reading the rest)
+_SRT_TIME = re.compile(r"(?<!\d)(\d{1,9}):(\d\d):(\d\d)[,.](\d{1,3})\s*+-->\s*+(\d{1,9}):(\d\d):(\d\d)[,.](\d{1,3})")
+
+
+def _untagged(line: str) -> str:
+    """``line`` without its formatting tags (:data:`_TAG`). Only the text up to its last ``>`` can
+    hold a tag: past it an unclosed ``<b`` would be read to the end again from every ``<``."""
+    last = line.rfind(">")
+    return _TAG.sub("", line[:last + 1]) + line[last + 1:]
 
 
 @dataclass(frozen=True)
@@ -294,7 +303,7 @@ def parse_srt(text: str) -> list[Cue]:
         for i, line in enumerate(lines):
             m = _SRT_TIME.search(line)
             if m:
-                body = " ".join(x for x in (_TAG.sub("", line).strip() for line in lines[i + 1:]) if x)
+                body = " ".join(x for x in (_untagged(line).strip() for line in lines[i + 1:]) if x)
                 # a cue without text is kept: the first cue at a frame is its line, an empty one none
                 cues.append(Cue(_seconds(*m.groups()[:4]), _seconds(*m.groups()[4:]), body))
                 break

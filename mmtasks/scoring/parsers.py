@@ -246,8 +246,8 @@ def read_answer(text: str, parse: Callable[[str], Any]) -> Any:
 #: Counts, which say how many images there are rather than which: "共2张", "一共 3 幅", "总共有4个",
 #: "9 images", "2 pictures", "a total of 4". Removed before numbers are read.
 _COUNT = re.compile(
-    r"""(?:一共|总共|共计|合计|共)\s*有?\s*[0-9]+\s*(?:张|幅|个|处|图)?
-      |(?<![0-9])[0-9]+\s+(?:images|pictures|photos|figures)\b
+    r"""(?:一共|总共|共计|合计|共)\s*+(?:有\s*+)?[0-9]++\s*+(?:张|幅|个|处|图)?
+      |(?<![0-9])[0-9]++\s++(?:images|pictures|photos|figures)\b
       |\ba\s+total\s+of\s+[0-9]+""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -258,13 +258,21 @@ def drop_counts(text: str) -> str:
     return _COUNT.sub(" ", text)
 
 
-_INTEGER = re.compile(r"[0-9]+")
-#: "2-4", "2~4", "2到4", "2至4": a range of numbers.
-_RANGE = re.compile(r"([0-9]+)\s*(?:-|–|—|~|到|至)\s*([0-9]+)")
+#: the longest run of digits read as a number (ours): a longer one names no image, option or
+#: count, and Python refuses to convert one of more than 4,300 digits (a reply of 150,000 digits
+#: would end in a ValueError); such a run is not a number to these parsers
+MAX_DIGITS = 18
+#: a run of at most :data:`MAX_DIGITS` digits (not part of a longer run), tried from its first
+#: digit only (linear on any reply)
+_INTEGER = re.compile(rf"(?<![0-9])[0-9]{{1,{MAX_DIGITS}}}+(?![0-9])")
+#: "2-4", "2~4", "2到4", "2至4": a range of numbers (each a run of at most :data:`MAX_DIGITS`
+#: digits, tried from its first digit only)
+_RANGE = re.compile(rf"(?<![0-9])([0-9]{{1,{MAX_DIGITS}}}+)(?![0-9])\s*+(?:-|–|—|~|到|至)\s*+([0-9]{{1,{MAX_DIGITS}}}+)(?![0-9])")
 
 
 def first_integer(text: str) -> int | None:
-    """The first run of digits of ``text`` (already unwrapped and folded), or None."""
+    """The first run of digits of ``text`` (already unwrapped and folded) of at most
+    :data:`MAX_DIGITS` digits, or None."""
     match = _INTEGER.search(text)
     return int(match.group()) if match else None
 
@@ -282,7 +290,7 @@ def integers(text: str, max_range: int) -> list[int] | None:
         return match.group()
 
     rest = _RANGE.sub(expand, text) if max_range > 0 else text
-    numbers.update(int(n) for n in _INTEGER.findall(rest))
+    numbers.update(map(int, _INTEGER.findall(rest)))
     return sorted(numbers) if numbers else None
 
 

@@ -46,7 +46,7 @@ def infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
         return None
     if any(phrase in answer for phrase in _REFUSALS):
         return "Z"
-    words = [w.strip() for w in answer.translate(_PUNCTUATION).split()]
+    words = answer.translate(_PUNCTUATION).split()  # split() strips every word already (one C pass)
     named = [c for c in choices if c in words]
     if len(named) == 1:
         for ch in choices:
