@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
+from mmtasks.config.bounds import MAX_BATCH_SIZE, MAX_FEWSHOT, MAX_FPS, MAX_LIVE, MAX_VIDEO_FRAMES
 from mmtasks.errors import ConfigError
 from mmtasks.secrets import public_args, register_arg_secrets
 
@@ -51,7 +52,7 @@ class RunConfig(BaseModel):
     limit: StrictInt | None = Field(default=None, ge=1)
     """Only the first N documents of each task (an integer, at least 1: ``True`` is not 1)."""
     seed: StrictInt = 0
-    batch_size: StrictInt | None = Field(default=None, ge=1)
+    batch_size: StrictInt | None = Field(default=None, ge=1, le=MAX_BATCH_SIZE)
     image_mode: Literal["separate", "combined"] = "separate"
     history: Literal["self", "reference"] | None = None
     probe: Literal["independent", "cumulative", "algorithm1"] | None = None
@@ -62,15 +63,15 @@ class RunConfig(BaseModel):
     """Overrides of every task's generation settings for the model (``--gen-kwargs``, lm-eval's
     name): ``max_new_tokens``, ``temperature``, ... Recorded in results.json; a run with them is
     not the benchmark's official protocol (the leaderboard marks it)."""
-    num_frames: StrictInt | None = Field(default=None, ge=1)
+    num_frames: StrictInt | None = Field(default=None, ge=1, le=MAX_VIDEO_FRAMES)
     """``--num-frames``: every video task samples this many frames, uniformly (its ``sampling`` kept),
     instead of its own rule. Recorded in results.json; not the benchmark's official setting."""
-    fps: float | None = Field(default=None, gt=0)
+    fps: float | None = Field(default=None, gt=0, le=MAX_FPS, allow_inf_nan=False)
     """``--fps``: every video task samples one frame every 1/fps s instead of its own rule (capped by
     ``--max-frames``, else by the task's own ``max_frames``)."""
-    max_frames: StrictInt | None = Field(default=None, ge=1)
+    max_frames: StrictInt | None = Field(default=None, ge=1, le=MAX_VIDEO_FRAMES)
     """``--max-frames``: the cap of ``--fps``."""
-    num_fewshot: StrictInt | None = Field(default=None, ge=0)
+    num_fewshot: StrictInt | None = Field(default=None, ge=0, le=MAX_FEWSHOT)
     """``--num-fewshot``: every task's ``fewshot.k`` (a task without a ``fewshot:`` block is an error).
     Recorded in results.json (``config.num_fewshot``, and each task's config); not the benchmark's
     official setting."""
@@ -84,7 +85,7 @@ class RunConfig(BaseModel):
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
-    max_live: StrictInt = Field(default=1024, ge=1)
+    max_live: StrictInt = Field(default=1024, ge=1, le=MAX_LIVE)
     """Most dialogues in flight at once (bounds memory; a wave holds at most this many requests per turn)."""
     log_to: list[str] = Field(default_factory=list)
     """``--log-to``: experiment trackers the run logs to (``wandb``, ``mlflow``, ``trackio``;
@@ -130,6 +131,12 @@ class RunConfig(BaseModel):
             message = err["msg"][0].lower() + err["msg"][1:]
             if err["type"] == "greater_than_equal":
                 message = f"must be at least {err['ctx']['ge']}"
+            elif err["type"] == "less_than_equal":
+                message = f"must be at most {err['ctx']['le']}"
+            elif err["type"] == "greater_than":
+                message = f"must be more than {err['ctx']['gt']}"
+            elif err["type"] == "finite_number":
+                message = "must be a finite number"
             if name == "tasks" and err["type"] == "too_short":
                 message = "no task given"
             raise ConfigError(f"{message} (got {shown!r})" if name != "tasks" else message,

@@ -14,7 +14,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from mmtasks.config.bounds import MAX_FEWSHOT, MAX_FPS, MAX_VIDEO_FRAMES
 from mmtasks.config.yaml_loader import did_you_mean
+from mmtasks.core.pixels import MAX_IMAGE_PIXELS
 from mmtasks.core.request import GenerationConfig
 
 
@@ -246,11 +248,11 @@ class VideoConfig(_Strict):
     ``start``): frames are chosen within it. A record without it (or null) uses the whole video."""
     end_field: str | None = None
     """A record field holding where that part ends, in seconds (MVBench's ``end``)."""
-    num_frames: int | None = Field(default=None, ge=1)
+    num_frames: int | None = Field(default=None, ge=1, le=MAX_VIDEO_FRAMES)
     """Uniform sampling: this many frames over the whole video (see ``sampling``)."""
-    fps: float | None = Field(default=None, gt=0)
+    fps: float | None = Field(default=None, gt=0, le=MAX_FPS, allow_inf_nan=False)
     """Sampling by time: one frame every 1/fps seconds from the start, at most ``max_frames``."""
-    max_frames: int | None = Field(default=None, ge=1)
+    max_frames: int | None = Field(default=None, ge=1, le=MAX_VIDEO_FRAMES)
     """With ``fps``: the cap; more candidate frames than this are thinned to this many, uniformly."""
     sampling: Literal["linspace", "centers", "segment_middles", "interior"] = "linspace"
     """How ``num_frames`` spreads: ``linspace``: ``numpy.linspace(0, n-1, k, dtype=int)`` exactly, first
@@ -263,9 +265,9 @@ class VideoConfig(_Strict):
     ``int(i * n/(k+1))`` for i = 1..k, the ends left out (VLMEvalKit's Video-MME frames)."""
     max_side: int | None = Field(default=None, ge=1)
     """Resize bound: each frame is scaled down (aspect kept) so its longer side is at most this."""
-    max_pixels: int | None = Field(default=None, ge=1)
+    max_pixels: int | None = Field(default=None, ge=1, le=MAX_IMAGE_PIXELS)
     """Resize bound: each frame is scaled down (aspect kept) to at most this many pixels."""
-    frames_fps: float = Field(default=1.0, gt=0)
+    frames_fps: float = Field(default=1.0, gt=0, le=MAX_FPS, allow_inf_nan=False)
     """The frame rate of a folder of frames (its timestamps are k / frames_fps)."""
     subtitles: bool = False
     """Read each video's SubRip subtitles: ``videos[i].subtitles`` lists the cues shown at the
@@ -658,7 +660,7 @@ class FewshotConfig(_Strict):
     (``dataset.local.dir``), read like the documents (same id field, images, adapter, checks)."""
     split: str | None = None
     """The demonstrations' source for a Hugging Face dataset: another split of it (``train``)."""
-    k: int = Field(ge=0)
+    k: int = Field(ge=0, le=MAX_FEWSHOT)
     """How many demonstrations each question gets (``--num-fewshot`` overrides it; 0: none)."""
     seed: int = 1234
     """Seed of the draw: each question's demonstrations are drawn from the source with a generator

@@ -130,3 +130,49 @@ def test_the_default_judge_is_named_when_the_run_uses_it(capsys, monkeypatch, tm
                             "--no-cache", "--no-progress", "--allow-failures")
     assert code == 0
     assert "mmtasks: judge: openai:gpt-4o-2024-05-13 (the default judge of task 'mmdu'; choose the judge with --judge)" in err
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--num-frames", "1000000000", "must be at most 4096 (got 1000000000)"),
+    ("--max-frames", "5000", "must be at most 4096 (got 5000)"),
+    ("--fps", "1e9", "must be at most 1000.0 (got 1000000000.0)"),
+    ("--fps", "inf", "must be a finite number (got inf)"),
+    ("--fps", "nan", "must be a finite number (got nan)"),
+    ("--fps", "0", "must be more than 0.0 (got 0.0)"),
+    ("--num-fewshot", "100000", "must be at most 64 (got 100000)"),
+    ("--max-live", "10000000000", "must be at most 1000000 (got 10000000000)"),
+    ("--batch-size", "10000000", "must be at most 65536 (got 10000000)"),
+    ("--repeats", "1000", "must be at most 100 (got 1000)"),
+])
+def test_every_number_flag_has_an_upper_bound(capsys, tmp_path, flag, value, message):
+    """Issue 41, finding 7: ``--num-frames 1e9`` ran on (a list of a billion frame indices),
+    ``--fps 1e9`` ended in a MemoryError and ``--fps inf`` in a ZeroDivisionError traceback. Every
+    number a user gives is bounded (mmtasks/config/bounds.py): one line naming the flag, exit 2,
+    before any task is read or model built."""
+    code, _, err = _run(capsys, "--tasks", "realbench_ranking_easy", "--model", "random", "--data-dir", str(SAMPLE),
+                        "--no-cache", "--output-path", str(tmp_path / "out"), flag, value)
+    assert code == 2
+    assert _error_line(err) == f"mmtasks: error: field '{flag}': {message}"
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("num_frames", "1000000000", "less than or equal to 4096"),
+    ("fps", ".inf", "finite number"),
+    ("frames_fps", "1e9", "less than or equal to 1000"),
+    ("max_pixels", "1000000000000", "less than or equal to 100000000"),
+])
+def test_a_video_rule_in_a_task_file_is_bounded(capsys, tmp_path, key, value, message):
+    """The same bounds in a task's ``dataset.video``: one line naming the file and key."""
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    rule = {"num_frames": "num_frames: 8", "fps": "fps: 1, max_frames: 8", "frames_fps": "num_frames: 8", "max_pixels": "num_frames: 8"}[key]
+    rule = ", ".join(part for part in rule.split(", ") if not part.startswith(f"{key}:"))
+    (tasks / "clips.yaml").write_text(
+        "task: clips\ndataset:\n  local: {dir: clips, file: clips.jsonl}\n"
+        f"  video: {{field: video, {rule + ', ' if rule else ''}{key}: {value}}}\n"
+        "prompt:\n  user: \"{{ videos[0] }} What happens?\"\nanswer: {parser: text}\nmetrics: [{name: em, function: exact_match}]\n", encoding="utf-8")
+    code, _, err = _run(capsys, "check", "--tasks", "clips", "--include-path", str(tasks), "--data-dir", str(tmp_path))
+    line = _error_line(err)
+    assert code == 2 and "clips.yaml" in line and f"dataset.video.{key}" in line and message in line, err
