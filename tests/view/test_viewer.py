@@ -511,3 +511,20 @@ def test_a_deeply_nested_samples_line_is_one_line(runs: dict[str, Path], tmp_pat
     assert cli_main(["view", str(run), "--out", str(tmp_path / "v")]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("  ")]
     assert len(err) == 1 and "muirbench.jsonl:2" in err[0] and "nested more than 64 deep" in err[0], err
+
+
+def test_the_paired_line_names_each_runs_failed_documents(browser, tmp_path: Path) -> None:  # noqa: F811
+    # issue 41, finding 1, in the viewer: B's requests for 1-3 failed; the line pairs all 7
+    # documents, says how many each run failed and that they count as wrong (acc_all)
+    from tests.comparison.test_compare import _replayed, _replayed_failing
+
+    a = _replayed(tmp_path, "model-a", {"1", "2", "3"})
+    b = _replayed_failing(tmp_path, "model-b", {"4"}, failed={"1", "2", "3"})
+    site = tmp_path / "view"
+    assert cli_main(["view", str(a), str(b), "--out", str(site)]) == 0
+    page, problems = _page(browser, (site / "index.html").as_uri() + f"#t={_task_index(site, 'mantis_eval')}")
+    paired = page.locator("#summary .paired").text_content() or ""
+    assert "Paired over the 7 documents both runs hold (failed: 0 in A, 3 in B, counted as wrong)" in paired, paired
+    assert "B \u2212 A on acc = \u221228.57" in paired, paired
+    assert not problems, problems
+    page.close()
