@@ -27,6 +27,24 @@ github.com/EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/llava_interleave_bench/u
 - ``interleave_overall`` (aggregator): ``overall_score``: the sub-tasks grouped into lmms-eval's 18
   categories; each category present scores the mean of its questions; ``acc`` is the mean of the
   categories (a sub-task of no category is left out, as there). ``acc_micro``: every question alike.
+
+The authors' own script (the scoring variant ``authors`` of the tasks): github.com/LLaVA-VL/LLaVA-NeXT
+``llava/eval/evaluate_interleave.py`` (commit ``df17966``), reimplemented here:
+
+- ``interleave_reply`` (parser): the reply as it is (the script reads the raw reply).
+- ``interleave_authors_score`` (metric): reply and gold answer both read by its ``Eval.process``
+  (newlines and tabs to spaces, stripped, the same VQA punctuation rule, quotes and brackets
+  stripped from the ends, lower-cased: no letter extraction). Multi-choice
+  (``evaluate_multichoice``): a reply holding ":" becomes its ":"-separated part that is one letter
+  a-h, if any; 100 when equal to the gold, else 0. Open-ended (``evaluate_rouge``): a gold answer
+  empty once processed is left out (None); an empty reply scores 0; else 100 x ROUGE-L F (the
+  ``rouge`` package's, as above) of the reply's first 512 characters: "The car is gone." against
+  "the car is gone" scores 100 (75 without the processing).
+- ``interleave_authors_overall`` (aggregator): each sub-task's ``dataset`` mean, each category the
+  mean of its sub-tasks' means (the script's category blocks), ``acc`` the mean of the categories
+  present (ours: the script prints the categories and no overall; lmms-eval's overall is this mean
+  over categories). The script names 9 categories (the in-domain ones, the same sub-tasks as
+  lmms-eval's); a sub-task of another of lmms-eval's categories is that category's only one.
 """
 
 from __future__ import annotations
@@ -174,5 +192,59 @@ def interleave_overall(task: "TaskScoring", samples: Sequence["Sample"], seed: i
     result.metrics[f"{METRIC}_micro"] = result.metrics.get(METRIC)
     result.metrics[METRIC] = overall(values_by_label(samples, METRIC, CATEGORY_BREAKDOWN))
     result.metrics[f"{METRIC}_stderr"] = None  # ours: no bootstrap of the category mean
+    result.metrics[f"{METRIC}_all"] = None
+    return result
+
+
+# -- the authors' own script (the ``authors`` scoring variant) ---------------------------------
+
+def authors_process(answer: str) -> str:
+    """``Eval.process`` of ``evaluate_interleave.py``: no letter extraction."""
+    text = _punctuation(answer.replace("\n", " ").replace("\t", " ").strip())
+    return text.strip("'").strip('"').strip(")").strip("(").strip().lower()
+
+
+@parser("interleave_reply", target="raw")  # both read by the metric, as the script reads them
+def interleave_reply(text: str, doc: Mapping[str, Any]) -> str:
+    return text
+
+
+@metric("interleave_authors_score")
+def interleave_authors_score(parsed: str | None, target: Any, doc: Mapping[str, Any]) -> float | None:
+    """The authors' score of one reply (see the module docstring); None: a gold answer the script skips."""
+    gold = authors_process(str(target))
+    prediction = authors_process("" if parsed is None else str(parsed))
+    if doc.get("question_type") == MULTI_CHOICE:
+        if ":" in prediction:
+            for part in (a.strip() for a in prediction.split(":")):
+                if len(part) == 1 and part[-1] in "abcdefgh":
+                    prediction = part
+        return 100.0 if prediction == gold else 0.0
+    if gold == "":
+        return None
+    if prediction == "":
+        return 0.0
+    return 100.0 * rouge_l_f(prediction[:512], gold)
+
+
+def authors_overall(by_sub_task: Mapping[str, Sequence[float]]) -> float | None:
+    """The mean over categories of the mean of their sub-tasks' means."""
+    by_category: dict[str, list[float]] = {}
+    for sub_task, values in by_sub_task.items():
+        category = CATEGORY_OF.get(sub_task)
+        if category is not None and values:
+            by_category.setdefault(category, []).append(sum(values) / len(values))
+    return mean_of_means(by_category)
+
+
+@aggregator("interleave_authors_overall", emits=_emits)
+def interleave_authors_overall(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
+    """The generic means and breakdowns, with ``acc`` the authors' script's category means (of
+    sub-task means) averaged, and the per-question mean as ``acc_micro``."""
+    samples = list(samples)
+    result = per_sample_mean(task, samples, seed)
+    result.metrics[f"{METRIC}_micro"] = result.metrics.get(METRIC)
+    result.metrics[METRIC] = authors_overall(values_by_label(samples, METRIC, "sub_task"))
+    result.metrics[f"{METRIC}_stderr"] = None
     result.metrics[f"{METRIC}_all"] = None
     return result
