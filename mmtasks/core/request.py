@@ -245,7 +245,8 @@ class Reply:
                   "reasoning_tokens": self.reasoning_tokens, "completion_tokens": self.completion_tokens,
                   "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
                   "starts_in_reasoning": self.starts_in_reasoning}
-        return json.dumps({k: v for k, v in fields.items() if v not in (None, False)}, ensure_ascii=False)
+        # "is not": a count of 0 is kept (0 == False would drop it)
+        return json.dumps({k: v for k, v in fields.items() if v is not None and v is not False}, ensure_ascii=False)
 
     @classmethod
     def from_cache(cls, stored: str) -> "Reply":

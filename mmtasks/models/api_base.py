@@ -162,6 +162,15 @@ class APIModel(ChatModel):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec.name!r} at {self.url})"
 
+    @property
+    def identity(self) -> str:
+        """The spec's identity plus the endpoint (without credentials): one model name behind two
+        endpoints (the provider, a proxy) may be two models, and a cached reply from one must not
+        answer for the other."""
+        import json
+
+        return json.dumps({"spec": json.loads(self.spec.identity()), "endpoint": self.url}, sort_keys=True)
+
     # -- what a backend gives ------------------------------------------------------
     def _make_client(self, session: Any) -> Any:
         """The SDK's async client over ``session`` (an ``AsyncClient`` of the SDK's HTTP library)."""

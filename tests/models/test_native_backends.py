@@ -354,3 +354,52 @@ def test_an_oversized_or_endless_answer_is_cut_by_the_guarded_transport(provider
     finally:
         m.close()
     assert reply.error == "failed after 1 attempt: the answer is larger than max_response_bytes=4096 (declared 1500000000 bytes)"
+
+
+def test_the_native_backends_take_notes(provider: tuple[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--strategy notetaking with --notetaker on Claude / Gemini: MMRC's note requests go to it at
+    the notes' own settings, recorded as sent, and the model (random) answers from the notes."""
+    backend, server = provider
+    _, model, _, _ = PROVIDERS[backend]
+    server.reply = lambda body: '{"name": "Ann"}'
+    out = tmp_path / "out"
+    code = main(["--tasks", "mmrc_cr", "--model", "random", "--data-dir", str(SAMPLE), "--limit", "1",
+                 "--strategy", "notetaking", "--notetaker", f"{backend}:{model}", "--notetaker-args", args_for(server),
+                 "--predict-only", "--output-path", str(out), "--no-cache", "--no-progress", "--allow-failures"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert server.calls > 0 and all("taking notes" in json.dumps(b) for b in server.bodies)
+    recorded = json.loads((out / "results.json").read_text(encoding="utf-8"))["generation"]["mmrc_cr"]["notetaker"]
+    assert all(settings_of(backend, b) == recorded for b in server.bodies)
+
+
+def test_the_cache_identity_names_the_endpoint_and_never_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MMTASKS_TEST_KEY", KEY)
+    models = [load_model(ModelSpec(backend="anthropic", name="claude-x", args={"base_url": url, "api_key_env": "MMTASKS_TEST_KEY"}))
+              for url in ("http://127.0.0.1:9", "http://127.0.0.1:10")]
+    try:
+        assert models[0].identity != models[1].identity
+        assert all(KEY not in m.identity for m in models)
+    finally:
+        for m in models:
+            m.close()
+
+
+def test_replies_are_cached_with_their_reasoning_stop_reasons_and_tokens(provider: tuple[str, Any], tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    backend, server = provider
+    _, model, _, words = PROVIDERS[backend]
+    server.reply = lambda body: {"content": "B", "thinking": "one two", "stop_reason": words["end"]}
+
+    def run(out: str) -> list[dict]:
+        code = main(["--tasks", "muirbench", "--data-dir", str(SAMPLE), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+                     "--output-path", str(tmp_path / out), "--model", f"{backend}:{model}", "--model-args", args_for(server)])
+        assert code == 0, capsys.readouterr().err
+        return [json.loads(line) for line in (tmp_path / out / "samples" / "muirbench.jsonl").read_text().splitlines()]
+
+    first = run("a")
+    calls = server.calls
+    again = run("b")
+    assert server.calls == calls  # every reply from the cache
+    assert [(s["reasoning"], s["finish_reasons"], s["tokens"]) for s in again] == \
+           [(s["reasoning"], s["finish_reasons"], s["tokens"]) for s in first]
