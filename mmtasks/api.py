@@ -34,10 +34,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmtasks.config.run_config import RunConfig
 from mmtasks.core.sample import Sample
+
+if TYPE_CHECKING:
+    from mmtasks.models.in_memory import ModelFactory
 
 
 class EvaluationResult(dict):
@@ -81,13 +84,14 @@ class EvaluationResult(dict):
         return None if out is None else out / "results.json"
 
 
-def run(config: RunConfig) -> EvaluationResult:
-    """Evaluate ``config`` (what the ``mmtasks run`` command calls)."""
+def run(config: RunConfig, model_factory: ModelFactory | None = None) -> EvaluationResult:
+    """Evaluate ``config`` (what the ``mmtasks run`` command calls); ``model_factory``: the model is
+    an object in memory (:func:`evaluate` with ``model=`` an object)."""
     from mmtasks.runner import evaluate as run_evaluation
     from mmtasks.secrets import register_env_secrets
 
     register_env_secrets()
-    outcome = run_evaluation(config)
+    outcome = run_evaluation(config, model_factory)
     return EvaluationResult(outcome.results, outcome.samples, config, is_main=outcome.is_main)
 
 
@@ -109,10 +113,11 @@ def parse_component_args(value: Any, field: str) -> dict[str, Any]:
 
 def evaluate(
     tasks: str | Sequence[str],
-    model: str,
+    model: str | Any,
     judge: str | None = None,
     data_dir: str | Path | None = None,
     output_path: str | Path | None = None,
+    processor: Any = None,
     **options: Any,
 ) -> EvaluationResult:
     """Evaluate ``model`` on ``tasks`` and return the results (see :class:`EvaluationResult`).
@@ -127,7 +132,28 @@ def evaluate(
     ``notetaker``, ``matcher``/``matcher_args`` (the LLM answer matcher), ``max_live``, ``allow_failures``, ``progress`` (default False here),
     ``verbose``. A bad option raises :class:`~mmtasks.errors.ConfigError`; a run with
     failures returns normally (see ``.problems``): unlike the CLI there is no exit status.
+
+    ``model`` may also be a model in memory, evaluated as it is with no reload: a transformers
+    model with its ``processor`` (or tokenizer), or a vLLM ``LLM`` (:mod:`mmtasks.models.in_memory`;
+    the Trainer callback, :mod:`mmtasks.integrations.trainer`, passes its model this way). Its
+    weights may change between calls, so the response cache is off for it (``use_cache=True`` is
+    refused); ``model_args`` still apply (``batch_size``, ``max_images`` ...).
     """
+    factory = None
+    if not isinstance(model, str):
+        from mmtasks.errors import ConfigError
+        from mmtasks.models.in_memory import in_memory
+
+        if options.get("use_cache"):
+            raise ConfigError("a model in memory is evaluated without the response cache (its weights change; a cached "
+                              "reply would be another model's)", field="use_cache")
+        options["use_cache"] = False
+        wrapped = in_memory(model, processor)
+        model, factory = wrapped.spec, wrapped.factory
+    elif processor is not None:
+        from mmtasks.errors import ConfigError
+
+        raise ConfigError("processor is for a model in memory (model=a transformers model)", field="processor")
     for key in ("model_args", "judge_args", "notetaker_args", "matcher_args"):
         if key in options:
             options[key] = parse_component_args(options[key], key)
@@ -138,4 +164,4 @@ def evaluate(
     options.setdefault("progress", False)
     config = RunConfig.build(tasks=tasks, model=model, judge=judge, data_dir=data_dir,
                              output_path=output_path, **options)
-    return run(config)
+    return run(config, factory)

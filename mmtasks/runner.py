@@ -21,6 +21,7 @@ from mmtasks.documents.dataset import Document, Exclusions
 from mmtasks.documents.paths import data_root
 from mmtasks.errors import ConfigError, MmtasksError, ModelError, ModelNotFound, Problems
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, parse_model_spec, settings_problem
+from mmtasks.models.in_memory import ModelFactory
 from mmtasks.preflight import CheckedTasks, preflight
 from mmtasks.progress import Progress
 from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
@@ -177,10 +178,11 @@ def _matcher_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | N
 
 
 def _load_component(role: str, spec: ModelSpec, context: ModelContext, ranks: distributed.Ranks,
-                    origin: str | None = None) -> ChatModel:
-    """Load and check one model; its errors name the component (``--judge-args`` ...)."""
+                    origin: str | None = None, factory: ModelFactory | None = None) -> ChatModel:
+    """Load and check one model (``factory``: build it from an object in memory instead); its
+    errors name the component (``--judge-args`` ...)."""
     try:
-        model = load_model(distributed.place(spec, ranks), context)
+        model = factory(spec, context) if factory is not None else load_model(distributed.place(spec, ranks), context)
     except MmtasksError as exc:
         raise for_component(exc, role, spec.display, origin) from None
     try:
@@ -191,16 +193,19 @@ def _load_component(role: str, spec: ModelSpec, context: ModelContext, ranks: di
     return model
 
 
-def evaluate(run: RunConfig) -> RunOutcome:
-    """Run ``run``; under torchrun/accelerate launch, this rank's share of it (see :mod:`mmtasks.distributed`)."""
+def evaluate(run: RunConfig, model_factory: ModelFactory | None = None) -> RunOutcome:
+    """Run ``run``; under torchrun/accelerate launch (or a Trainer on several processes), this
+    rank's share of it (see :mod:`mmtasks.distributed`). ``model_factory``: the model is an object
+    in memory (:mod:`mmtasks.models.in_memory`), built by it rather than loaded."""
     started = time.perf_counter()
     ranks = distributed.ranks_from_env()
     distributed.quiet_unless_main(ranks)
     with distributed.process_group(ranks):
-        return _evaluate(run, ranks, started)
+        return _evaluate(run, ranks, started, model_factory)
 
 
-def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOutcome:
+def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
+              model_factory: ModelFactory | None = None) -> RunOutcome:
     model_spec = parse_model_spec(run.model, run.model_args)
     # Every task, document, template, image and target is checked before any model is built.
     checked = check(run, model_spec.generation)
@@ -260,7 +265,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float) -> RunOu
             models["matcher"] = _load_component("matcher", matching[0], context, ranks, matching[1])
             if matching[1]:
                 log.info("matcher: %s (%s)", matching[0].display, matching[1])
-        models["model"] = _load_component("model", model_spec, context, ranks)
+        models["model"] = _load_component("model", model_spec, context, ranks, factory=model_factory)
         if run.strategy == "notetaking":
             if notetaker_spec is not None:
                 models["notetaker"] = _load_component("notetaker", notetaker_spec, context, ranks)

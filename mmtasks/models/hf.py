@@ -16,6 +16,7 @@ idle time and the padding share, logged when the model closes.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import hashlib
@@ -105,14 +106,24 @@ class HFModel(ChatModel):
     takes_settings = frozenset({"top_k", "min_p", "repetition_penalty", "chat_template_kwargs",
                                 "presence_penalty", "frequency_penalty", "logit_bias"})
 
-    def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
+    def __init__(self, spec: ModelSpec, context: ModelContext | None = None,
+                 loaded: tuple[Any, Any] | None = None) -> None:
+        """``loaded``: (processor, model) already in memory (``mmtasks.evaluate(model=...)``, a
+        Trainer's model): used as they are, nothing loaded. The model is the caller's: it is put in
+        eval mode while a batch generates and back in its mode after, and :meth:`close` leaves it
+        where it is; the processor is copied (its tokenizer pads on the left here)."""
         super().__init__(spec, context)
         if not spec.name:
             raise ModelError("the hf backend needs a model: hf:ORG/NAME or hf:/path/to/checkpoint", field="--model")
         self.options = HFOptions.parse(spec.args)
         self.batch_size = self.options.batch_size or self.context.batch_size or DEFAULT_BATCH_SIZE
-        self.processor, self.model = _load(os.path.expanduser(spec.name), self.options,
-                                           self.context.max_images_per_request)
+        #: whether the model is this backend's own (loaded here, released at close) or the caller's
+        self.owned = loaded is None
+        if loaded is None:
+            self.processor, self.model = _load(os.path.expanduser(spec.name), self.options,
+                                               self.context.max_images_per_request)
+        else:
+            self.processor, self.model = copy.deepcopy(loaded[0]), loaded[1]
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         self.tokenizer.padding_side = "left"
         #: text-only checkpoints load a bare tokenizer as their "processor"
@@ -148,6 +159,8 @@ class HFModel(ChatModel):
     def revision(self) -> ModelRevision:
         from mmtasks.core.provenance import model_revision
 
+        if not self.owned:  # weights in memory (being trained): no file names them
+            return ModelRevision(source="none", name=f"in memory: {self.spec.name}")
         return model_revision(self.spec.name, self.options.revision, self._commit_hash)
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
@@ -160,14 +173,22 @@ class HFModel(ChatModel):
             except Exception as exc:  # a template that rejects this conversation fails only this request
                 yield i, Reply.failure(f"chat template failed: {type(exc).__name__}: {exc}")
         # Batch k+1 is prepared (images, processor, padding, device copy) in a worker thread
-        # while the model generates batch k.
-        for prepared in prepared_ahead(self._batches(rows), self._prepare, self._preparer, self.stats):
-            yield from self._answer(prepared)
+        # while the model generates batch k. The caller's model (a Trainer's) gets its random
+        # state back: the seeds set for sampling here do not change its training's.
+        device = getattr(self.model, "device", None)
+        with contextlib.ExitStack() as stack:
+            if not self.owned:
+                stack.enter_context(torch.random.fork_rng(
+                    devices=[device.index or 0] if getattr(device, "type", "cpu") == "cuda" else []))
+            for prepared in prepared_ahead(self._batches(rows), self._prepare, self._preparer, self.stats):
+                yield from self._answer(prepared)
 
     def close(self) -> None:
         self._preparer.shutdown(wait=True, cancel_futures=True)
         log.info("hf model %s: %s", self.spec.display, _summary(self.stats), extra={"hf_batch_stats": self.stats.as_dict()})
         self.images.close()
+        if not self.owned:  # the caller's model (a Trainer's): left as it is
+            return
         self.model = None
         self.processor = None
         gc.collect()
@@ -385,7 +406,12 @@ class HFModel(ChatModel):
             processor = OpenAIPenalties(prepared.inputs["input_ids"].shape[1], **penalties)
             kwargs = {**kwargs, "logits_processor": LogitsProcessorList([processor])}
         with self.stats.generating():
-            output = self.model.generate(**prepared.inputs, **kwargs)
+            training = self.model.training  # the caller's model may be training: eval mode (no dropout) for this batch
+            self.model.eval()
+            try:
+                output = self.model.generate(**prepared.inputs, **kwargs)
+            finally:
+                self.model.train(training)
         template_kwargs = self._template_kwargs(generation)
         self.last_batch = self._settings(self._generation_kwargs(generation), seed, generation.stop, template_kwargs, penalties)
         self.stats.count_batch(prepared.lengths)

@@ -122,7 +122,9 @@ class VLLMModel(ChatModel):
     takes_settings = frozenset({"top_k", "min_p", "repetition_penalty", "chat_template_kwargs",
                                 "presence_penalty", "frequency_penalty", "logit_bias"})
 
-    def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
+    def __init__(self, spec: ModelSpec, context: ModelContext | None = None, engine: Any = None) -> None:
+        """``engine``: a ``vllm.LLM`` already running (``mmtasks.evaluate(model=llm)``): used as it
+        is (its limits are its own), and left running at :meth:`close`."""
         super().__init__(spec, context)
         if not spec.name:
             raise ModelError("vllm needs a model: vllm:NAME (a local folder or a Hugging Face id)", field="--model")
@@ -130,16 +132,23 @@ class VLLMModel(ChatModel):
         video_mode = self._chat_args.get("video", "native")
         if video_mode not in VIDEO_MODES:
             raise ModelError(f"model arg video={video_mode!r} is not one of {', '.join(VIDEO_MODES)}", field="--model-args")
-        _check_weights(spec.name, engine_args.get("revision"))
-        engine_args.setdefault("seed", self.context.seed)
-        auto_limit = "limit_mm_per_prompt" not in engine_args
-        if auto_limit:
-            videos = self.context.max_videos_per_request if video_mode == "native" else 0
-            engine_args["limit_mm_per_prompt"] = image_limit(self.context.max_images_per_request, videos)
-        self._engine_args = engine_args
-        self._llm = _start_engine(spec.name, engine_args, retry_without_image_limit=auto_limit)
-        #: the weights' revision for the run card (read now: the engine resolved the files)
-        self._revision = model_revision(spec.name, engine_args.get("revision"))
+        #: whether the engine is this backend's own (started here, released at close) or the caller's
+        self.owned = engine is None
+        if engine is None:
+            _check_weights(spec.name, engine_args.get("revision"))
+            engine_args.setdefault("seed", self.context.seed)
+            auto_limit = "limit_mm_per_prompt" not in engine_args
+            if auto_limit:
+                videos = self.context.max_videos_per_request if video_mode == "native" else 0
+                engine_args["limit_mm_per_prompt"] = image_limit(self.context.max_images_per_request, videos)
+            self._engine_args = engine_args
+            self._llm = _start_engine(spec.name, engine_args, retry_without_image_limit=auto_limit)
+            #: the weights' revision for the run card (read now: the engine resolved the files)
+            self._revision = model_revision(spec.name, engine_args.get("revision"))
+        else:
+            self._engine_args = engine_args
+            self._llm = engine
+            self._revision = model_revision(spec.name, engine_args.get("revision"))
         model_config = self._llm.llm_engine.model_config
         #: whether the loaded model takes images (a text-only model gets no image limit)
         self.multimodal: bool = bool(model_config.is_multimodal_model)
@@ -391,6 +400,8 @@ class VLLMModel(ChatModel):
     def close(self) -> None:
         if getattr(self, "images", None) is not None:
             self.images.close()
+        if not getattr(self, "owned", True):  # the caller's engine: left running
+            return
         llm = getattr(self, "_llm", None)
         if llm is None:
             return
