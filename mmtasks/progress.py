@@ -25,6 +25,26 @@ if TYPE_CHECKING:
 
 DEFAULT_INTERVAL_S = 5.0
 
+#: the environment variables by which the Hugging Face libraries turn their own progress bars off
+#: (``datasets``' "Generating test split", ``huggingface_hub``'s downloads), read when each is imported
+LIBRARY_BAR_SWITCHES = ("HF_DATASETS_DISABLE_PROGRESS_BARS", "HF_HUB_DISABLE_PROGRESS_BARS")
+
+
+def quiet_library_bars() -> None:
+    """Turn the Hugging Face libraries' own progress bars off for this process (``--no-progress``):
+    each library's environment switch (unless the user set it), read when it is imported, and the
+    switch of ``datasets`` when it already is (an earlier command in the same process)."""
+    for name in LIBRARY_BAR_SWITCHES:
+        os.environ.setdefault(name, "1")
+    if "datasets" in sys.modules:
+        from datasets.utils import logging as datasets_logging
+
+        datasets_logging.disable_progress_bar()
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+
 
 def _interval() -> float:
     try:

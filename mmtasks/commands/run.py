@@ -10,6 +10,7 @@ import sys
 
 from mmtasks.api import parse_component_args, run
 from mmtasks.config.run_config import RunConfig
+from mmtasks.progress import quiet_library_bars
 from mmtasks.report import print_problems, print_results_table
 from mmtasks.trackers import parse_log_args
 
@@ -59,6 +60,8 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
 
 def run_command(args: argparse.Namespace) -> int:
     config = run_config_from_args(args)
+    if args.no_progress:  # the libraries' own bars too ("Generating test split")
+        quiet_library_bars()
     result = run(config)
     if not result.is_main:  # another rank of a data parallel run: rank 0 reports
         return 0

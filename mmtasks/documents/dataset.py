@@ -135,7 +135,7 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
             folder, fetch = archives.folder, archives.ensure
             missing = (f"it is in none of the archives of {repo} ({', '.join(a.path for a in ds.video_archives)}) "
                        f"extracted in {folder}: put the file there yourself if the dataset's card says where to get it")
-        records = _read_hf(task) if ds.hf is not None else _read_hub(task)
+        records = _read_hf(task, data_root, task_file) if ds.hf is not None else _read_hub(task)
         yield from _documents(records, ds, folder, f"hf:{repo}", adapter, report, limit, only, videos, excluded, missing,
                               fetch)
     else:
@@ -177,9 +177,51 @@ def _read_local(path: Path, report: Report | None = None) -> Iterator[tuple[int,
         yield index, rec, None
 
 
-def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None]]:
+DataFiles = str | list[str] | dict[str, str | list[str]]
+
+
+def data_files_base(data_root: Path | None, task_file: Path | None) -> tuple[Path, str]:
+    """The folder a relative ``dataset.hf.data_files`` path resolves against, and how to name it:
+    the data root (``--data-dir`` / ``$MMTASKS_DATA_DIR``) when the run has one, else the folder of
+    the task's YAML file (else the working directory)."""
+    if data_root is not None:
+        return data_root, f"the data root {data_root}"
+    if task_file is not None:
+        return Path(task_file).parent, f"the task's folder {Path(task_file).parent}"
+    return Path.cwd(), "the working directory"
+
+
+def resolve_data_files(files: DataFiles, data_root: Path | None, task_file: Path | None) -> DataFiles:
+    """``dataset.hf.data_files`` with each relative path made absolute under :func:`data_files_base`
+    (a relative path may not climb out of it with ``..``); absolute paths and URLs (``hf://``,
+    ``https://``) as given. A listed file that does not exist (a pattern that matches none) is a
+    :class:`DataError` naming it, before ``datasets`` is asked (which would blame the network)."""
+    base, where = data_files_base(data_root, task_file)
+
+    def one(value: str) -> str:
+        if "://" in value:
+            return value
+        path = Path(value).expanduser()
+        if not path.is_absolute():
+            path = base / inside(value, where=where, field="dataset.hf.data_files", file=task_file)
+        if not (any(path.parent.glob(path.name)) if any(c in value for c in "*?[") else path.is_file()):
+            raise DataError(f"data file not found (dataset.hf.data_files {value!r}, relative paths resolve against "
+                            f"{where})", file=path, field="dataset.hf.data_files",
+                            hint="relative paths resolve against --data-dir when given, else the task's folder")
+        return str(path)
+
+    if isinstance(files, str):
+        return one(files)
+    if isinstance(files, list):
+        return [one(f) for f in files]
+    return {split: one(f) if isinstance(f, str) else [one(x) for x in f] for split, f in files.items()}
+
+
+def _read_hf(task: TaskConfig, data_root: Path | None = None,
+             task_file: Path | None = None) -> Iterator[tuple[int, dict[str, Any], int | None]]:
     hf = task.dataset.hf
     assert hf is not None
+    data_files = resolve_data_files(hf.data_files, data_root, task_file) if hf.data_files is not None else None
     try:
         import datasets
     except ImportError:
@@ -191,7 +233,7 @@ def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None
         if files is not None:
             dset = datasets.load_dataset("parquet", data_files={hf.split: files}, split=hf.split)
         else:
-            dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision, data_files=hf.data_files)
+            dset = datasets.load_dataset(hf.path, hf.name, split=hf.split, revision=hf.revision, data_files=data_files)
     except generation_error as exc:  # a corrupt parquet or arrow file: its reader's own words name it
         cause = exc.__cause__ or exc.__context__ or exc
         raise DataError(
@@ -200,10 +242,12 @@ def _read_hf(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None
             field="dataset.hf", hint="download its files again (delete them from the Hugging Face cache)",
         ) from None
     except (FileNotFoundError, ValueError, ConnectionError, OSError) as exc:
+        local = data_files is not None and "/" not in hf.path  # a builder (parquet, json) reading the files named
         raise DataError(
             f"cannot load Hugging Face dataset {hf.path!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
-            field="dataset.hf",
-            hint="check the name and your network, or download it and use local data with --data-dir",
+            field="dataset.hf.data_files" if local else "dataset.hf",
+            hint=("check the files of dataset.hf.data_files and the builder named by dataset.hf.path" if local else
+                  "check the name and your network, or download it and use local data with --data-dir"),
         ) from None
     dset = _undecoded_images(dset, datasets)
     for index, rec in enumerate(dset):
@@ -515,7 +559,7 @@ def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | Non
         assert data_root is not None and ds.local is not None
         records: Iterator[tuple[int, dict[str, Any], int | None]] = _read_local(data_root / ds.local.dir / ds.local.file)
     elif ds.hf is not None:
-        records = _read_hf(task)
+        records = _read_hf(task, data_root, task_file)
     elif ds.hub is not None:
         records = _read_hub(task)
     else:
