@@ -715,15 +715,36 @@ class ParserChoice(ParserArgs):
     """Its arguments, validated against its own schema."""
 
 
+def case_key(value: Any) -> str:
+    """How ``by_field`` matches a field's value with its cases: its text, except that a boolean
+    (a JSON ``true``, a YAML key ``true``) and the strings ``true``/``false`` in any case are
+    ``"true"``/``"false"``, so ``cases: {true: ..., false: ...}`` matches a boolean field."""
+    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return text.lower() if text.lower() in ("true", "false") else text
+
+
 class ByFieldArgs(ParserArgs):
     field: str
     """The record field whose value picks the parser (MMMU: ``question_type``)."""
     cases: dict[str, ParserChoice]
-    """Field value -> the parser for documents with that value."""
+    """Field value -> the parser for documents with that value. The value's text is matched; a
+    boolean field matches the keys ``true``/``false`` (in any case, quoted or not)."""
     default: ParserChoice | None = None
     """The parser for any other value (None: another value is a data error)."""
     _bound: dict[str, BoundParser] = PrivateAttr(default_factory=dict)
     _default: BoundParser | None = PrivateAttr(default=None)
+
+    @field_validator("cases", mode="before")
+    @classmethod
+    def _case_keys(cls, v: Any) -> Any:
+        # a YAML key true/false arrives as a boolean; 1 or 2.5 as a number: each is its text
+        if not isinstance(v, Mapping):
+            return v
+        keys = [case_key(k) for k in v]
+        clash = next((k for k in keys if keys.count(k) > 1), None)
+        if clash is not None:
+            raise ValueError(f"two cases match the value {clash!r} (true/false are matched in any case)")
+        return {case_key(k): case for k, case in v.items()}
 
     @model_validator(mode="after")
     def _bind(self) -> "ByFieldArgs":
@@ -735,7 +756,7 @@ class ByFieldArgs(ParserArgs):
 
     def parser_for(self, doc: Mapping[str, Any]) -> BoundParser:
         value = doc.get(self.field)
-        bound = self._bound.get(str(value)) if value is not None else None
+        bound = self._bound.get(case_key(value)) if value is not None else None
         if bound is None:
             bound = self._default
         if bound is None:

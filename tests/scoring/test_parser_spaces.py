@@ -61,3 +61,23 @@ def test_the_random_baseline_answers_from_the_parsers_space(tmp_path: Path, monk
         assert results["problems"][task]["unparsed"] == 0  # before: the random text spans went unparsed
         samples = [json.loads(line) for line in (out / "samples" / f"{task}.jsonl").read_text().splitlines()]
         assert {s["parsed"] for s in samples} <= labels and all(s["responses"][0] in labels for s in samples)
+
+
+def test_by_field_cases_for_a_boolean_field(tmp_path: Path) -> None:
+    """``by_field`` on a boolean field: YAML's bare ``true:``/``false:`` keys (and "True", "FALSE")
+    match a JSON true/false (before: only the quoted strings "True"/"False" did, and a bare key was
+    a load error)."""
+    from mmtasks.errors import ConfigError
+    from mmtasks.scoring.parsers import bind
+    from mmtasks.config.yaml_loader import read_yaml
+
+    (tmp_path / "a.yaml").write_text("cases: {true: {parser: integer}, false: {parser: text}}\nfield: open\n")
+    args = read_yaml(tmp_path / "a.yaml")
+    parse = bind("by_field", args)
+    assert parse("It is 42.", {"open": True}) == 42 and parse("It is 42.", {"open": False}) == "It is 42"
+    quoted = bind("by_field", {"field": "open", "cases": {"True": {"parser": "integer"}, "FALSE": {"parser": "text"}}})
+    assert quoted("7 of them", {"open": True}) == 7 and quoted("7 of them", {"open": "false"}) == "7 of them"
+    numbered = bind("by_field", {"field": "n", "cases": {1: {"parser": "integer"}}})
+    assert numbered("3 cats", {"n": 1}) == 3
+    with pytest.raises(ConfigError, match="two cases match the value 'true'"):
+        bind("by_field", {"field": "open", "cases": {True: {"parser": "integer"}, "True": {"parser": "text"}}})
