@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mmtasks.core.conversation import FrameRef, Image
-from mmtasks.core.pixels import Undecodable, decoding
+from mmtasks.core.pixels import Undecodable, decoding, pixel_budget_problem
 from mmtasks.errors import DataError
 
 if TYPE_CHECKING:
@@ -167,6 +167,9 @@ def probe(path: Path, frames_fps: float = 1.0) -> VideoInfo:
         raise VideoProblem(f"not a readable video ({exc.kind}: {str(exc)[:120]})") from None
     if frames <= 0 or fps <= 0 or duration <= 0:
         raise VideoProblem(f"its header gives no duration or frame count (duration {duration:g} s, {frames} frames, {fps:g} fps)")
+    too_large = pixel_budget_problem(width, height)
+    if too_large is not None:  # the images' budget: a 12,000 x 12,000 video is refused as the PNG is
+        raise VideoProblem(f"its frames: {too_large}")
     return VideoInfo(duration, frames, fps, width, height, times=times)
 
 
@@ -253,17 +256,65 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = N
     assert rule.fps is not None and rule.max_frames is not None
     span = last - first + 1
     step = 1.0 / rule.fps
+    candidates: Sequence[int]
     if info.times is not None:
         begin, end_time = info.time_of(first), (info.time_of(last + 1) if last + 1 < n else info.duration)
-        times = [begin + i * step for i in range(max(1, math.ceil((end_time - begin) / step - 1e-9)))]
-        candidates = sorted({min(last, info.index_at(t)) for t in times})
+        count = max(1, math.ceil((end_time - begin) / step - 1e-9))
+        if count <= MAX_LISTED_TIMES:
+            times = [begin + i * step for i in range(count)]
+            candidates = sorted({min(last, info.index_at(t)) for t in times})
+        else:  # each frame of the span (listed in the header) that some time falls in
+            candidates = [k for k in range(first, last + 1) if _shown_at_a_time(info, k, begin, step, count, last)]
     else:
-        times = [i * step for i in range(max(1, math.ceil(span / info.fps / step - 1e-9)))]
-        candidates = sorted({min(last, first + int(t * info.fps + 1e-6)) for t in times})
+        count = max(1, math.ceil(span / info.fps / step - 1e-9))
+        if count <= MAX_LISTED_TIMES:
+            times = [i * step for i in range(count)]
+            candidates = sorted({min(last, first + int(t * info.fps + 1e-6)) for t in times})
+        elif step * info.fps <= 1:  # a time at least every frame: every frame up to the last time's
+            candidates = range(first, min(last, first + int((count - 1) * step * info.fps + 1e-6)) + 1)
+        else:  # fewer times than frames: the frame at each time, computed where it is asked for
+            candidates = _FrameAtTime(first, last, step * info.fps, count)
     m = rule.max_frames
     if len(candidates) > m:
-        candidates = [candidates[p] for p in linspace_int(0, len(candidates) - 1, m)]
-    return candidates
+        return [candidates[p] for p in linspace_int(0, len(candidates) - 1, m)]
+    return list(candidates)
+
+
+#: the most sampling times listed one by one (ours): past it (a header of 4.7e-10 fps makes a
+#: 3-frame video 6.4 billion seconds long) the candidate frames are computed without listing the
+#: times, the same frames in exact arithmetic, in memory and steps bounded by the frames returned
+MAX_LISTED_TIMES = 100_000
+
+
+@dataclass(frozen=True)
+class _FrameAtTime(Sequence[int]):
+    """The frame shown at each of ``count`` times ``i * step`` (``frames_per_step`` > 1 frames
+    apart, so no frame twice), computed when indexed: nothing listed."""
+
+    first: int
+    last: int
+    frames_per_step: float
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.count))]
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        return min(self.last, self.first + int(i * self.frames_per_step + 1e-6))
+
+
+def _shown_at_a_time(info: VideoInfo, k: int, begin: float, step: float, count: int, last: int) -> bool:
+    """Whether frame ``k`` (of a video whose frames last unequal times) is the one showing at one
+    of the ``count`` times ``begin + i * step`` (the last frame: at or after its start)."""
+    assert info.times is not None
+    i = max(0, math.ceil((info.time_of(k) - 1e-9 - begin) / step))
+    if i >= count:
+        return False
+    return k == last or begin + i * step + 1e-9 < info.time_of(k + 1)
 
 
 # -- subtitles ------------------------------------------------------------------
@@ -581,6 +632,9 @@ def decode_frames(path: Path, indices: Sequence[int], info: VideoInfo, bound: Bo
             f = files[min(i, len(files) - 1)]
             try:
                 with decoding(), PILImage.open(f) as img:
+                    too_large = pixel_budget_problem(img.width, img.height)
+                    if too_large is not None:
+                        raise DataError(too_large, file=f, doc_id=doc_id, field="dataset.video")
                     out.append(_resized(img.convert("RGB"), bound))
             except Undecodable as exc:
                 raise DataError(f"corrupt or unreadable frame: {exc.kind}: {exc}", file=f, doc_id=doc_id,
