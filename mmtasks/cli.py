@@ -24,7 +24,7 @@ from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact, register_env_secrets
 
-SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view", "compare", "publish-results")
+SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view", "compare", "publish-results", "serve")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
@@ -102,6 +102,7 @@ OTHER_COMMANDS = """other commands (each has --help):
   mmtasks compare       is B better than A? paired differences, McNemar, intervals
   mmtasks view          a static site of every answer of a run, or two side by side
   mmtasks publish-results  a run's scores on the model's Hub page (.eval_results/, a pull request)
+  mmtasks serve         an HTTP evaluation server (jobs in, results out) for training loops
 
 From Python: mmtasks.evaluate(tasks=..., model=..., **options)."""
 
@@ -145,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mmtasks.commands.publish_results import add_publish_results_parser
 
     _add_common(add_publish_results_parser(sub))
+    from mmtasks.commands.serve import add_serve_parser
+
+    _add_common(add_serve_parser(sub))
     configure_leaderboard(sub.add_parser("leaderboard", help="build the static leaderboard or plot figures",
                                          description="The static leaderboard and figures from run folders."))
     return parser
@@ -203,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
             from mmtasks.commands.compare import compare_command
 
             return compare_command(args)
+        if args.command == "serve":
+            from mmtasks.commands.serve import serve_command
+
+            return serve_command(args)
         if args.command == "publish-results":
             from mmtasks.commands.publish_results import publish_results_command
 
