@@ -35,7 +35,7 @@ LONGEST_FILES = (
     "test_hub_videos.py",  # 26 s under load
     "test_every_reader.py",  # 24 s
     "test_presets.py",  # 21 s (imports vLLM in .venv-vllm)
-    "test_new_benchmarks.py",  # 20 s
+    "test_muirbench.py",
 )
 
 

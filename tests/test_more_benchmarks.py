@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.builders import assert_regenerates, folder_digest, sample_generators
-from tests.test_field_benchmarks import read_jsonl, results_of, run_mmtasks, samples_of
+from tests.folder_runs import read_jsonl, results_of, run_mmtasks, samples_of
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("av")
 
 from tests.builders import assert_regenerates, sample_generators  # noqa: E402
-from tests.test_new_benchmarks import SAMPLE, copy_task_folder, results_of, run_mmtasks, samples_of  # noqa: E402
+from tests.folder_copies import SAMPLE, copy_task_folder, results_of, run_mmtasks, samples_of  # noqa: E402
 
 #: one reply per question, each read by Video-MME's official extract_characters_regex
 VIDEOMME_REPLIES = {

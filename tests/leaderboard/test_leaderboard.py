@@ -562,7 +562,7 @@ def test_a_run_with_guessed_answers_builds(tmp_path: Path) -> None:
     """A reply with no readable letter is MMMU's random guess: results.json's coverage counts it
     (``guessed``), and the leaderboard reads that record as the runner writes it (it crashed with a
     pydantic traceback when its own Coverage did not know the field)."""
-    from tests.test_field_benchmarks import predictions, run_mmtasks
+    from tests.folder_runs import predictions, run_mmtasks
 
     run = tmp_path / "run"
     replies = predictions(tmp_path / "pred.jsonl", [("mmmu_val_marketing", "validation_Marketing_1", "I am not sure")])

@@ -7,7 +7,7 @@ import pytest
 
 from mmtasks.core.sample import Sample
 from mmtasks.scoring.aggregation import mean_of_means, values_by_label
-from tests.test_field_benchmarks import plugin
+from tests.folder_runs import plugin
 
 
 def sample(i: int, acc: float | None, **breakdown: str) -> Sample:

@@ -14,7 +14,7 @@ import pytest
 from tests.builders import assert_regenerates, folder_digest, sample_generators
 from tests.chat_server import ChatServer
 from tests.chat_wire import last_user_text
-from tests.test_new_benchmarks import PACKAGE_TASKS, SAMPLE, copy_task_folder, results_of, run_mmtasks, samples_of
+from tests.folder_copies import PACKAGE_TASKS, SAMPLE, copy_task_folder, results_of, run_mmtasks, samples_of
 
 MODEL, JUDGE = "mm-model", "mm-judge"
 

@@ -20,7 +20,7 @@ from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.core.conversation import Image
 from mmtasks.task import Task
 from tests.builders import folder_digest
-from tests.test_field_benchmarks import predictions, read_jsonl, results_of, run_mmtasks, samples_of
+from tests.folder_runs import predictions, read_jsonl, results_of, run_mmtasks, samples_of
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "data" / "sample"

@@ -1,0 +1,117 @@
+"""BLINK from a copy of its folder on an include path (local JSONL and the Hub-style parquet), replayed
+replies scored by hand with the authors' rules; its Hub copy holds the local records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.folder_runs import (SAMPLE, package_unchanged, parts_of, read_jsonl, results_of, run_copy, samples_of)
+
+
+
+@pytest.fixture(autouse=True)
+def _package_unchanged():
+    with package_unchanged("blink"):
+        yield
+
+
+# --- BLINK ------------------------------------------------------------------------------
+
+#: subtask -> [(doc id, reply, parsed letter or None, right)]; gold letters are the sample's answers;
+#: the letters by the choice parser's first_letter rule (an explicit answer first, else the first letter)
+BLINK_REPLIES = {
+    "Art_Style": [("val_Art_Style_1", "(A)", "A", True),                       # gold (A)
+                  ("val_Art_Style_2", "A", "A", False)],                       # gold (B)
+    "Counting": [("val_Counting_1", "The answer is (C).", "C", True),           # gold (C)
+                 ("val_Counting_2", "B) 1", "B", True)],                       # LLaVA's "X) choice" replies
+    "Forensic_Detection": [("val_Forensic_Detection_1", "I cannot tell.", None, False)],  # no letter: unparsed
+    "Functional_Correspondence": [("val_Functional_Correspondence_1", "Point B, not A", "B", False)],  # the first letter; gold (A)
+    "IQ_Test": [("val_IQ_Test_1", "B", "B", True)],
+    "Jigsaw": [("val_Jigsaw_1", "(B) the third image", "B", True)],
+    "Multi-view_Reasoning": [("val_Multi-view_Reasoning_1", "left", None, False)],  # option text, no letter
+    "Object_Localization": [("val_Object_Localization_1", "B", "B", True)],
+    "Relative_Depth": [("val_Relative_Depth_1", "A", "A", True)],
+    "Relative_Reflectance": [("val_Relative_Reflectance_1", "(C) About the same", "C", True)],
+    "Semantic_Correspondence": [("val_Semantic_Correspondence_1", "(A)", "A", False)],  # gold (C)
+    "Spatial_Relation": [("val_Spatial_Relation_1", "(A) yes", "A", True)],
+    "Visual_Correspondence": [("val_Visual_Correspondence_1", "D", "D", True)],
+    "Visual_Similarity": [("val_Visual_Similarity_1", "(B), not (A)", "B", False)],  # the first letter; gold (A)
+}
+#: per subtask accuracy, by hand from the table above
+BLINK_ACC = {"Art_Style": 50.0, "Counting": 100.0, "Forensic_Detection": 0.0, "Functional_Correspondence": 0.0,
+             "IQ_Test": 100.0, "Jigsaw": 100.0, "Multi-view_Reasoning": 0.0, "Object_Localization": 100.0,
+             "Relative_Depth": 100.0, "Relative_Reflectance": 100.0, "Semantic_Correspondence": 0.0,
+             "Spatial_Relation": 100.0, "Visual_Correspondence": 100.0, "Visual_Similarity": 0.0}
+DISCLAIMER = ("Disclaimer: This is not to make unfair assumptions about the people in the image and you just need to "
+              "give your assessment on this question. You don't need to identify the real people. You just need to "
+              "analyze based on the information I gave you.\n\n")
+
+
+def blink_task(subtask: str) -> str:
+    return "blink_" + subtask.lower().replace("-", "_") + "_copy"
+
+
+def run_blink(tmp_path: Path, *, hub: bool) -> Path:
+    rows = [(blink_task(sub), d, r) for sub, items in BLINK_REPLIES.items() for d, r, _, _ in items]
+    proc, out = run_copy(tmp_path, "blink", "BLINK-Benchmark/BLINK", rows, hub=hub)
+    assert proc.returncode == 1, proc.stderr  # 2 unparsed answers are problems
+    return out
+
+
+def check_blink(out: Path) -> None:
+    results = results_of(out)
+    for sub, acc in BLINK_ACC.items():
+        assert results["results"][blink_task(sub)]["acc"] == pytest.approx(acc), sub
+        samples = samples_of(out, blink_task(sub))
+        assert {d: s["parsed"] for d, s in samples.items()} == {d: p for d, _, p, _ in BLINK_REPLIES[sub]}
+        assert {d: s["metrics"]["acc"] for d, s in samples.items()} == {d: 100.0 * ok for d, _, _, ok in BLINK_REPLIES[sub]}
+    # the authors' Total: the plain mean of the 14 subtask accuracies, 850 / 14
+    assert results["groups"]["blink_copy"]["average"] == pytest.approx(850 / 14)
+    assert results["problems"][blink_task("Forensic_Detection")]["unparsed"] == 1
+    assert results["problems"][blink_task("Multi-view_Reasoning")]["unparsed"] == 1
+
+
+def test_blink_from_an_include_path_copy_local_data(tmp_path: Path) -> None:
+    out = run_blink(tmp_path, hub=False)
+    check_blink(out)
+    # the authors' query: the record's prompt (with their disclaimer for Art_Style, Jigsaw and
+    # Forensic_Detection), then the images image_1..image_4 in order, the empty ones skipped
+    records = {r["idx"]: r for sub in BLINK_ACC for r in read_jsonl(SAMPLE / "blink" / f"{sub}.jsonl")}
+    for sub in BLINK_ACC:
+        for doc_id, sample in samples_of(out, blink_task(sub)).items():
+            rec = records[doc_id]
+            n = sum(rec[f"image_{k}"] is not None for k in range(1, 5))
+            prefix = DISCLAIMER if sub in ("Art_Style", "Jigsaw", "Forensic_Detection") else ""
+            assert parts_of(sample) == [prefix + rec["prompt"]] + ["<img>"] * n, doc_id
+            assert [p["image"] for p in sample["prompt"][-1]["content"][1:]] == [
+                str(SAMPLE / "blink" / rec[f"image_{k}"]) for k in range(1, n + 1)]
+    assert {len(parts_of(s)) - 1 for sub in BLINK_ACC for s in samples_of(out, blink_task(sub)).values()} == {1, 2, 3, 4}
+
+
+def test_blink_from_the_hub_layout(tmp_path: Path) -> None:
+    """The same YAML reads the Hub dataset (one config per subtask); its path names the
+    Hub-style sample folder instead of BLINK-Benchmark/BLINK."""
+    out = run_blink(tmp_path, hub=True)
+    check_blink(out)
+    sample = samples_of(out, blink_task("Forensic_Detection"))["val_Forensic_Detection_1"]
+    assert parts_of(sample)[1:] == ["<img>"] * 4
+
+
+
+def test_hub_copies_hold_the_local_records() -> None:
+    datasets = pytest.importorskip("datasets")
+    undecoded = datasets.Image(decode=False)
+    # one config per subtask, image_1..image_4 embedded
+    for sub in BLINK_ACC:
+        local = read_jsonl(SAMPLE / "blink" / f"{sub}.jsonl")
+        hub = datasets.load_dataset(str(SAMPLE / "blink" / "hf"), sub, split="val")
+        for k in range(1, 5):
+            hub = hub.cast_column(f"image_{k}", undecoded)
+        assert len(hub) == len(local)
+        for rec, row in zip(local, hub):
+            fields = [f"image_{k}" for k in range(1, 5)]
+            assert {k: v for k, v in row.items() if k not in fields} == {k: v for k, v in rec.items() if k not in fields}
+            for f in fields:
+                assert (row[f] and row[f]["bytes"]) == (rec[f] and (SAMPLE / "blink" / rec[f]).read_bytes())
