@@ -73,7 +73,7 @@ class AnthropicServer(ChatServer):
             return "body must be a JSON object"
         unknown = set(body) - self._fields
         if unknown:
-            return f"not a MessageCreateParams: unknown field {sorted(unknown)[0]!r}"
+            return f"not a MessageCreateParams: unknown field {min(unknown)!r}"
         try:
             self._params.validate_python(body)
         except ValidationError as exc:
@@ -93,7 +93,7 @@ class AnthropicServer(ChatServer):
                 count += IMAGE_TOKENS * sum(1 for b in content if b.get("type") == "image")
         return count
 
-    def answer(self, body: dict, reply: "str | dict", index: int, path: str) -> dict:
+    def answer(self, body: dict, reply: str | dict, index: int, path: str) -> dict:
         parts = {"content": reply} if isinstance(reply, str) else dict(reply)
         blocks: list[dict[str, Any]] = []
         if parts.get("thinking"):
@@ -165,7 +165,7 @@ class GeminiServer(ChatServer):
             return "body must be a JSON object"
         unknown = set(body) - _TOP_LEVEL
         if unknown:
-            return f"unknown field {sorted(unknown)[0]!r}"
+            return f"unknown field {min(unknown)!r}"
         try:
             for content in body.get("contents") or []:
                 types.Content.model_validate_json(json.dumps(content))
@@ -188,7 +188,7 @@ class GeminiServer(ChatServer):
             count += IMAGE_TOKENS * sum(1 for p in content.get("parts") or [] if "inlineData" in p)
         return count
 
-    def answer(self, body: dict, reply: "str | dict", index: int, path: str) -> dict:
+    def answer(self, body: dict, reply: str | dict, index: int, path: str) -> dict:
         parts = {"content": reply} if isinstance(reply, str) else dict(reply)
         out: list[dict[str, Any]] = []
         if parts.get("thinking"):

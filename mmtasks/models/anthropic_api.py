@@ -40,7 +40,11 @@ from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.errors import DataError
 from mmtasks.models.api_base import APIArgs, APIModel, split_data_url, transport_reason
 from mmtasks.models.openai_http import http
-from mmtasks.models.openai_payload import CONTEXT_OVERFLOW, error_detail, is_context_overflow
+from mmtasks.models.openai_payload import (
+    CONTEXT_OVERFLOW,
+    error_detail,
+    is_context_overflow,
+)
 from mmtasks.models.openai_transport import ATTEMPTS, AttemptCounter
 
 #: the request fields the installed SDK's Messages API takes

@@ -34,9 +34,20 @@ from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
 from mmtasks.models.openai_http import http
 from mmtasks.models.openai_transport import (
-    BodyCheck, DeadlineExceeded, GuardedTransport, MalformedResponse, ResponseTooLarge, environment_proxy,
+    BodyCheck,
+    DeadlineExceeded,
+    GuardedTransport,
+    MalformedResponse,
+    ResponseTooLarge,
+    environment_proxy,
 )
-from mmtasks.secrets import redact, register_secret, register_url_secrets, safe_url, url_userinfo
+from mmtasks.secrets import (
+    redact,
+    register_secret,
+    register_url_secrets,
+    safe_url,
+    url_userinfo,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -374,11 +385,12 @@ def split_data_url(url: str) -> tuple[str, str]:
 
 
 def transport_reason(exc: BaseException, timeout: float, timed_out: bool) -> str:
-    """Why an attempt got no answer: the guarded transport's own reason, a timeout or a connection error."""
-    cause = exc.__cause__
+    """Why an attempt got no answer: the guarded transport's own reason (the exception itself, or
+    the cause of the SDK's connection error), a timeout or a connection error."""
+    cause = exc if isinstance(exc, (DeadlineExceeded, ResponseTooLarge, MalformedResponse)) else exc.__cause__
     if isinstance(cause, (DeadlineExceeded, ResponseTooLarge, MalformedResponse)):
         return str(cause)
     if timed_out:
         return f"timed out after {timeout:g}s"
-    detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+    detail = f"{type(cause).__name__}: {cause}" if cause is not None else f"{type(exc).__name__}: {exc}"
     return f"connection error ({detail})"

@@ -35,11 +35,10 @@ import mimetypes
 import re
 from typing import Any, Literal
 
-from pydantic import Field
-
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
+from pydantic import Field
 
 from mmtasks.core.conversation import Image, Text, VideoRun, video_runs
 from mmtasks.core.reasoning import LENGTH
@@ -95,6 +94,15 @@ class GeminiModel(APIModel):
             return genai.Client(vertexai=True, project=self.args.project, location=self.args.location, http_options=options)
         return genai.Client(api_key=self._api_key or "EMPTY", http_options=options)
 
+    @classmethod
+    def refused_settings(cls, generation: GenerationConfig) -> list[str]:
+        refused = super().refused_settings(generation)
+        levels = [level.value.lower() for level in types.ThinkingLevel if level.value != "THINKING_LEVEL_UNSPECIFIED"]
+        effort = generation.reasoning_effort
+        if effort is not None and effort.lower() not in levels:
+            refused.append(f"reasoning_effort={effort} (Gemini's thinking_level is one of {', '.join(levels)})")
+        return refused
+
     async def _aclose(self, client: genai.Client) -> None:
         await client.aio.aclose()
 
@@ -117,7 +125,7 @@ class GeminiModel(APIModel):
         if generation.thinking_budget is not None or generation.reasoning_effort is not None:
             fields["thinking_config"] = types.ThinkingConfig(
                 include_thoughts=True, thinking_budget=generation.thinking_budget,
-                thinking_level=generation.reasoning_effort.upper() if generation.reasoning_effort else None)
+                thinking_level=types.ThinkingLevel(generation.reasoning_effort.upper()) if generation.reasoning_effort else None)
         return types.GenerateContentConfig(**fields)
 
     def sent_settings(self, generation: GenerationConfig) -> dict[str, Any]:
@@ -205,10 +213,7 @@ class GeminiModel(APIModel):
                     await asyncio.sleep(retry_wait(exc, attempt))
                 except http.TransportError as exc:
                     if last:
-                        wrapped = RuntimeError(str(exc))
-                        wrapped.__cause__ = exc
-                        return self.failed(transport_reason(wrapped, self.args.timeout, isinstance(exc, http.TimeoutException)
-                                                            and not exc.__class__.__name__ == "DeadlineExceeded"),
+                        return self.failed(transport_reason(exc, self.args.timeout, isinstance(exc, http.TimeoutException)),
                                            counter.attempts, True)
                     await asyncio.sleep(min(8.0, 0.5 * 2 ** attempt))
         finally:

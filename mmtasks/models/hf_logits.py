@@ -30,8 +30,8 @@ class OpenAIPenalties(LogitsProcessor):
         self.frequency = float(frequency_penalty or 0.0)
         self.bias = dict(logit_bias or {})
 
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        scores = scores.clone()
+    def __call__(self, input_ids: torch.LongTensor, logits: torch.FloatTensor) -> torch.Tensor:
+        scores = logits.clone()
         vocab = scores.shape[-1]
         if self.presence or self.frequency:
             reply = input_ids[:, self.prompt_length:]

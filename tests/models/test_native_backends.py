@@ -18,13 +18,13 @@ import pytest
 pytest.importorskip("anthropic")
 pytest.importorskip("google.genai")
 
-from mmtasks.cli import main  # noqa: E402
-from mmtasks.core.conversation import Image, Message, Text  # noqa: E402
-from mmtasks.core.request import GenerationConfig, Request  # noqa: E402
-from mmtasks.errors import ModelError  # noqa: E402
-from mmtasks.models.base import ModelSpec, load_model  # noqa: E402
-from tests.mmdu_data import judge_reply, scores  # noqa: E402
-from tests.provider_servers import IMAGE_TOKENS, AnthropicServer, GeminiServer  # noqa: E402
+from mmtasks.cli import main
+from mmtasks.core.conversation import Image, Message, Text
+from mmtasks.core.request import GenerationConfig, Request
+from mmtasks.errors import ModelError
+from mmtasks.models.base import ModelSpec, load_model
+from tests.mmdu_data import judge_reply, scores
+from tests.provider_servers import IMAGE_TOKENS, AnthropicServer, GeminiServer
 
 #: the repository root, wherever under tests/ this file sits
 REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
@@ -229,6 +229,7 @@ def test_the_providers_default_key_goes_only_to_its_own_hosts(provider: tuple[st
     ("anthropic", "seed=3", "seed"),
     ("gemini", "logit_bias={\"5\": 1}", "logit_bias"),
     ("gemini", "n=2", "n"),
+    ("gemini", "reasoning_effort=extreme", "reasoning_effort=extreme (Gemini's thinking_level is one of minimal, low"),
 ])
 def test_settings_an_api_does_not_take_are_refused_naming_the_backend(
         backend: str, gen_kwargs: str, refused: str, capsys: pytest.CaptureFixture[str]) -> None:
