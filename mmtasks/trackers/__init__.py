@@ -130,8 +130,17 @@ class Trackers:
     def start(self, config: Mapping[str, Any]) -> None:
         """Start (or, with an id kept in the output folder, resume) each tracker's run."""
         ids = self._ids()
+        started: dict[str, Tracker] = {}
         for name, tracker in self.trackers.items():
-            ids[name] = tracker.start(self.args, dict(config), ids.get(name))
+            try:
+                ids[name] = tracker.start(self.args, dict(config), ids.get(name))
+                started[name] = tracker
+            except Exception as exc:  # noqa: BLE001 - each library's own errors (no login, a bad URI): one line
+                self.trackers = started  # those already started end, as failed
+                self.finish(ok=False)
+                raise ConfigError(f"--log-to {name}: the tracker did not start ({type(exc).__name__}: "
+                                  f"{str(exc).splitlines()[0][:300] if str(exc) else ''})", field="--log-to",
+                                  hint="check the tracker's login and --log-args (docs/users/trackers.md)") from None
         self.started = True
         if self.folder is not None:
             from mmtasks.results.writer import atomic_write_text
@@ -152,13 +161,17 @@ class Trackers:
         tables = [table_of(task, rows, self.args.samples) for task, rows in per_task.items()] if self.args.samples else []
         with tempfile.TemporaryDirectory(prefix="mmtasks-view-") as tmp:
             view = self._view(run_folder, Path(tmp) / "view") if self.args.view else None
-            for tracker in self.trackers.values():
-                tracker.update_config(config)
-                tracker.log(metrics, step)
-                for table in tables:
-                    tracker.table(table, step)
-                if view is not None:
-                    tracker.artifact(view, "view")
+            for name, tracker in self.trackers.items():
+                try:
+                    tracker.update_config(config)
+                    tracker.log(metrics, step)
+                    for table in tables:
+                        tracker.table(table, step)
+                    if view is not None:
+                        tracker.artifact(view, "view")
+                except Exception as exc:  # noqa: BLE001 - results.json is written: a tracker's failure is a warning
+                    log.warning("tracker %s: logging the results failed (%s: %s); results.json has them",
+                                name, type(exc).__name__, exc)
 
     def _view(self, run_folder: Path | None, out: Path) -> Path | None:
         if run_folder is None or not (run_folder / "samples").is_dir():

@@ -187,6 +187,9 @@ def test_bad_tracker_flags_are_one_line_before_any_model(tmp_path: Path) -> None
             str(REPO / "data" / "sample"), "--limit", "1", "--no-progress"]
     for extra, message in ((["--log-to", "tensorboard"], "field '--log-to': unknown tracker 'tensorboard'"),
                            (["--log-to", "wandb", "--log-args", "projekt=x"], "unknown key 'projekt'"),
-                           (["--log-to", "wandb", "--log-args", "{bad"], "field '--log-args': not a JSON object")):
+                           (["--log-to", "wandb", "--log-args", "{bad"], "field '--log-args': not a JSON object"),
+                           # the library's own refusal (a tracking URI it has no store for): one line too
+                           (["--log-to", "mlflow", "--log-args", "tracking_uri=nosuchstore://x"],
+                            "--log-to mlflow: the tracker did not start")):
         proc = subprocess.run(base + extra, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
