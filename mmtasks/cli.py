@@ -29,7 +29,7 @@ SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", required=True, metavar="TASKS", help="comma-separated task and group names (see `mmtasks tasks`)")
-    p.add_argument("--model", required=True, metavar="SPEC", help="backend:name (hf:, vllm:, openai:), random, replay:PATH or a preset (see `mmtasks models`)")
+    p.add_argument("--model", required=True, metavar="SPEC", help="backend:name (hf:, vllm:, openai:, anthropic:, gemini:), random, replay:PATH or a preset[@mode] (see `mmtasks models`)")
     p.add_argument("--model-args", default="", metavar="K=V,...", help="passed to the model's backend (e.g. dtype=bfloat16,device_map=auto)")
     p.add_argument("--run-name", default=None, metavar="NAME", help="display name of the run (e.g. LLaVA-1.5-13B), recorded in "
                    "results.json and shown by the leaderboard and the run viewer beside the model spec")

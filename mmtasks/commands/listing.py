@@ -107,4 +107,6 @@ def list_models(args: argparse.Namespace) -> int:
         if preset.unsupported:
             line += "; not on: " + ", ".join(sorted(preset.unsupported))
         print(printable(f"  {'':24s} {line}"))
+        for mode_name, mode in preset.modes.items():  # a card's protocols: --model NAME@MODE
+            print(printable(f"  {'':24s} @{mode_name}: {mode.description or 'a protocol'} ({mode.source})"))
     return 0

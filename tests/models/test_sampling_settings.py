@@ -184,3 +184,11 @@ def test_a_mode_runs_on_openai_and_its_settings_are_sent_and_marked(
                                   "repetition_penalty": 1.0, "presence_penalty": 1.5} for b in chat_server.bodies)
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["config"]["model_spec"]["preset"] == "qwen3-vl-8b@card-vl"
+
+
+def test_mmtasks_models_lists_each_presets_modes_with_their_source(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "@instruct: the official evaluation settings for Instruct models (QwenLM/Qwen3-VL README.md" in out
+    assert "@thinking: the official evaluation settings for Thinking models" in out
+    assert "anthropic" in out.splitlines()[0] and "gemini" in out.splitlines()[0]  # the backends line
