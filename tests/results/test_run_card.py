@@ -145,3 +145,23 @@ def test_a_local_checkpoint_is_named_by_its_config_and_headers_never_its_tensors
     # a Hub name with a pinned commit is that commit, asked of nobody
     pinned = "0123456789abcdef0123456789abcdef01234567"
     assert model_revision("org/model", pinned).commit == pinned
+
+
+def test_tasks_on_one_dataset_ask_for_its_commit_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MMMU's 30 subjects read one Hub dataset: the card asks for its commit once, not 30 times."""
+    from types import SimpleNamespace
+
+    from mmtasks.results import run_card
+
+    asked: list[tuple[str, str | None]] = []
+
+    def counted(repo: str, revision: str | None, repo_type: str) -> str:
+        asked.append((repo, revision))
+        return "c" * 40
+
+    monkeypatch.setattr(run_card, "hub_commit", counted)
+    hf = SimpleNamespace(path="MMMU/MMMU", revision=None, data_files=None)
+    configs = {f"mmmu_{i}": SimpleNamespace(dataset=SimpleNamespace(local=None, hf=hf, hub=None)) for i in range(30)}
+    card = run_card.build_card(configs, None, {}, None)  # type: ignore[arg-type]
+    assert asked == [("MMMU/MMMU", None)]
+    assert {d.commit for d in card.data.values()} == {"c" * 40} and len(card.data) == 30
