@@ -18,6 +18,18 @@ with ``ImageMCQDataset.evaluate_heuristic`` -> ``mcq_vanilla_eval``. Without a j
 
 Nothing read: VLMEvalKit's exact matching records "Z" (wrong); here the reply is unparsed
 (``answer.retries: 0``: scored 0, and counted). "Z" itself is returned as read, and is wrong.
+
+The task follows VLMEvalKit at ``e8e78f05``. MMT-Bench's own repository (github.com/OpenGVLab/MMT-Bench
+at ``84012c9``) ships an older copy of VLMEvalKit (``vlmeval/utils/matching_util.py``), which differs
+in three ways: a single option letter among the words is the answer wherever it stands (not only
+among the last four: "B is the answer since the left image ..." reads B there, nothing here), there
+is no "answer is X" rule, and ``can_infer_text`` has no length cap. ``vlmeval_option_84012c9`` reads
+that way, for the scoring variant ``vlmevalkit_84012c9``.
+
+``mmt_l2_subtask_mean`` (aggregator, the scoring variant ``l2_subtask_mean``): the same metrics, with
+each ``l2_category`` row the mean of its subtasks' (``category``) accuracies, as VLMEvalKit's
+``report_acc_MMT`` reports a meta-task (in both copies), where the task's own breakdown averages
+the questions.
 """
 
 from __future__ import annotations
@@ -26,8 +38,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from mmtasks.plugin import parser
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from mmtasks.plugin import aggregator, parser
+from mmtasks.scoring.aggregation import TaskResult, per_sample_mean
 from mmtasks.scoring.parsers import OptionText
+
+if TYPE_CHECKING:
+    from mmtasks.config.task_config import TaskConfig
+    from mmtasks.core.sample import Sample
+    from mmtasks.scoring.aggregation import TaskScoring
 
 LETTERS = "ABCDEFGHI"
 _REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
@@ -77,3 +98,60 @@ def vlmeval_option(text: str, doc: Mapping[str, Any]) -> str | None:
         return letter
     found = infer_text(text, choices)
     return OptionText(found) if found is not None else None
+
+
+def infer_option_84012c9(answer: str, choices: Mapping[str, str]) -> str | None:
+    """``can_infer_option`` of MMT-Bench's copy (84012c9): no position check, no "answer is X"."""
+    if "Failed to obtain answer via API" in answer:
+        return None
+    if any(phrase in answer for phrase in _REFUSALS):
+        return "Z"
+    words = [w.strip() for w in answer.translate(_PUNCTUATION).split()]
+    named = [c for c in choices if c in words]
+    if len(named) == 1:
+        return named[0]
+    if not named and "Z" in words:
+        return "Z"
+    return None
+
+
+def infer_text_84012c9(answer: str, choices: Mapping[str, str]) -> str | None:
+    """``can_infer_text`` of MMT-Bench's copy (84012c9): no length cap."""
+    answer = answer.lower()
+    named = [k for k, v in choices.items() if v.lower() in answer]
+    return named[0] if len(named) == 1 else None
+
+
+@parser("vlmeval_option_84012c9")
+def vlmeval_option_84012c9(text: str, doc: Mapping[str, Any]) -> str | None:
+    """The option letter as MMT-Bench's pinned copy of VLMEvalKit reads it; None: unparsed."""
+    choices = options_of(doc)
+    letter = infer_option_84012c9(text, choices)
+    if letter is not None:
+        return letter
+    found = infer_text_84012c9(text, choices)
+    return OptionText(found) if found is not None else None
+
+
+def _emits(config: "TaskConfig") -> list[str]:
+    return [m.name for m in config.metrics if m.function]
+
+
+@aggregator("mmt_l2_subtask_mean", emits=_emits)
+def mmt_l2_subtask_mean(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
+    """The generic means, each ``l2_category`` row the mean of its subtasks' means (``report_acc_MMT``)."""
+    samples = list(samples)
+    result = per_sample_mean(task, samples, seed)
+    rows = result.breakdowns.get("l2_category", {})
+    names = [m.name for m in task.config.metrics]
+    for name in names:
+        by_l2: dict[str, dict[str, list[float]]] = {}
+        for s in samples:
+            value = s.metrics.get(name)
+            l2, sub = s.breakdown.get("l2_category"), s.breakdown.get("category")
+            if value is not None and l2 is not None and sub is not None:
+                by_l2.setdefault(l2, {}).setdefault(sub, []).append(float(value))
+        for l2, row in rows.items():
+            subs = [sum(v) / len(v) for v in by_l2.get(l2, {}).values() if v]
+            row[name] = sum(subs) / len(subs) if subs else None
+    return result
