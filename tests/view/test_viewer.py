@@ -463,6 +463,13 @@ def test_replayed_run_with_a_name_on_the_leaderboard_and_its_view(browser, runs:
         page.wait_for_selector("#docs tbody tr")
         assert page.locator(".runs .run-name").text_content() == "LLaVA-1.5-13B"
         assert "replay:run-a/samples" in page.locator(".runs .run-details").text_content()
+        # the run card (results.json's run_card): the data's content hash, the software, the machine
+        card = page.locator(".runs .run-card")
+        assert card.locator("summary").text_content() == "run card"
+        lines = card.locator("li").all_text_contents()
+        digest = results["run_card"]["data"]["realbench_ranking_hard"]["sha256"][:12]
+        assert f"data realbench_ranking_hard: local realbench/ranking_hard.jsonl@{digest}" in lines
+        assert any(line.startswith("software: mmtasks ") for line in lines)
         assert str(tmp_path) not in page.content()
         page.close()
 
