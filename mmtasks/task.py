@@ -229,7 +229,7 @@ class Task:
             key = str(err["loc"][0]) if err["loc"] else ""
             if key in self.protocol_overrides and len(err["loc"]) == 1:
                 raise ConfigError(err["msg"], field=f"--{key.replace('_', '-')}") from None
-            where = ".".join(str(p) for p in ("protocol_args", *err["loc"]))
+            where = "protocol_args" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
             if err["type"] == "extra_forbidden":
                 close = difflib.get_close_matches(key, sorted(known), n=1)
                 hint = (f"did you mean {close[0]!r}?" if close else
@@ -240,6 +240,8 @@ class Task:
                 raise ConfigError("required key is missing", file=self.file, field=where) from None
             if err["type"] == "answer_space":
                 raise ConfigError(err["ctx"]["message"], file=self.file, field=f"{where}.{err['ctx']['key']}") from None
+            if err["type"] == "value_error":  # the validator's own words, without pydantic's "Value error, "
+                raise ConfigError(str(err["ctx"]["error"]), file=self.file, field=where) from None
             raise ConfigError(err["msg"], file=self.file, field=where) from None
 
     def _metric_functions(self, get: Callable[[Any, str, str], Any]) -> tuple[dict[str, Metric], dict[str, CorpusMetric]]:

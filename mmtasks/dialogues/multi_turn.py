@@ -10,6 +10,12 @@ assistant messages form the history instead (an ablation; the default
 yields one request per turn, the scheduler sends turn k of every dialogue in
 one wave.
 
+With ``protocol_args.turns`` the turns are written in the task YAML instead: each a user message
+template (and a reference template), rendered when its turn is asked with the task's variables,
+``replies`` (the model's replies to the earlier turns) and ``turn`` (:func:`template_turn`), so a
+follow-up can quote the model's own answer; an undefined name is a ``check`` error naming the
+turn's key. Turns read from the record are sent as written (data is never a template).
+
 Images are consumed in order across the whole dialogue: the n-th image marker
 (``protocol_args.image_token``, default ``<ImageHere>``) is the document's
 n-th image. Each user message becomes text, image, text, ... with the marker
@@ -56,14 +62,15 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.dialogues.state import DocumentState
 from mmtasks.core.sample import Dialogue, Sample
-from mmtasks.errors import ConfigError, DataError
+from mmtasks.errors import ConfigError, DataError, TemplateError
+from mmtasks.templates import compile_template
 from mmtasks.scoring.aggregation import add_corpus_pair
 from mmtasks.scoring.parsers import is_guess
 from mmtasks.core.request import Reply, Request
@@ -146,6 +153,31 @@ def _message(doc: "Document", field: str, conv: list[Any], i: int, roles: tuple[
     return item["value"]
 
 
+class TurnTemplate(BaseModel):
+    """One turn written in the task YAML (``protocol_args.turns``): its user message and
+    reference answer as templates, rendered when the turn is asked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    user: str
+    """The user message: a template with the task's variables (``doc``, ``{{ image(0) }}`` ...),
+    ``replies`` (the model's replies to the earlier turns, in order: ``{{ replies[0] }}``) and
+    ``turn`` (this turn's 1-based position)."""
+    reference: str | None = None
+    """The turn's reference answer, a template with the same variables; required when the task
+    has metric functions (they compare the turn's answer with it); the judge's ``reference``."""
+
+    @field_validator("user", "reference")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                compile_template(v)
+            except TemplateError as exc:
+                raise ValueError(exc.message) from None
+        return v
+
+
 class MultiTurnArgs(BaseModel):
     """``protocol_args`` of a multi_turn task."""
 
@@ -169,6 +201,18 @@ class MultiTurnArgs(BaseModel):
     marker (markers removed). ``text_then_images``: the turn's text verbatim, markers kept, then
     the turn's images in order (how the MMDU authors' API scripts, model_generation/*_gen_ans.py,
     send a turn)."""
+    turns: list[TurnTemplate] | None = None
+    """The turns written in the YAML instead of read from the record (``turns_field``): each a
+    user message template (a string) or ``{user: TEMPLATE, reference: TEMPLATE}``, rendered when
+    its turn is asked, so a follow-up can quote the model's earlier reply (``{{ replies[0] }}``)
+    and the document's fields. An undefined name is a ``check`` error naming the turn's key."""
+
+    @field_validator("turns", mode="before")
+    @classmethod
+    def _plain_turns(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            return [{"user": t} if isinstance(t, str) else t for t in v]
+        return v
 
 
 def history_mode(state: DocumentState) -> str:
@@ -186,17 +230,22 @@ def multi_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
     args = state.args
     assert isinstance(args, MultiTurnArgs)
     marker = args.image_token
-    turns = read_turns(doc, args.turns_field, marker)
+    recorded = read_turns(doc, args.turns_field, marker) if args.turns is None else None
+    n_turns = len(recorded) if recorded is not None else len(args.turns or ())
     history = history_mode(state)
     system = state.system_prompt
     messages: list[Message] = [Message.text("system", system)] if system else []
     sample = Sample(task=state.task, doc_id=doc.doc_id, doc_index=doc.index,
-                    prompt=[m.to_json() for m in messages], target=[t.reference for t in turns],
+                    prompt=[m.to_json() for m in messages], target=[t.reference for t in recorded or ()],
                     breakdown=state.breakdown)
     space = state.answer_space
     records: list[dict[str, Any]] = []
+    turns: list[Turn] = []
+    replies: list[str] = []  # the model's replies so far ("" for a failed one): the templates' ``replies``
     failed_before = False
-    for k, turn in enumerate(turns):
+    for k in range(n_turns):
+        turn = recorded[k] if recorded is not None else template_turn(state, k, replies)
+        turns.append(turn)
         user = Message("user", turn.message_parts(args.layout))
         sample.prompt.append(user.to_json())
         messages.append(user)
@@ -227,8 +276,10 @@ def multi_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
         elif state.scores_answers:
             _score_turn(state, turn, reply.text or "", record, sample)
         records.append(record)
+        replies.append(reply.text or "")
         answer = turn.reference if history == "reference" else (reply.text or "")
         messages.append(Message.text("assistant", answer))
+    sample.target = [t.reference for t in turns]
     sample.extra["turns"] = records
     sample.extra["history"] = history
     if state.scores_answers:
@@ -238,6 +289,27 @@ def multi_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
         yield from _judge(state, turns, records, sample)
     sample.metrics = _dialogue_metrics(state, records)
     return sample
+
+
+def template_turn(state: DocumentState, k: int, replies: list[str]) -> Turn:
+    """Turn ``k`` of ``protocol_args.turns`` rendered for the document, with the model's earlier
+    ``replies`` (``{{ replies[0] }}``) and its position (``turn``); images where the template places
+    them (``{{ image(i) }}``)."""
+    args = state.args
+    assert isinstance(args, MultiTurnArgs) and args.turns is not None
+    template, where = args.turns[k], f"protocol_args.turns[{k}]"
+    variables = {"replies": list(replies), "turn": k + 1}
+    parts = state.parts(template.user, f"{where}.user", **variables)
+    if template.reference is None:
+        if any(m.function for m in state.config.metrics):
+            raise ConfigError("this turn has no reference, but the task's metric functions compare each turn's "
+                              "answer with one", file=state.file, field=f"{where}.reference",
+                              hint="give the turn {user: ..., reference: ...}")
+        reference = ""
+    else:
+        reference = state.render(template.reference, f"{where}.reference", **variables)
+    text = "".join(p.text for p in parts if isinstance(p, Text))
+    return Turn(question=text, reference=reference, parts=parts, images=tuple(p for p in parts if isinstance(p, Image)))
 
 
 def _score_turn(state: DocumentState, turn: Turn, text: str, record: dict[str, Any], sample: Sample) -> None:
