@@ -136,7 +136,7 @@ class APIModel(ChatModel):
         if not spec.name:
             raise ConfigError(f"the {self.provider} backend needs a model name, e.g. {self.example}", field="--model")
         self.args = parse_api_args(self.args_model, self.provider, spec.args)
-        configured = (self.args.base_url or self.default_base_url).strip().rstrip("/")
+        configured = (self.args.base_url or self._default_base_url()).strip().rstrip("/")
         register_url_secrets(configured)
         user, password = url_userinfo(configured)
         if user is not None or password is not None:
@@ -156,7 +156,7 @@ class APIModel(ChatModel):
         if self._api_key is not None and self.args.api_key_env is None and not key_goes_to(
                 configured, self.key_hosts, self.hosts_env, os.environ):
             self._withheld, self._api_key = key_env, None
-        if self._api_key is None and self._withheld is None and (
+        if self._api_key is None and self._withheld is None and self._uses_key() and (
                 self.args.api_key_env is not None or (parts.hostname or "").lower() in self.key_hosts):
             raise ModelError(f"environment variable {key_env} is not set (needed for {self.url})", field="--model-args",
                              hint="export it, or name another variable with api_key_env=")
@@ -183,6 +183,14 @@ class APIModel(ChatModel):
         return json.dumps({"spec": json.loads(self.spec.identity()), "endpoint": self.url}, sort_keys=True)
 
     # -- what a backend gives ------------------------------------------------------
+    def _default_base_url(self) -> str:
+        """The endpoint when ``base_url`` is not given."""
+        return self.default_base_url
+
+    def _uses_key(self) -> bool:
+        """Whether the endpoint authenticates with an API key (Vertex AI does not)."""
+        return True
+
     def _make_client(self, session: Any) -> Any:
         """The SDK's async client over ``session`` (an ``AsyncClient`` of the SDK's HTTP library)."""
         raise NotImplementedError

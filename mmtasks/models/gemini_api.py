@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import mimetypes
+import os
 import re
 from typing import Any, Literal
 
@@ -93,6 +94,14 @@ class GeminiModel(APIModel):
         if self.args.vertexai:
             return genai.Client(vertexai=True, project=self.args.project, location=self.args.location, http_options=options)
         return genai.Client(api_key=self._api_key or "EMPTY", http_options=options)
+
+    def _default_base_url(self) -> str:
+        if self.args.vertexai:  # the SDK's regional endpoint, named here for messages and the cache identity
+            return f"https://{self.args.location or os.environ.get('GOOGLE_CLOUD_LOCATION') or 'global'}-aiplatform.googleapis.com"
+        return self.default_base_url
+
+    def _uses_key(self) -> bool:
+        return not self.args.vertexai  # Vertex AI: application default credentials
 
     @classmethod
     def refused_settings(cls, generation: GenerationConfig) -> list[str]:

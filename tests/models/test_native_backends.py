@@ -404,3 +404,15 @@ def test_replies_are_cached_with_their_reasoning_stop_reasons_and_tokens(provide
     assert server.calls == calls  # every reply from the cache
     assert [(s["reasoning"], s["finish_reasons"], s["tokens"]) for s in again] == \
            [(s["reasoning"], s["finish_reasons"], s["tokens"]) for s in first]
+
+
+def test_gemini_on_vertex_needs_no_key_and_names_its_regional_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    m = load_model(ModelSpec(backend="gemini", name="gemini-2.5-flash",
+                             args={"vertexai": True, "project": "my-project", "location": "europe-west4"}))
+    try:
+        assert m.url == "https://europe-west4-aiplatform.googleapis.com" and m._api_key is None
+    finally:
+        m.close()
+    with pytest.raises(ModelError, match="GEMINI_API_KEY is not set"):  # the Gemini API does need one
+        load_model(ModelSpec(backend="gemini", name="gemini-2.5-flash"))
