@@ -535,3 +535,28 @@ def test_the_paired_line_names_each_runs_failed_documents(browser, tmp_path: Pat
     assert "B \u2212 A on acc = \u221228.57" in paired, paired
     assert not problems, problems
     page.close()
+
+
+def test_scoring_variants_in_the_summary_and_on_each_document(browser, tmp_path: Path) -> None:  # noqa: F811
+    # Video-MME's replies of tests/test_video_benchmarks.py: the task's rule leaves its 2 unread
+    # replies out (85.71), lmms-eval's variant counts them wrong (66.67); the page says both, and on
+    # an unread reply's document the variant's 0 where the task gives no score
+    from tests.test_video_benchmarks import VIDEOMME_REPLIES
+
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"task": "videomme", "doc_id": d, "responses": [r]}) + "\n"
+                            for d, r in VIDEOMME_REPLIES.items()), encoding="utf-8")
+    run = tmp_path / "run"
+    mmtasks.evaluate(tasks="videomme", model=f"replay:{pred}", data_dir=SAMPLE, output_path=run, use_cache=False,
+                     allow_failures=True, num_frames=1)
+    site = tmp_path / "view"
+    build_view([load_view_run(run)], site)
+    page, problems = _page(browser, (site / "index.html").as_uri() + "#t=0&d=4")  # 002-2 "answer: c": unread
+    summary = page.locator("#summary").text_content() or ""
+    assert "variant lmms_eval: acc 66.67" in summary, summary
+    page.wait_for_selector("section.variants")
+    item = page.locator("section.variants li").first
+    assert item.text_content() == "lmms_eval: read nothing; acc 0 (differs from the task's own)"
+    assert "differs" in (item.get_attribute("class") or "")
+    assert not problems, problems
+    page.close()
