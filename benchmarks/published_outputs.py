@@ -16,7 +16,6 @@ rule (no LLM matcher). Takes a few minutes of CPU (36,119 BLINK documents per re
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from collections import defaultdict

@@ -40,7 +40,7 @@ import importlib
 import importlib.util
 import sys
 import types
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path

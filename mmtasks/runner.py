@@ -149,8 +149,8 @@ def retired_judge(official: tuple[Task, str], exc: ModelNotFound) -> ModelError:
     return ModelError(
         f"task {task.name!r}'s official judge {spec} is no longer served (HTTP 404: {detail})",
         file=file, line=line, field="judge.default_model",
-        hint=f"choose another judge with --judge SPEC, e.g. --judge openai:gpt-4o or --judge anthropic:claude-sonnet-4-5 "
-             f"(a judge other than the official one is recorded in results.json), or run --predict-only")
+        hint="choose another judge with --judge SPEC, e.g. --judge openai:gpt-4o or --judge anthropic:claude-sonnet-4-5 "
+             "(a judge other than the official one is recorded in results.json), or run --predict-only")
 
 
 def _matcher_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | None] | None:

@@ -8,7 +8,6 @@ import importlib
 import importlib.util
 import json
 import socketserver
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path

@@ -6,7 +6,6 @@ that :func:`mmtasks.evaluate` builds, and :func:`mmtasks.api.run` evaluates it."
 from __future__ import annotations
 
 import argparse
-import sys
 
 from mmtasks.api import parse_component_args, run
 from mmtasks.config.run_config import RunConfig

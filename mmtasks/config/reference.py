@@ -22,12 +22,12 @@ from mmtasks.config.task_config import TaskConfig
 #: the page's path in the repository
 PAGE = "docs/task-keys.md"
 
-_HEADER = f"""\
+_HEADER = """\
 # Task keys
 
 Every key a task YAML file may hold, with its type, its default and what it does. An unknown key
 is a load error naming the file and the key, with a "did you mean". String values are Jinja
-templates where the description says so (``{{{{ doc.field }}}}``: see [vocabulary.md](vocabulary.md)
+templates where the description says so (``{{ doc.field }}``: see [vocabulary.md](vocabulary.md)
 for the parsers, metrics, protocols and aggregators they name).
 
 This page is generated from the config models (`mmtasks/config/task_config.py`,

@@ -11,13 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from mmtasks.package_data import data_dir
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mmtasks.config.yaml_loader import read_yaml, validate
 from mmtasks.core.reasoning import ReasoningFormat
 from mmtasks.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mmtasks.models.base import ModelSpec
 
 #: presets shipped with mmtasks as package data (``models/*.yaml``)
 BUILTIN_PRESETS_DIR = data_dir("presets")

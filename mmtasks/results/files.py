@@ -27,7 +27,7 @@ from typing import IO, Any, overload
 
 from mmtasks.core.sample import Sample
 from mmtasks.results import writer
-from mmtasks.results.writer import OutputError, atomic_open, atomic_write_text, create_exclusive, unlink_quietly
+from mmtasks.results.writer import OutputError, atomic_open, atomic_write_text, unlink_quietly
 from mmtasks.secrets import redacted_json
 
 #: the lock a run holds on its output folder for its whole life

@@ -38,7 +38,6 @@ before its switch), never anything else in the folder.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import json
 import os

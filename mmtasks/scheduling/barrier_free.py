@@ -131,8 +131,8 @@ class _Engine:
 
     def pause_admission(self) -> None:
         self.admitting = False
-        for queue in self.queues:
-            queue.kick()
+        for lane in self.queues:
+            lane.kick()
 
     def finish(self, sample: Sample) -> None:
         self.finished.append(sample)
@@ -470,8 +470,8 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 def _close(loop: asyncio.AbstractEventLoop, engine: _Engine) -> None:
-    for queue in engine.queues:
-        queue.shutdown()
+    for lane in engine.queues:
+        lane.shutdown()
     pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
     for task in pending:
         task.cancel()

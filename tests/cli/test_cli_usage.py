@@ -4,7 +4,6 @@ for bare backend names, de-duplicated suggestions, read-only commands that creat
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

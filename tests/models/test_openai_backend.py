@@ -9,6 +9,7 @@ import re
 import socket
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest

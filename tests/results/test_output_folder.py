@@ -21,7 +21,8 @@ import pytest
 from mmtasks.cli import main
 from mmtasks.core.sample import Sample
 from mmtasks.results import files, writer
-from mmtasks.results.files import SamplesWriter, atomic_write_text, claim_output_folder, create_exclusive
+from mmtasks.results.files import SamplesWriter, atomic_write_text, claim_output_folder
+from mmtasks.results.writer import create_exclusive
 from tests.builders import ranking_record, write_realbench
 from tests.chat_server import ChatServer
 from tests.cli_process import SAMPLE, cli_env, start_cli, wait_until

@@ -81,7 +81,7 @@ def _setup(tmp_path: Path, replies: list[str], out: str, *, names: tuple[str, ..
     predictions = tmp_path / f"{out}.jsonl"
     predictions.write_text("".join(json.dumps({"task": name, "doc_id": f"d{i + 1}", "responses": [r]}) + "\n"
                                    for name in names for i, r in enumerate(replies)), encoding="utf-8")
-    result = evaluate(",".join(names), f"replay:{predictions}", data_dir=tmp_path / "data", output_path=tmp_path / out,
+    evaluate(",".join(names), f"replay:{predictions}", data_dir=tmp_path / "data", output_path=tmp_path / out,
                       include_paths=[str(tasks)], use_cache=False, allow_failures=True)
     return json.loads((tmp_path / out / "results.json").read_text(encoding="utf-8"))
 

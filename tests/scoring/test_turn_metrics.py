@@ -118,7 +118,8 @@ def test_per_turn_chrf_and_exact_match(tmp_path: Path, chat_server: ChatServer, 
     assert r["chrf"] == pytest.approx(46.51467, abs=1e-4)
     assert (r["chrf"], r["chrf_micro"], r["chrf_macro"], r["chrf_all"]) == pytest.approx(
         (chrf["micro"], chrf["micro"], chrf["macro"], chrf["all"]))
-    assert (r["em"], r["em_macro"], r["em_all"]) == pytest.approx((25.0, 25.0, 20.0))
+    assert (em["micro"], em["macro"], em["all"]) == (25.0, 25.0, 20.0)
+    assert (r["em"], r["em_macro"], r["em_all"]) == pytest.approx((em["micro"], em["macro"], em["all"]))
     assert res["coverage"]["turn_metrics"] == {"unit": "turns", "scored": 4, "total": 5, "percent": 80.0,
                                                "unscored": {"request_failure": 1}}
     assert res["problems"]["turn_metrics"]["request_failures"] == 1

@@ -210,7 +210,7 @@ def test_official_aggregation_by_hand(tmp_path: Path) -> None:
     valid_creativity = [6, 5, 9, 3, 10]
     assert m["overall"] == pytest.approx(10 * sum(valid_overall) / 5) == pytest.approx(70.0)
     assert m["overall_micro"] == m["overall"]
-    assert m["creativity"] == pytest.approx(66.0)
+    assert m["creativity"] == pytest.approx(10 * sum(valid_creativity) / 5) == pytest.approx(66.0)
     assert m["image_relationship_understanding"] == pytest.approx(10 * (8 + 5 + 9 + 5 + 10) / 5)
     # the paper's macro: per dialogue (d0: 7,4 -> 55; d1: 9,5,10 -> 80; d2 has no judged turn), then the mean
     assert m["overall_macro"] == pytest.approx((55 + 80) / 2)

@@ -120,7 +120,6 @@ def test_combined_image_mode(tmp_path):
     row = samples(tmp_path, "c", "realbench_ranking_hard")[0]
     images = [p["image"] for p in row["prompt"][0]["content"] if p["type"] == "image"]
     assert len(images) == 1 and images[0].startswith("combined(")
-    from mmtasks.core.conversation import Image
     from mmtasks.core.pixels import combine
     from PIL import Image as PIL
 
