@@ -96,7 +96,7 @@ OTHER_COMMANDS = """other commands (each has --help):
   mmtasks check         check tasks and data (templates, images, targets) without a model
   mmtasks tasks         tasks and groups: description, primary metric, judge
   mmtasks models        model presets and backends
-  mmtasks cache         inspect or clear the response cache (info, clear)
+  mmtasks cache         inspect or clear the response cache (info, clear); prune extracted archives
   mmtasks leaderboard   the static leaderboard and figures (build, plot, schema, publish)
   mmtasks judge         agreement between two runs' judge verdicts
   mmtasks compare       is B better than A? paired differences, McNemar, intervals
@@ -129,7 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(models)
     cache = sub.add_parser("cache", help="inspect or clear the response cache", description="Inspect (info) or clear the "
                            "response cache. `info` never creates the cache folder.")
-    cache.add_argument("action", choices=["info", "clear"])
+    cache.add_argument("action", choices=["info", "clear", "prune"],
+                       help="prune: remove the Hub video archives' extracted files that no index references, partial "
+                            "files, and older per-commit copies")
+    cache.add_argument("--archives-dir", type=Path, default=None,
+                       help="with prune: the archives folder (default: $MMTASKS_ARCHIVES_DIR or mmtasks-archives beside the Hub cache)")
     cache.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
     _add_common(cache)

@@ -1,8 +1,11 @@
-"""``mmtasks cache info|clear``: neither creates a cache that does not exist."""
+"""``mmtasks cache info|clear|prune``: neither creates a cache that does not exist. ``prune`` gives
+back the disk of the Hub video archives' extracted files that no index references (see
+:func:`mmtasks.documents.hub_files.prune_archives`)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
 
@@ -11,6 +14,8 @@ CACHE_FILE = "responses.sqlite"
 
 
 def cache_command(args: argparse.Namespace) -> int:
+    if args.action == "prune":
+        return _prune(args.archives_dir)
     directory = args.cache_dir or default_cache_dir()
     if not (directory / CACHE_FILE).is_file():
         print(f"cache: {directory / CACHE_FILE} (does not exist)")
@@ -26,4 +31,19 @@ def cache_command(args: argparse.Namespace) -> int:
             print(f"removed {n} entries from {cache.path}")
     finally:
         cache.close()
+    return 0
+
+
+def _prune(folder: Path | None) -> int:
+    from mmtasks.documents.hub_files import ARCHIVES_ENV, archives_root, prune_archives
+
+    if folder is None:
+        try:
+            folder = archives_root()
+        except ImportError:  # no huggingface_hub: no archive was ever read from the Hub here
+            print(f"archives: none (set {ARCHIVES_ENV} or --archives-dir to name a folder)")
+            return 0
+    pruned = prune_archives(folder)
+    print(f"archives: {folder}")
+    print(f"removed {pruned.files} files ({pruned.bytes / 1e6:.1f} MB) that no index references")
     return 0

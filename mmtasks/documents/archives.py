@@ -34,7 +34,7 @@ INDEX = ".mmtasks-index"
 _CHUNK = 32 << 20  # one read of a member (a range request when the archive is remote)
 #: the setting that moves the extraction folder (mmtasks.documents.hub_files)
 ARCHIVES_HINT = "MMTASKS_ARCHIVES_DIR"
-_FORMAT = 1
+_FORMAT = 2  # 2: members carry their CRC-32 (what extracted files are known by)
 
 
 @dataclass(frozen=True)
@@ -50,28 +50,38 @@ class Archive:
     key: str
     opener: Callable[[], IO[bytes]] = field(compare=False, repr=False)
     errors: tuple[type[BaseException], ...] = field(default=(), compare=False, repr=False)
+    #: what to do about a damaged archive, said where it is read from (asked when the error is made:
+    #: a Hub archive read by range requests is nowhere on this machine; one downloaded whole is in
+    #: the Hugging Face cache; a local one is a file of the user's)
+    replace_hint: Callable[[], str] = field(default=lambda: "replace the archive file: it is damaged",
+                                            compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Member:
     """An indexed member: its ``archive`` (position in the extractor's list), its name in the zip,
-    its uncompressed size."""
+    its uncompressed size and CRC-32."""
 
     archive: int
     name: str
     size: int
+    crc: int = 0
+
+    @property
+    def content(self) -> str:
+        """What identifies the member's bytes whatever archive or commit holds it: name, size, CRC."""
+        return f"{self.crc:08x}:{self.size}:{self.name}"
 
 
 def _refused(archive: Archive, member: str, why: str) -> DataError:
     return DataError(f"archive member {member!r} {why}: refused, nothing of the archive extracted",
                      file=archive.name, field="dataset.video_archives",
-                     hint="the archive is not the dataset's own or was tampered with; delete it from the Hugging Face cache "
-                          "(and the index beside the extracted files) and download it again")
+                     hint=f"the archive is not the dataset's own or was tampered with; {archive.replace_hint()}")
 
 
 def _corrupt(archive: Archive, exc: Exception) -> DataError:
     return DataError(f"corrupt or unreadable zip archive ({type(exc).__name__}: {str(exc)[:160]})", file=archive.name,
-                     field="dataset.video_archives", hint="delete it from the Hugging Face cache and download it again")
+                     field="dataset.video_archives", hint=archive.replace_hint())
 
 
 def member_target(archive: Archive, info: zipfile.ZipInfo) -> PurePosixPath | None:
@@ -102,15 +112,34 @@ def _index_file(dest: Path, archive: Archive) -> Path:
     return dest / INDEX / (archive.name.replace("/", "__") + strip + ".json")
 
 
-def cached_index(dest: Path, archive: Archive) -> list[tuple[str, str, int]] | None:
-    """The archive's index read before (target, member, size), or None (none yet, or made for other bytes)."""
+def cached_index(dest: Path, archive: Archive) -> list[tuple[str, str, int, int]] | None:
+    """The archive's index read before (target, member, size, CRC), or None (none yet, or made for other bytes)."""
     try:
         data = json.loads(_index_file(dest, archive).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("key") != archive.key:
         return None
-    return [(str(t), str(m), int(s)) for t, m, s in data["members"]]
+    return [(str(t), str(m), int(s), int(c)) for t, m, s, c in data["members"]]
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a hidden partial file beside it, renamed into place; the
+    partial file is removed on every failure (a full disk, an interrupt): nothing is left behind."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except BaseException:
+        _remove(partial)
+        raise
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass  # what cannot be removed is left to `mmtasks cache prune`
 
 
 def _zip(archive: Archive) -> zipfile.ZipFile:
@@ -120,8 +149,8 @@ def _zip(archive: Archive) -> zipfile.ZipFile:
         raise _corrupt(archive, exc) from None
 
 
-def read_index(dest: Path, archive: Archive) -> tuple[list[tuple[str, str, int]], zipfile.ZipFile | None]:
-    """(target, member, size) of every file of the archive, from its index when one was made for
+def read_index(dest: Path, archive: Archive) -> tuple[list[tuple[str, str, int, int]], zipfile.ZipFile | None]:
+    """(target, member, size, CRC) of every file of the archive, from its index when one was made for
     these bytes, else from its central directory (every name checked: :func:`member_target`), the
     index written then, and the archive left open (None: not opened). Raises :class:`DataError`
     naming the archive (and the member refused)."""
@@ -140,14 +169,12 @@ def read_index(dest: Path, archive: Archive) -> tuple[list[tuple[str, str, int]]
     except (OSError, *archive.errors) as exc:
         raise DataError(f"cannot read the archive's directory: {getattr(exc, 'strerror', None) or exc}", file=archive.name,
                         field="dataset.video_archives", hint="check your network, or run again") from None
-    out = [(target.as_posix(), info.filename, info.file_size) for info, target in members if target is not None]
+    out = [(target.as_posix(), info.filename, info.file_size, info.CRC) for info, target in members if target is not None]
     path = _index_file(dest, archive)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps({"format": _FORMAT, "archive": archive.name, "strip": archive.strip,
-                                       "key": archive.key, "members": out}), encoding="utf-8")
-        os.replace(partial, path)
+        write_atomically(path, json.dumps({"format": _FORMAT, "archive": archive.name, "strip": archive.strip,
+                                           "key": archive.key, "members": out}))
     except OSError as exc:
         raise DataError(f"cannot write the archive's index in {dest}: {exc.strerror or type(exc).__name__}",
                         file=archive.name, field="dataset.video_archives",
@@ -170,13 +197,16 @@ class Extractor:
                 found, zf = read_index(dest, archive)
                 if zf is not None:
                     self._open[k] = zf
-                for target, name, size in found:
-                    members[target] = Member(k, name, size)
+                for target, name, size, crc in found:
+                    members[target] = Member(k, name, size, crc)
         except DataError:
             self.close()
             raise
         self.members = members
         self._sorted = sorted(members)
+        #: target -> the content (:attr:`Member.content`) of the file extracted there, kept on disk:
+        #: a file is known by what it holds, not by the commit it was read at
+        self._contents = _read_contents(dest)
         #: the members extracted by this process, in order (archive name, member)
         self.extracted: list[tuple[str, str]] = []
 
@@ -205,7 +235,8 @@ class Extractor:
             st = path.lstat()
         except OSError:
             return False
-        return stat.S_ISREG(st.st_mode) and st.st_size == self.members[target].size
+        member = self.members[target]
+        return stat.S_ISREG(st.st_mode) and st.st_size == member.size and self._contents.get(target) == member.content
 
     def ensure(self, path: Path) -> list[str]:
         """Extract the member at ``path`` (or the members under it, a folder), those not extracted
@@ -219,11 +250,17 @@ class Extractor:
         self.dest.mkdir(parents=True, exist_ok=True)
         done = []
         with FileLock(str(self.dest / ".mmtasks-extract.lock")):
-            for target in todo:
-                if self._present(target):  # another process did it while this one waited
-                    continue
-                self._extract(target)
-                done.append(target)
+            self._contents = _read_contents(self.dest)  # what another process extracted meanwhile
+            try:
+                for target in todo:
+                    if self._present(target):  # another process did it while this one waited
+                        continue
+                    self._extract(target)
+                    self._contents[target] = self.members[target].content
+                    done.append(target)
+            finally:
+                if done:
+                    _write_contents(self.dest, self._contents)
         return done
 
     def _zip(self, k: int) -> zipfile.ZipFile:
@@ -251,9 +288,13 @@ class Extractor:
             if not parent.resolve().is_relative_to(root) or path.is_symlink():
                 raise _refused(archive, member.name, "escapes the extraction folder")
             partial = parent / f".{path.name}.{os.getpid()}.partial"
-            with zf.open(info) as src, open(partial, "wb") as out:
-                shutil.copyfileobj(src, out, _CHUNK)
-            os.replace(partial, path)
+            try:
+                with zf.open(info) as src, open(partial, "wb") as out:
+                    shutil.copyfileobj(src, out, _CHUNK)  # a wrong CRC is found at the member's end
+                os.replace(partial, path)
+            except BaseException:
+                _remove(partial)  # on every failure path: no hidden copy is left behind
+                raise
             self.extracted.append((archive.name, member.name))
         except DataError:
             raise
@@ -277,7 +318,82 @@ class Extractor:
 def local(path: Path, name: str, strip: str | None = None) -> Archive:
     """An archive on disk (its key: size and modification time)."""
     st = path.stat()
-    return Archive(name, strip, f"local:{st.st_size}:{st.st_mtime_ns}", lambda: open(path, "rb"))
+    return Archive(name, strip, f"local:{st.st_size}:{st.st_mtime_ns}", lambda: open(path, "rb"),
+                   replace_hint=lambda: f"replace {path}: it is damaged")
 
 
-__all__ = ["Archive", "Extractor", "INDEX", "Member", "cached_index", "local", "member_target", "read_index"]
+_CONTENTS = "extracted.json"
+
+
+def _read_contents(dest: Path) -> dict[str, str]:
+    try:
+        data = json.loads((dest / INDEX / _CONTENTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _write_contents(dest: Path, contents: dict[str, str]) -> None:
+    (dest / INDEX).mkdir(parents=True, exist_ok=True)
+    write_atomically(dest / INDEX / _CONTENTS, json.dumps(contents, sort_keys=True))
+
+
+@dataclass
+class Pruned:
+    """What :func:`prune` removed: files (and bytes) no index references, partial files left by
+    an interrupted write, and folders of an older layout."""
+
+    files: int = 0
+    bytes: int = 0
+    paths: list[str] = field(default_factory=list)
+
+
+def prune(dest: Path, pruned: Pruned | None = None) -> Pruned:
+    """Remove from an extraction folder every file no index in it references (a member of an
+    archive the dataset no longer holds, or of its older bytes), every ``.partial`` file, and the
+    index entries of what is gone. The indexes themselves and the lock file are kept."""
+    pruned = pruned or Pruned()
+    referenced: set[str] = set()
+    contents = _read_contents(dest)
+    for index in (dest / INDEX).glob("*.json") if (dest / INDEX).is_dir() else ():
+        if index.name in (_CONTENTS, "listing.json") or index.name.startswith("listing-"):
+            continue
+        try:
+            data = json.loads(index.read_text(encoding="utf-8"))
+            referenced.update(str(m[0]) for m in data.get("members", []))
+        except (OSError, ValueError, TypeError, IndexError, AttributeError):
+            continue  # an unreadable index references nothing: its files are extracted again if needed
+    for root, dirs, files in os.walk(dest):
+        rel_root = os.path.relpath(root, dest)
+        if rel_root.split(os.sep)[0] == INDEX:
+            dirs[:] = []
+            for name in files:
+                if name.endswith(".partial"):
+                    _prune_file(Path(root, name), pruned)
+            continue
+        for name in files:
+            rel = PurePosixPath(Path(rel_root, name)).as_posix() if rel_root != "." else name
+            if name.endswith(".partial") or (rel not in referenced and name != ".mmtasks-extract.lock"):
+                _prune_file(Path(root, name), pruned)
+                contents.pop(rel, None)
+    if (dest / INDEX / _CONTENTS).exists():
+        _write_contents(dest, contents)
+    for root, dirs, files in os.walk(dest, topdown=False):  # folders left empty
+        if root != str(dest) and not os.listdir(root):
+            os.rmdir(root)
+    return pruned
+
+
+def _prune_file(path: Path, pruned: Pruned) -> None:
+    try:
+        size = path.lstat().st_size
+        path.unlink()
+    except OSError:
+        return
+    pruned.files += 1
+    pruned.bytes += size
+    pruned.paths.append(str(path))
+
+
+__all__ = ["Archive", "Extractor", "INDEX", "Member", "Pruned", "cached_index", "local", "member_target", "prune", "read_index",
+           "write_atomically"]

@@ -7,7 +7,7 @@ a run after the first finds them there and downloads nothing.
 
 The archives are not downloaded: each is opened as a remote file (``HfFileSystem``, whose reads
 are HTTP range requests), its central directory read and indexed (:mod:`mmtasks.documents.archives`)
-into ``$MMTASKS_ARCHIVES_DIR/<org>--<name>/<commit>/`` (default: ``mmtasks-archives/`` beside the
+into ``$MMTASKS_ARCHIVES_DIR/<org>--<name>/extracted/`` (default: ``mmtasks-archives/`` beside the
 Hub cache, under ``HF_HOME``), the folder the task's video paths and subtitles resolve under, and
 a member is extracted there when a document of the run needs it. The revision's commit, the
 listing of the archives and their indexes are kept there, so a run after the first asks the Hub
@@ -23,17 +23,23 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from mmtasks.errors import DataError
 
+if TYPE_CHECKING:
+    from mmtasks.documents.archives import Pruned
+
 #: where extracted archives go (default: beside the Hugging Face Hub cache)
 ARCHIVES_ENV = "MMTASKS_ARCHIVES_DIR"
+#: the folder of a dataset's extracted members (one per dataset, under its archives folder)
+EXTRACTED = "extracted"
 log = logging.getLogger(__name__)
 
 
@@ -146,10 +152,10 @@ def _commit(repo: str, revision: str | None, base: Path) -> str:
 
 def _listing(repo: str, commit: str, entries: Sequence[Any], dest: Path) -> dict[str, list[dict[str, Any]]]:
     """pattern -> the repository's files matching it (path, size, blob id), asked of the Hub once per
-    commit (a listing of the folders) and kept in the index folder."""
-    from mmtasks.documents.archives import INDEX
+    commit (a listing of the folders) and kept in the index folder (one small file per commit)."""
+    from mmtasks.documents.archives import INDEX, write_atomically
 
-    path = dest / INDEX / "listing.json"
+    path = dest / INDEX / f"listing-{commit}.json"
     try:
         cached: dict[str, list[dict[str, Any]]] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -172,9 +178,7 @@ def _listing(repo: str, commit: str, entries: Sequence[Any], dest: Path) -> dict
                                   for name, info in found.items() if info.get("type") == "file"),
                                  key=lambda f: f["path"])
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".listing.{os.getpid()}.partial")
-    partial.write_text(json.dumps(cached), encoding="utf-8")
-    os.replace(partial, path)
+    write_atomically(path, json.dumps(cached))
     return cached
 
 
@@ -231,7 +235,10 @@ def extracted_videos(repo: str, revision: str | None, entries: Sequence[Any]) ->
     _require_hub("dataset.video_archives")
     base = archives_root() / repo.replace("/", "--")
     commit = _commit(repo, revision, base)
-    dest = base / commit
+    # one folder per dataset, whatever the commit: an archive is indexed by its blob id and size, and
+    # an extracted member known by its name, size and CRC, so a commit that changes only the README
+    # reads no archive again and keeps no second copy (older commits' folders: `mmtasks cache prune`)
+    dest = base / EXTRACTED
     listing = _listing(repo, commit, entries, dest)
     reader = _Reader(repo, commit)
     archives: list[Archive] = []
@@ -242,7 +249,7 @@ def extracted_videos(repo: str, revision: str | None, entries: Sequence[Any]) ->
                             hint=_hint(repo))
         for f in found:
             archives.append(Archive(f["path"], entry.strip, f"{f['oid']}:{f['size']}", reader.opener(f["path"], f["size"]),
-                                    errors=network_errors()))
+                                    errors=network_errors(), replace_hint=reader.replace_hint))
     return VideoArchives(dest, Extractor(archives, dest))
 
 
@@ -258,6 +265,13 @@ class _Reader:
 
     def opener(self, name: str, size: int) -> Callable[[], IO[bytes]]:
         return lambda: self.open(name, size)
+
+    def replace_hint(self) -> str:
+        """What to do about a damaged archive, where this reader reads it from."""
+        if self.ranged and not _offline():
+            return (f"the Hub's copy at commit {self.commit[:12]} is damaged (it is read by range requests: nothing of it "
+                    "is kept on this machine); tell the dataset's maintainers, or run with another revision")
+        return "delete it from the Hugging Face cache (huggingface-cli delete-cache) and download it again"
 
     def open(self, name: str, size: int) -> IO[bytes]:
         if not _offline():
@@ -279,11 +293,34 @@ class _Reader:
         return open(path, "rb")
 
 
+def prune_archives(root: Path) -> "Pruned":
+    """``mmtasks cache prune``: in every dataset's folder under ``root`` (:func:`archives_root`),
+    the extracted files no index references and every partial file (:func:`archives.prune`), and
+    the per-commit folders of the earlier layout (``<org>--<name>/<commit>/``, one copy per commit)."""
+    from mmtasks.documents.archives import Pruned, prune
+
+    pruned = Pruned()
+    if not root.is_dir():
+        return pruned
+    for dataset in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+        for folder in sorted(dataset.iterdir()):
+            if re.fullmatch(r"[0-9a-f]{40}", folder.name) and folder.is_dir() and not folder.is_symlink():
+                for path in sorted(folder.rglob("*")):
+                    if path.is_file() and not path.is_symlink():
+                        pruned.files += 1
+                        pruned.bytes += path.lstat().st_size
+                pruned.paths.append(str(folder))
+                shutil.rmtree(folder, ignore_errors=True)
+        if (dataset / EXTRACTED).is_dir():
+            prune(dataset / EXTRACTED, pruned)
+    return pruned
+
+
 def _endpoint() -> str:
     from huggingface_hub import constants
 
     return constants.ENDPOINT
 
 
-__all__ = ["ARCHIVES_ENV", "VideoArchives", "archives_root", "extracted_videos", "network_errors", "ranges_supported",
-           "read_records", "snapshot"]
+__all__ = ["ARCHIVES_ENV", "EXTRACTED", "VideoArchives", "archives_root", "extracted_videos", "network_errors",
+           "prune_archives", "ranges_supported", "read_records", "snapshot"]

@@ -10,6 +10,7 @@ import os
 import stat
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ def test_members_are_extracted_when_asked_and_once(tmp_path: Path) -> None:
     later = local(make_zip(tmp_path / "later.zip", {"later/data/a.mp4": b"A2"}), "later.zip", strip="later")
     ex = Extractor([one, later], dest)
     assert sorted(ex.members) == ["data/a.mp4", "data/b.mp4", "frames/e/1.jpg", "frames/e/2.jpg", "frames/ee.jpg"]
-    assert ex.members["data/a.mp4"] == Member(1, "later/data/a.mp4", 2)  # merged, the later archive winning
+    assert ex.members["data/a.mp4"] == Member(1, "later/data/a.mp4", 2, zlib.crc32(b"A2"))  # merged, the later archive winning
     assert not (dest / "data").exists()  # nothing extracted before it is asked for
     assert ex.ensure(dest / "data" / "a.mp4") == ["data/a.mp4"]
     assert (dest / "data" / "a.mp4").read_bytes() == b"A2" and not (dest / "data" / "b.mp4").exists()
@@ -215,3 +216,63 @@ def test_a_video_task_read_from_the_hub_without_huggingface_hub_is_one_line(
     assert code == 2
     assert "needs huggingface_hub" in err and "dataset.video_archives" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def with_bad_crc(path: Path, member: str) -> Path:
+    """The zip at ``path`` with one byte of ``member``'s stored data changed (its CRC now wrong)."""
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo(member)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_member_with_a_wrong_crc_leaves_no_partial_file(tmp_path: Path) -> None:
+    """Issue 41, finding 10: a member whose CRC is wrong, asked for 3 times, left three hidden
+    ``.partial`` files (96 MB in the attack), and the hint said to delete the archive from the
+    Hugging Face cache, where a local (or range-read) archive is not. Every failure path now removes
+    its partial file, and the hint says where the archive is."""
+    dest = tmp_path / "out"
+    path = with_bad_crc(make_zip(tmp_path / "a.zip", {"data/a.mp4": b"x" * 5000, "data/b.mp4": b"b"}), "data/a.mp4")
+    for _ in range(3):
+        ex = Extractor([local(path, "video/a.zip")], dest)
+        with pytest.raises(DataError) as err:
+            ex.ensure(dest / "data" / "a.mp4")
+        ex.close()
+        assert "Bad CRC-32" in str(err.value) and err.value.file == "video/a.zip"
+        assert err.value.hint == f"replace {path}: it is damaged"  # before: "delete it from the Hugging Face cache ..."
+    leftovers = [p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() and not p.name.endswith((".json", ".lock"))]
+    assert leftovers == []  # before: three hidden .data/.a.mp4.<pid>.partial files
+    assert Extractor([local(path, "video/a.zip")], dest).ensure(dest / "data" / "b.mp4") == ["data/b.mp4"]  # the rest is fine
+
+
+def test_extracted_files_are_known_by_content_and_pruned_when_no_index_references_them(tmp_path: Path) -> None:
+    """A member is extracted again when the file there holds other content of the same size (the
+    archive's new bytes); ``mmtasks cache prune`` removes what no index references, partial files
+    and the per-commit folders of the earlier layout, and nothing else."""
+    from mmtasks.cli import main
+    from mmtasks.documents.archives import prune
+
+    dest = tmp_path / "archives" / "org--data" / "extracted"
+    path = make_zip(tmp_path / "v.zip", {"data/a.mp4": b"one", "data/b.mp4": b"bb"})
+    ex = Extractor([local(path, "v.zip")], dest)
+    assert ex.ensure(dest / "data") == ["data/a.mp4", "data/b.mp4"]
+    ex.close()
+    os.utime(path, ns=(1, 1))
+    make_zip(path, {"data/a.mp4": b"two"})  # same name and size, other bytes; b.mp4 gone
+    ex = Extractor([local(path, "v.zip")], dest)
+    assert ex.ensure(dest / "data" / "a.mp4") == ["data/a.mp4"] and (dest / "data" / "a.mp4").read_bytes() == b"two"
+    ex.close()
+    old = tmp_path / "archives" / "org--data" / ("c" * 40)  # the earlier layout: one copy per commit
+    (old / "data").mkdir(parents=True)
+    (old / "data" / "a.mp4").write_bytes(b"one")
+    (dest / "data" / ".a.mp4.123.partial").write_bytes(b"half")
+    code = main(["cache", "prune", "--archives-dir", str(tmp_path / "archives")])
+    assert code == 0
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() and ".mmtasks-index" not in p.parts) == [
+        ".mmtasks-extract.lock", "data/a.mp4"]  # b.mp4 (no index holds it) and the partial file removed
+    assert not old.exists()
+    assert prune(dest).files == 0  # nothing more to remove
+    assert Extractor([local(path, "v.zip")], dest).ensure(dest / "data" / "a.mp4") == []  # still known by its content

@@ -188,7 +188,8 @@ def test_a_hostile_archive_member_is_refused_with_one_line(hub, tmp_path: Path, 
     # hostile one is kept (a rerun refuses it again)
     assert not (folder / "data").exists()
     assert not any(p.name in ("escaped.mp4", "link.mp4") for p in tmp_path.rglob("*"))
-    assert sorted(p.name for p in (folder / ".mmtasks-index").iterdir()) == ["listing.json", "videos_chunked_01.zip.json"]
+    commit = state.repos[("dataset", "lmms-lab/Video-MME")].head
+    assert sorted(p.name for p in (folder / ".mmtasks-index").iterdir()) == [f"listing-{commit}.json", "videos_chunked_01.zip.json"]
     # the hostile archive was not downloaded: its directory alone (the range probe, the end record,
     # the zip64 locator's place, the central directory)
     size = len(files["videos_chunked_02.zip"])
@@ -306,3 +307,28 @@ def test_an_archive_the_hub_refuses_is_one_line_not_a_whole_download(hub, tmp_pa
     assert "cannot read the archive 'videos_chunked_01.zip' of Hugging Face dataset 'lmms-lab/Video-MME'" in line
     assert "range request" not in proc.stderr and "Traceback" not in proc.stderr
     assert served(state) == {}
+
+
+def test_a_readme_only_commit_reads_no_archive_again_and_keeps_one_copy(hub, tmp_path: Path) -> None:
+    """Issue 41, finding 10: a commit that changed only the README made the next run read every
+    archive's directory and member again, and keep the videos in a second folder (one per commit,
+    the old one never removed). Extracted members are now known by their content (name, size,
+    CRC) in one folder per dataset, archives by their blob id: only the commit is asked."""
+    endpoint, state = hub
+    repo = state.seed("dataset", "lmms-lab/Video-MME", files_of(SAMPLE / "videomme" / "hub"))
+    proc = run("videomme", tmp_path, endpoint, {"videomme": VIDEOMME_REPLIES}, tmp_path / "one", extra=("--limit", "1"))
+    assert proc.returncode == 0, proc.stderr
+    folder = extracted(tmp_path, "lmms-lab/Video-MME")
+    video = folder / "data" / "smplVid001a.mp4"
+    inode = video.stat().st_ino
+    repo.files["README.md"] = repo.files.get("README.md", b"") + b"\nA fixed typo.\n"
+    repo.commits.append({"oid": "1" * 40, "summary": "README", "paths": ["README.md"], "deleted": []})
+    state.served.clear()
+    requests = len(state.requests)
+    proc = run("videomme", tmp_path, endpoint, {"videomme": VIDEOMME_REPLIES}, tmp_path / "two", extra=("--limit", "1"))
+    assert proc.returncode == 0, proc.stderr
+    assert served(state) == {}  # before: both directories and the member read again (2,716 bytes)
+    assert not any(".zip" in r.path for r in state.requests[requests:])
+    assert extracted(tmp_path, "lmms-lab/Video-MME") == folder  # before: a second folder, for the new commit
+    assert video.stat().st_ino == inode  # the same file, not extracted again
+    assert results_of(tmp_path / "two")["results"]["videomme"]["acc"] == pytest.approx(100.0)
