@@ -267,6 +267,10 @@ class ChatServer:
         got = headers.get("Authorization") or ""
         return got == f"Bearer {self.api_key}", got.removeprefix("Bearer ")
 
+    def needs_key(self, method: str, path: str, query: str) -> bool:
+        """Whether a request must carry the key (a resumable upload's session URL is its own capability)."""
+        return True
+
     def validate(self, body: Any) -> str | None:
         return validate_chat_request(body)
 
@@ -279,9 +283,9 @@ class ChatServer:
     def error(self, message: str, kind: str, code: str | None = None) -> dict:
         return error_body(message, kind, code)
 
-    def other_route(self, method: str, path: str) -> tuple[int, Any] | None:
-        """(status, JSON) for a request that is not a chat call (a provider's model description);
-        None: no such route (404)."""
+    def other_route(self, method: str, path: str, call: Call, raw: bytes) -> tuple[Any, ...] | None:
+        """(status, JSON[, headers]) for a request that is not a chat call (a provider's model
+        description, a file upload); None: no such route (404)."""
         return None
 
     def model_answer(self, model: str, found: Any) -> tuple[int, Any]:
@@ -331,7 +335,7 @@ class ChatServer:
             call.status = status
             h.send_json(status, payload, headers)
 
-        if self.api_key is not None and not self.authorized(h.headers)[0]:
+        if self.api_key is not None and self.needs_key(method, path, call.query) and not self.authorized(h.headers)[0]:
             got = self.authorized(h.headers)[1]
             # Echo what was received, as careless servers do: clients must redact it.
             return send(401, self.error(f"Incorrect API key provided: {got}", "invalid_request_error", "invalid_api_key"))
@@ -340,7 +344,7 @@ class ChatServer:
                      **({"max_model_len": self.max_model_len} if self.max_model_len is not None else {}),
                      **self.model_card} for m in self.models]
             return send(200, {"object": "list", "data": data})
-        routed = None if is_chat else self.other_route(method, path)
+        routed = None if is_chat else self.other_route(method, path, call, raw)
         if routed is not None:
             return send(*routed)
         if not is_chat:

@@ -110,7 +110,7 @@ class AnthropicServer(ChatServer):
     def error(self, message: str, kind: str, code: str | None = None) -> dict:
         return {"type": "error", "error": {"type": kind, "message": message}}
 
-    def other_route(self, method: str, path: str) -> tuple[int, Any] | None:
+    def other_route(self, method: str, path: str, call: Any, raw: bytes) -> tuple[Any, ...] | None:
         """``GET /v1/models/{id}``, as the SDK's ``models.retrieve`` asks."""
         if method == "GET" and path.startswith("/v1/models/"):
             model = path.removeprefix("/v1/models/")
@@ -132,6 +132,10 @@ class GeminiServer(ChatServer):
         kwargs.setdefault("reply", lambda body: f"reply to: {self.prompt_of(body)}")
         kwargs.setdefault("models", ("gemini-test",))
         super().__init__(**kwargs)
+        #: uploaded files by id: their metadata, bytes, and how often their state was asked
+        self.files: dict[str, dict[str, Any]] = {}
+        #: checks an uploaded file answers PROCESSING to before it is ACTIVE
+        self.processing_checks = 0
 
     @property
     def base_url(self) -> str:
@@ -143,6 +147,11 @@ class GeminiServer(ChatServer):
     def authorized(self, headers: Any) -> tuple[bool, str]:
         got = headers.get("x-goog-api-key") or ""
         return got == self.api_key, got
+
+    def needs_key(self, method: str, path: str, query: str) -> bool:
+        """The upload session's URL (``?upload_id=``) is the session's own capability, as Google's
+        resumable uploads work: the SDK sends its bytes without the key."""
+        return not (path.startswith("/upload/") and "upload_id=" in query)
 
     def model_of(self, body: dict, path: str) -> str:
         match = _GENERATE.match(path)
@@ -211,11 +220,41 @@ class GeminiServer(ChatServer):
                   "not_found_error": "NOT_FOUND"}.get(kind, "INVALID_ARGUMENT")
         return {"error": {"code": 400, "message": message, "status": status}}
 
-    def other_route(self, method: str, path: str) -> tuple[int, Any] | None:
-        """``GET /{version}/models/{model}``, as the SDK's ``models.get`` asks."""
+    def other_route(self, method: str, path: str, call: Any, raw: bytes) -> tuple[Any, ...] | None:
+        """``GET /{version}/models/{model}`` (the SDK's ``models.get``), and the Files API: the
+        resumable upload (``POST /upload/{version}/files``, start, then the bytes with ``upload,
+        finalize``) and ``GET /{version}/files/{id}``. An uploaded file is ``PROCESSING`` for the
+        first :attr:`processing_checks` checks, then ``ACTIVE``."""
         match = re.match(r"^/(v1beta|v1)/models/([^/:]+)$", path)
         if method == "GET" and match:
             model = match.group(2)
             return self.model_answer(model, {"name": f"models/{model}", "displayName": model, "inputTokenLimit": 1048576,
                                              "outputTokenLimit": 65536, "supportedActions": ["generateContent"]})
+        headers = {k.lower(): v for k, v in call.headers.items()}
+        upload = re.match(r"^/upload/(v1beta|v1)/files$", path)
+        if method == "POST" and upload and headers.get("x-goog-upload-command") == "start":
+            file_id = f"f{len(self.files)}"
+            from google.genai import types
+
+            # the SDK's own File type reads the metadata (it sends snake_case names)
+            meta = types.File.model_validate(json.loads(raw or b"{}").get("file", {}))
+            self.files[file_id] = {"meta": meta, "data": b"", "checks": 0}
+            url = f"{self.base_url}/upload/{upload.group(1)}/files?upload_id={file_id}"
+            return 200, {}, {"X-Goog-Upload-URL": url, "X-Goog-Upload-Status": "active"}
+        if method == "POST" and upload and "upload_id=" in call.query:
+            file_id = call.query.split("upload_id=", 1)[1].split("&")[0]
+            entry = self.files[file_id]
+            entry["data"] += raw
+            final = "finalize" in headers.get("x-goog-upload-command", "")
+            return 200, {"file": self._file(file_id)} if final else {}, {"X-Goog-Upload-Status": "final" if final else "active"}
+        got = re.match(r"^/(v1beta|v1)/files/([^/:]+)$", path)
+        if method == "GET" and got and got.group(2) in self.files:
+            self.files[got.group(2)]["checks"] += 1
+            return 200, self._file(got.group(2))
         return None
+
+    def _file(self, file_id: str) -> dict[str, Any]:
+        entry = self.files[file_id]
+        state = "ACTIVE" if entry["checks"] >= self.processing_checks else "PROCESSING"
+        return {"name": f"files/{file_id}", "uri": f"{self.base_url}/v1beta/files/{file_id}", "state": state,
+                "mimeType": entry["meta"].mime_type or "application/octet-stream", "sizeBytes": str(len(entry["data"]))}

@@ -7,9 +7,11 @@ What is sent (``models.generateContent``): the system messages as ``system_instr
 other message (``assistant`` as ``model``) with its parts in order: text parts and ``inline_data``
 images (several per message); a video placed whole (``{{ video(i) }}``) as its sampled frames in
 place (``video=frames``, the default) or, with ``video=inline``, as the video file itself inline
-with ``video_metadata.fps`` set so Gemini samples as many frames as the task's sampler chose (a
-file over ``inline_video_max_bytes``, Gemini's inline request limit, fails that request, saying
-so). ``generation_config``: ``max_output_tokens``, ``temperature`` (0 for greedy), ``top_p``,
+with ``video_metadata.fps`` set so Gemini samples as many frames as the task's sampler chose; a
+file over ``inline_video_max_bytes`` (Gemini's inline request limit) is uploaded through the Files
+API instead (once per run and file, waited for until Gemini has processed it, at most
+``upload_polls`` checks) and referenced by its URI (``file_data``); a file over
+``upload_max_bytes`` fails that request, saying so. ``generation_config``: ``max_output_tokens``, ``temperature`` (0 for greedy), ``top_p``,
 ``top_k``, ``seed``, ``stop_sequences``, ``presence_penalty``, ``frequency_penalty``, and
 ``thinking_config`` (``thinking_budget``; ``reasoning_effort`` as ``thinking_level``) with
 ``include_thoughts`` so the thought summaries come back. ``n`` and ``logit_bias`` are refused.
@@ -34,6 +36,7 @@ import base64
 import mimetypes
 import os
 import re
+from pathlib import Path
 from typing import Any, Literal
 
 from google import genai
@@ -46,6 +49,7 @@ from mmtasks.core.reasoning import LENGTH
 from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.errors import DataError
 from mmtasks.models.api_base import APIArgs, APIModel, split_data_url, transport_reason
+from mmtasks.models.base import ModelContext, ModelSpec
 from mmtasks.models.openai_http import http
 from mmtasks.models.openai_payload import CONTEXT_OVERFLOW, is_context_overflow
 from mmtasks.models.openai_transport import ATTEMPTS, AttemptCounter
@@ -54,6 +58,8 @@ from mmtasks.models.openai_transport import ATTEMPTS, AttemptCounter
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": LENGTH, "SAFETY": "content_filter", "RECITATION": "content_filter",
                   "BLOCKLIST": "content_filter", "PROHIBITED_CONTENT": "content_filter", "SPII": "content_filter",
                   "IMAGE_SAFETY": "content_filter"}
+#: how a part names a video to upload before the request is sent (replaced by its URI)
+_UPLOAD = "mmtasks-upload:"
 #: the longest wait between retries that an answer may ask for (seconds)
 MAX_RETRY_WAIT = 60.0
 
@@ -73,7 +79,13 @@ class GeminiArgs(APIArgs):
     """How a video placed whole is sent: ``frames`` (its sampled frames as images) or ``inline``
     (the file itself, with the sampled frame rate)."""
     inline_video_max_bytes: int = Field(20_000_000, ge=1024)
-    """The largest video file sent inline (Gemini's inline request limit is 20 MB)."""
+    """The largest video file sent inline (Gemini's inline request limit is 20 MB); larger ones
+    are uploaded through the Files API."""
+    upload_max_bytes: int = Field(2_000_000_000, ge=1024)
+    """The largest video file uploaded (the Files API's limit is 2 GB)."""
+    upload_polls: int = Field(60, ge=1)
+    """How many times an uploaded video's state is checked (one second apart) before the request
+    fails for want of it being processed."""
 
 
 class GeminiModel(APIModel):
@@ -111,6 +123,12 @@ class GeminiModel(APIModel):
         if effort is not None and effort.lower() not in levels:
             refused.append(f"reasoning_effort={effort} (Gemini's thinking_level is one of {', '.join(levels)})")
         return refused
+
+    def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
+        super().__init__(spec, context)
+        #: (path, size, mtime) -> the Files API URI of a video uploaded in this run
+        self._uploads: dict[tuple[str, int, int], str] = {}
+        self._upload_locks: dict[tuple[str, int, int], asyncio.Lock] = {}
 
     async def _aclose(self, client: genai.Client) -> None:
         await client.aio.aclose()
@@ -181,16 +199,48 @@ class GeminiModel(APIModel):
         if path is None:
             raise DataError("video=inline: the video has no file to send", doc_id=request.doc_id or None)
         size = path.stat().st_size
-        if size > self.args.inline_video_max_bytes:
-            raise DataError(f"video {path.name} is {size} bytes, over inline_video_max_bytes={self.args.inline_video_max_bytes} "
-                            "(Gemini's inline limit): send its frames with video=frames", doc_id=request.doc_id or None)
         mime = mimetypes.guess_type(path.name)[0] or ""
         if not mime.startswith("video/"):
             raise DataError(f"video=inline sends video files (mp4, mov, webm ...); {path.name} is {mime or 'of an unknown type'}: "
                             "send its frames with video=frames", doc_id=request.doc_id or None)
+        if size > self.args.upload_max_bytes:
+            raise DataError(f"video {path.name} is {size} bytes, over upload_max_bytes={self.args.upload_max_bytes} "
+                            "(the Files API's limit): send its frames with video=frames", doc_id=request.doc_id or None)
         fps = len(run.frames) / run.clip.duration if run.clip.duration > 0 else None
-        return types.Part(inline_data=types.Blob(mime_type=mime, data=path.read_bytes()),
-                          video_metadata=types.VideoMetadata(fps=fps) if fps else None)
+        metadata = types.VideoMetadata(fps=fps) if fps else None
+        if size > self.args.inline_video_max_bytes:  # uploaded by _call, then referenced by its URI
+            return types.Part(file_data=types.FileData(file_uri=f"{_UPLOAD}{path}", mime_type=mime), video_metadata=metadata)
+        return types.Part(inline_data=types.Blob(mime_type=mime, data=path.read_bytes()), video_metadata=metadata)
+
+    async def _uploaded(self, client: genai.Client, payload: dict[str, Any]) -> dict[str, Any]:
+        """``payload`` with every video marked for upload uploaded (once per file and run) and
+        referenced by the URI the Files API gave it."""
+        parts = [part for content in payload["contents"] for part in content.parts or []
+                 if part.file_data is not None and (part.file_data.file_uri or "").startswith(_UPLOAD)]
+        for part in parts:
+            assert part.file_data is not None and part.file_data.file_uri is not None
+            path = Path(part.file_data.file_uri.removeprefix(_UPLOAD))
+            stat = path.stat()
+            key = (str(path), stat.st_size, stat.st_mtime_ns)
+            lock = self._upload_locks.setdefault(key, asyncio.Lock())
+            async with lock:
+                if key not in self._uploads:
+                    self._uploads[key] = await self._upload(client, path, part.file_data.mime_type or "video/mp4")
+            part.file_data = types.FileData(file_uri=self._uploads[key], mime_type=part.file_data.mime_type)
+        return payload
+
+    async def _upload(self, client: genai.Client, path: Path, mime: str) -> str:
+        """Upload ``path`` and wait until Gemini has processed it; its URI."""
+        file = await client.aio.files.upload(file=path, config=types.UploadFileConfig(mime_type=mime))
+        for _ in range(self.args.upload_polls):
+            state = getattr(file.state, "value", file.state)
+            if state == "ACTIVE" and file.uri:
+                return file.uri
+            if state == "FAILED":
+                raise DataError(f"Gemini could not process the uploaded video {path.name} ({file.name}: FAILED)")
+            await asyncio.sleep(1.0)
+            file = await client.aio.files.get(name=file.name or "")
+        raise DataError(f"the uploaded video {path.name} ({file.name}) was not processed after {self.args.upload_polls} checks")
 
     async def _probe(self, client: genai.Client) -> None:
         await client.aio.models.get(model=self.spec.name)
@@ -205,6 +255,13 @@ class GeminiModel(APIModel):
         counter = AttemptCounter()
         token = ATTEMPTS.set(counter)
         try:
+            try:
+                payload = await self._uploaded(client, payload)
+            except DataError as exc:
+                return Reply.failure(f"video: {exc.render()}")
+            except genai_errors.APIError as exc:
+                self.fatal(int(exc.code or 0), str(exc.message or exc.status or ""))
+                return self.failed(f"video upload: HTTP {exc.code}: {exc.message or exc.status}", counter.attempts, False)
             response = None
             for attempt in range(self.args.max_retries + 1):
                 last = attempt == self.args.max_retries

@@ -282,23 +282,59 @@ def test_gemini_sends_a_video_inline_with_the_sampled_frame_rate(tmp_path: Path,
     assert question.text == "Which colour?"
 
 
-def test_gemini_refuses_to_inline_a_video_over_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gemini_uploads_a_video_over_the_inline_limit_once_and_waits_until_it_is_processed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("av")
     import mmtasks
     from tests.documents.test_video_input import make_task
 
     make_task(tmp_path, "vidbig", "{field: video, fps: 1, max_frames: 4}", user="{{ video(0) }}Which colour?",
+              records=[{"id": "one", "video": "clip.mp4", "answer": "x"}, {"id": "two", "video": "clip.mp4", "answer": "x"}])
+    clip = tmp_path / "data" / "vids" / "clip.mp4"
+    monkeypatch.setenv("MMTASKS_TEST_KEY", KEY)
+    monkeypatch.setattr("mmtasks.models.gemini_api.asyncio.sleep", _no_wait)
+    with GeminiServer(api_key=KEY) as server:
+        server.processing_checks = 2  # two checks say PROCESSING, the third ACTIVE
+        mmtasks.evaluate(tasks="vidbig", model="gemini:gemini-test", include_path=str(tmp_path / "tasks"),
+                         data_dir=tmp_path / "data", output_path=tmp_path / "run", use_cache=False,
+                         model_args={"base_url": server.base_url, "api_key_env": "MMTASKS_TEST_KEY", "video": "inline",
+                                     "inline_video_max_bytes": 1024})
+        bodies, files, base = server.bodies, server.files, server.base_url
+        checks = [c for c in server.log if c.method == "GET" and "/files/" in c.path]
+    assert list(files) == ["f0"] and files["f0"]["data"] == clip.read_bytes()  # uploaded once, whole
+    assert (files["f0"]["meta"].mime_type, files["f0"]["meta"].size_bytes) == ("video/mp4", clip.stat().st_size)
+    assert len(checks) == 2  # asked until ACTIVE: PROCESSING, PROCESSING -> ACTIVE on the 2nd get
+    from google.genai import types
+
+    assert len(bodies) == 2
+    for body in bodies:
+        video = types.Part.model_validate_json(json.dumps(body["contents"][-1]["parts"][0]))
+        assert video.file_data.file_uri == f"{base}/v1beta/files/f0" and video.file_data.mime_type == "video/mp4"
+        assert video.video_metadata.fps == pytest.approx(4 / 5.0)
+        assert video.inline_data is None
+
+
+async def _no_wait(seconds: float) -> None:
+    """asyncio.sleep for the upload's state checks: the test counts checks, it does not wait."""
+
+
+def test_gemini_refuses_a_video_over_the_upload_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("av")
+    import mmtasks
+    from tests.documents.test_video_input import make_task
+
+    make_task(tmp_path, "vidhuge", "{field: video, fps: 1, max_frames: 4}", user="{{ video(0) }}Which colour?",
               records=[{"id": "mp4", "video": "clip.mp4", "answer": "x"}])
     monkeypatch.setenv("MMTASKS_TEST_KEY", KEY)
     with GeminiServer(api_key=KEY) as server:
-        result = mmtasks.evaluate(tasks="vidbig", model="gemini:gemini-test", include_path=str(tmp_path / "tasks"),
+        result = mmtasks.evaluate(tasks="vidhuge", model="gemini:gemini-test", include_path=str(tmp_path / "tasks"),
                                   data_dir=tmp_path / "data", output_path=tmp_path / "run", use_cache=False,
                                   allow_failures=True,
                                   model_args={"base_url": server.base_url, "api_key_env": "MMTASKS_TEST_KEY",
-                                              "video": "inline", "inline_video_max_bytes": 1024})
-        assert server.calls == 0
-    [sample] = result.samples["vidbig"]
-    assert "over inline_video_max_bytes=1024" in sample.failures[0] and "video=frames" in sample.failures[0]
+                                              "video": "inline", "inline_video_max_bytes": 1024, "upload_max_bytes": 1024})
+        assert server.calls == 0 and not server.files
+    [sample] = result.samples["vidhuge"]
+    assert "over upload_max_bytes=1024" in sample.failures[0] and "video=frames" in sample.failures[0]
 
 
 def test_the_native_backends_serve_as_the_answer_matcher(provider: tuple[str, Any], tmp_path: Path,
