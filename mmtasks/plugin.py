@@ -12,7 +12,8 @@ group ``mmtasks``. Both register with the same decorators::
 Each decorator registers in one of the registries of :mod:`mmtasks.registry` and
 returns the decorated object unchanged. ``docs/authors/plugin-api.md`` is the reference: a protocol
 is called as ``fn(state: DocumentState, ctx: DialogueContext)``, an aggregator as
-``fn(task: TaskScoring, samples, seed) -> TaskResult``.
+``fn(task: TaskScoring, samples, seed) -> TaskResult``, a group aggregator (``@group_aggregator``)
+as ``fn(group, members: {task: GroupMember}, seed) -> GroupScore``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from mmtasks.dialogues.protocols import DialogueContext, ProtocolSpec, protocol
 from mmtasks.dialogues.state import DocumentState
 from mmtasks.registry import adapters, backends, metrics, task_folders, transforms
 from mmtasks.scoring.aggregation import AggregatorSpec, TaskResult, TaskScoring, aggregator
+from mmtasks.scoring.group_aggregation import GroupMember, GroupScore, group_aggregator
 from mmtasks.scoring.metrics import corpus_metric, takes_references
 from mmtasks.scoring.parsers import ParserArgs, parser
 from mmtasks.scoring.verdicts import verdict_parser
@@ -55,8 +57,9 @@ def task_folder(name: str, path: str | Path) -> None:
 
 
 __all__ = [
-    "AggregatorSpec", "Dialogue", "DialogueContext", "DocumentState", "GenerationConfig", "Image", "Message", "ParserArgs",
+    "AggregatorSpec", "Dialogue", "DialogueContext", "DocumentState", "GenerationConfig", "GroupMember", "GroupScore",
+    "Image", "Message", "ParserArgs",
     "ProtocolSpec", "Reply", "Request", "Sample", "TaskResult", "TaskScoring", "Text",
-    "adapter", "aggregator", "backend", "corpus_metric", "metric", "parser", "protocol", "takes_references", "task_folder",
+    "adapter", "aggregator", "backend", "group_aggregator", "corpus_metric", "metric", "parser", "protocol", "takes_references", "task_folder",
     "transform", "verdict_parser",
 ]

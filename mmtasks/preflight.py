@@ -127,7 +127,29 @@ def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, imag
     if switched and generation:
         log.info("%s", sampling_note(generation, switched))
     groups = {g: members for g, members in registry.groups.items() if any(t in resolved for t in members)}
+    _check_group_aggregators(tasks, groups, report)
     return tasks, groups
+
+
+def _check_group_aggregators(tasks: Sequence[Task], groups: dict[str, list[str]],
+                             report: Callable[[str | None, MmtasksError], None] | None) -> None:
+    """Every member of a group that a member names a group aggregator for must name the same one
+    (``group_aggregators``): the group's figures come from one rule."""
+    by_name = {t.name: t for t in tasks}
+    for group, members in groups.items():
+        named = {m: by_name[m].config.group_aggregators.get(group) for m in members if m in by_name}
+        chosen = {n for n in named.values() if n is not None}
+        if not chosen:
+            continue
+        odd = next((m for m, n in named.items() if n != sorted(chosen)[0]), None)
+        if odd is not None:
+            exc = ConfigError(f"the members of group {group!r} name different group aggregators "
+                              f"({', '.join(f'{m}: {n}' for m, n in named.items())})", file=by_name[odd].file,
+                              field=f"group_aggregators.{group}",
+                              hint="every member names the same one, or none does")
+            if report is None:
+                raise exc
+            report(odd, exc)
 
 
 def override_video(base: VideoConfig, override: dict[str, Any]) -> VideoConfig:

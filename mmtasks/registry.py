@@ -416,6 +416,8 @@ parsers: Registry[Any] = Registry("parser", field="answer.parser", builtin_modul
 metrics: Registry[Any] = Registry("metric function", field="metrics", builtin_modules=("mmtasks.scoring.builtin",))
 #: aggregator name -> AggregatorSpec (mmtasks.scoring.aggregation): samples -> a task's results, and the metrics it reports
 aggregators: Registry[Any] = Registry("aggregator", field="aggregator", builtin_modules=("mmtasks.scoring.builtin",))
+#: group aggregator name -> GroupAggregatorSpec (mmtasks.scoring.group_aggregation): every member task's samples -> the group's figures
+group_aggregators: Registry[Any] = Registry("group aggregator", field="group_aggregators")
 #: verdict parser name -> judge-reply parser (reply text -> verdict fields, None: not a verdict)
 verdict_parsers: Registry[Any] = Registry("judge verdict parser", field="judge.parser", builtin_modules=("mmtasks.scoring.verdicts",))
 #: backend name -> ChatModel subclass (mmtasks.models), registered lazily
@@ -425,5 +427,5 @@ task_folders: Registry[Path] = Registry("task folder", field="--include-path")
 
 ALL: dict[str, Registry[Any]] = {
     "protocol": protocols, "transform": transforms, "adapter": adapters, "parser": parsers, "metric": metrics,
-    "aggregator": aggregators, "verdict_parser": verdict_parsers, "backend": backends, "task_folder": task_folders,
+    "aggregator": aggregators, "group_aggregator": group_aggregators, "verdict_parser": verdict_parsers, "backend": backends, "task_folder": task_folders,
 }

@@ -165,6 +165,8 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
             else:
                 label, n = f"{group} (mean)", f"{ran} task{'s' if ran != 1 else ''}"
             rows.append((label, _fmt(row.get("average")), "", n))
+            for metric, value in (row.get("metrics") or {}).items():  # its group aggregator's figures
+                rows.append((f"  {metric}", _fmt(value), "", ""))
             for name, value in (row.get("variants") or {}).items():
                 rows.append((f"  {group} [{name}]", _fmt(value), "", ""))
     num_width = sum(w + 1 for _, w in _NUM_COLS)

@@ -33,6 +33,7 @@ from mmtasks.scheduling.scheduler import Scheduler
 from mmtasks.scheduling.stats import ReplyCounts
 from mmtasks.scoring import rouge
 from mmtasks.scoring.aggregation import TaskResult, aggregate
+from mmtasks.scoring.group_aggregation import GroupMember, GroupScore, score_group
 from mmtasks.scoring.matcher_results import WithoutMatcher, matcher_summary
 from mmtasks.scoring.variants import variant_results
 from mmtasks.scoring.repeats import repeated, repeats_for, summarize
@@ -406,6 +407,22 @@ def _treated(task: Task, doc: Document, dialogue: Dialogue) -> Dialogue:
     return task.treated(sample, doc)
 
 
+def _group_scores(tasks: list[Task], groups: dict[str, list[str]], scored: dict[str, Sequence[Sample]],
+                  results: dict[str, TaskResult]) -> dict[str, tuple[str, GroupScore]]:
+    """Per group whose members name a group aggregator (``group_aggregators``) and whose every
+    member ran: the aggregator's name and figures, from every member's samples together."""
+    by_name = {t.name: t for t in tasks}
+    out: dict[str, tuple[str, GroupScore]] = {}
+    for group, members in groups.items():
+        spec = next((by_name[m].group_aggregators[group] for m in members
+                     if m in by_name and group in by_name[m].group_aggregators), None)
+        if spec is None or any(m not in results for m in members):
+            continue  # a rule across tasks needs every one of them
+        given = {m: GroupMember(task=by_name[m].scoring, samples=scored[m], result=results[m]) for m in members}
+        out[group] = (spec.name, score_group(spec, group, given, BOOTSTRAP_SEED))
+    return out
+
+
 def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks, started: float,
          matcher_spec: ModelSpec | None = None) -> RunOutcome:
     cache = ResponseCache(run.cache_dir or default_cache_dir()) if run.use_cache else None
@@ -523,6 +540,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
             if task.config.answer.matcher is not None:
                 without = aggregate(task.scoring, task.aggregator, WithoutMatcher(scored[task.name]), BOOTSTRAP_SEED)
                 matched[task.name] = matcher_summary(scored[task.name], without.metrics)
+    group_scores = _group_scores(tasks, groups, scored, results)
     # each task's scoring variants: the same samples scored their way (no request sent)
     variants = {task.name: variant_results(task.scoring, task.variants, scored[task.name], BOOTSTRAP_SEED, excluded=exclusions[task.name].by_reason)
                 for task in tasks if task.variants}
@@ -538,7 +556,8 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     data = build_results(run_card=card, tasks={t.name: t for t in tasks}, results=results,
                          n_original={n: s.total for n, s in scans.items()}, groups=groups,
                          run_config=config, stats=stats, matcher=matched, replies=replies,
-                         generation=sent_generation(tasks, models), repeats=repeat_summaries, variants=variants)
+                         generation=sent_generation(tasks, models), repeats=repeat_summaries, variants=variants,
+                         group_scores=group_scores)
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
     return RunOutcome(results=data, samples=given)

@@ -36,6 +36,7 @@ from mmtasks.documents.fewshot import source_config as fewshot_source
 from mmtasks.errors import ConfigError, MmtasksError
 from mmtasks.prompts import ImageMode, Prompts, n_source_images
 from mmtasks.scoring.aggregation import AggregatorSpec, CorpusMetric, TaskScoring
+from mmtasks.scoring.group_aggregation import GroupAggregatorSpec
 from mmtasks.scoring.hf_evaluate import is_evaluate, load_evaluate_metric
 from mmtasks.scoring.metrics import CorpusFunction, Metric, bind_metric, declared_references, is_corpus_function
 from mmtasks.scoring.parsers import BoundParser, bind
@@ -73,6 +74,8 @@ class Task:
     #: ``protocol_args`` (with the run's overrides) validated by the protocol's args model
     args: BaseModel = field(init=False)
     aggregator: AggregatorSpec = field(init=False)
+    #: group -> the group aggregator this task names for it (``group_aggregators``)
+    group_aggregators: dict[str, GroupAggregatorSpec] = field(init=False, default_factory=dict)
     #: the answer parser with its ``answer.parser_args``: ``parser(text, doc.record) -> value | None``
     parser: BoundParser = field(init=False)
     #: the per-sample metric functions (``aggregation: mean``), by metric name
@@ -130,6 +133,8 @@ class Task:
             self.config = cfg = cfg.model_copy(update={"aggregator": self.protocol.default_aggregator})
         assert cfg.aggregator is not None
         self.aggregator = get(registry.aggregators, cfg.aggregator, "aggregator")
+        self.group_aggregators = {g: get(registry.group_aggregators, name, f"group_aggregators.{g}")
+                                  for g, name in cfg.group_aggregators.items()}
         self.parser = self._answer_parser()
         self.metric_fns, self.corpus_metrics = self._metric_functions(get)
         self._check_metrics()

@@ -732,6 +732,11 @@ class TaskConfig(_Strict):
     """Unique task name (``realbench_ranking_hard``)."""
     group: list[str] = Field(default_factory=list)
     """Groups this task belongs to (``realbench``, ``realbench_ranking``)."""
+    group_aggregators: dict[str, str] = Field(default_factory=dict)
+    """Group -> a registered group aggregator (``@group_aggregator`` in a plugin file) that scores
+    the group from every member task's samples together (MT-Bench's pairwise rule: the two orders
+    of a question disagree -> a tie). The group must be one of ``group``, and every member of it
+    must name the same aggregator; its figures are results.json's ``groups[group].metrics``."""
     version: int = 1
     """The task's version, recorded in results.json (raise it when a change alters the scores)."""
     description: str = ""
@@ -804,6 +809,14 @@ class TaskConfig(_Strict):
     @classmethod
     def _safe_groups(cls, v: list[str]) -> list[str]:
         return [safe_name(g, "group") for g in v]
+
+    @model_validator(mode="after")
+    def _aggregated_groups(self) -> "TaskConfig":
+        stray = [g for g in self.group_aggregators if g not in self.group]
+        if stray:
+            raise ValueError(f"group_aggregators names {stray[0]!r}, which is not one of this task's groups "
+                             f"(group: {self.group})")
+        return self
 
     @property
     def primary_metric(self) -> str | None:

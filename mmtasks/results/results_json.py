@@ -16,6 +16,7 @@ from mmtasks.results.files import atomic_write_text, dumps
 from mmtasks.results.schema import GroupResult, ResultsFile, RunCard
 from mmtasks.scheduling.stats import reply_summary
 from mmtasks.scoring.aggregation import TaskResult
+from mmtasks.scoring.group_aggregation import GroupScore
 from mmtasks.task import Task
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -46,7 +47,8 @@ def config_hash(task: Task) -> str:
 
 def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
                   results: Mapping[str, TaskResult],
-                  variants: Mapping[str, Mapping[str, dict[str, Any]]] | None = None) -> dict[str, GroupResult]:
+                  variants: Mapping[str, Mapping[str, dict[str, Any]]] | None = None,
+                  group_scores: Mapping[str, tuple[str, GroupScore]] | None = None) -> dict[str, GroupResult]:
     """Per group the run touches: the plain mean of its tasks' headline metrics (RealBench's
     "avg" column), only when every member was run and scored; otherwise which members are
     missing and the mean over those present, labelled partial. For each scoring variant every
@@ -76,7 +78,11 @@ def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     scores.append(float(v))
             by_variant[name] = sum(scores) / len(scores) if complete and len(scores) == len(present) else None
+        aggregated = (group_scores or {}).get(group)
         out[group] = GroupResult(
+            aggregator=aggregated[0] if aggregated else None,
+            metrics=aggregated[1].metrics if aggregated else {},
+            counts=aggregated[1].counts if aggregated else {},
             variants=by_variant,
             average=mean if complete else None,
             n_tasks=len(present),
@@ -97,12 +103,13 @@ def build_results(
     repeats: Mapping[str, dict[str, Any]] | None = None,
     run_card: RunCard | None = None,
     variants: Mapping[str, Mapping[str, dict[str, Any]]] | None = None,
+    group_scores: Mapping[str, tuple[str, GroupScore]] | None = None,
 ) -> dict[str, Any]:
     """results.json's object, validated by :class:`ResultsFile` (a bug here fails loudly,
     before the file is written)."""
     model = ResultsFile(
         results={name: {"alias": name, **r.metrics} for name, r in results.items()},
-        groups=group_results(groups, tasks, results, variants),
+        groups=group_results(groups, tasks, results, variants, group_scores),
         breakdowns={name: r.breakdowns for name, r in results.items() if r.breakdowns},
         problems={name: r.problems for name, r in results.items()},
         coverage={name: r.coverage for name, r in results.items() if r.coverage is not None},

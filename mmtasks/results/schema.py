@@ -152,6 +152,14 @@ class GroupResult(_Strict):
     partial_average: float | None = None
     """When ``average`` is ``null``: the mean over the members that have a headline value.
     Not the group's score; shown only as such."""
+    aggregator: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The group aggregator its members name (``group_aggregators``), which made :attr:`metrics`
+    from every member's samples together; absent when there is none."""
+    metrics: dict[str, float | None] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """The group aggregator's figures (MT-Bench's pairwise ``win_rate``, ``loss_rate``,
+    ``tie_rate`` ...), only when every member ran; absent otherwise."""
+    counts: dict[str, NonNegativeInt] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """The group aggregator's counts beside its figures (questions compared ...)."""
     variants: dict[str, float | None] = Field(default_factory=dict, exclude_if=lambda v: not v)
     """Scoring variant -> the plain mean of the members' headline metric as that variant scores
     it, for each variant every member declares (``null`` unless the group is complete); absent

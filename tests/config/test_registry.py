@@ -42,9 +42,9 @@ def test_builtin_protocols_are_specs_with_typed_args() -> None:
     assert isinstance(single, ProtocolSpec) and single.args is NoArgs and single.supports_combined_images
     multi = registry.protocols.get("multi_turn")
     assert multi.uses_judge and not multi.supports_combined_images
-    assert set(multi.args.model_fields) == {"history", "turns_field", "image_token", "truncate", "layout"}
+    assert set(multi.args.model_fields) == {"history", "turns_field", "image_token", "truncate", "layout", "turns"}
     assert multi.args().model_dump() == {"history": "self", "turns_field": "conversations", "image_token": "<ImageHere>",
-                                         "truncate": "none", "layout": "interleaved"}
+                                         "truncate": "none", "layout": "interleaved", "turns": None}
     assert "probe" in registry.protocols.get("replay_probe").args.model_fields
     mean = registry.aggregators.get("per_sample_mean")
     assert isinstance(mean, AggregatorSpec) and mean.name == "per_sample_mean"
