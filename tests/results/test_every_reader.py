@@ -192,7 +192,7 @@ def test_the_runs_hold_every_task_and_every_problem_kind(runs: Runs) -> None:
     assert all(found[kind] > 0 for kind in PROBLEM_KINDS), found
     assert {t: c.get("excluded") for t, c in a["coverage"].items() if c.get("excluded")} == {"mmiu": {"output missing": 1}}
     unscored = totals({t: c["unscored"] for t, c in a["coverage"].items()})
-    # every built-in task scores an unparsed answer as wrong (0), so none leaves a unit unscored for it
+    # (unparsed: most built-in tasks score an unparsed answer as wrong; Video-MME's leave it unscored)
     assert all(unscored[kind] > 0 for kind in UNSCORED_KINDS if kind != "unparsed"), unscored
     # run B replays A's answers: A's failed requests fail again (a truncated reply was recorded as
     # its empty answer, replayed as such), its guesses are guessed again
