@@ -250,8 +250,9 @@ def public_spec(spec: str) -> str:
     return f"{backend}:" + "/".join(tail)
 
 
-class RunConfig(_Open):
-    """``config``: how the run was made (the run's arguments; secrets redacted)."""
+class RecordedRunConfig(_Open):
+    """``config``: how the run was made, as results.json records it (the run's arguments; secrets
+    redacted). Not the input :class:`mmtasks.config.run_config.RunConfig`, from which it is written."""
 
     model: str = Field(min_length=1)
     """The ``--model`` spec as given (``hf:Qwen/Qwen2-VL-7B-Instruct``, ``random``, a preset)."""
@@ -544,7 +545,7 @@ class ResultsFile(_Open):
     variants: dict[str, dict[str, VariantResult]] = Field(default_factory=dict, exclude_if=lambda v: not v)
     """task -> scoring variant -> its metrics, breakdowns and coverage (tasks that declare
     ``variants:``; ``results[task]`` is the task's own rule); absent otherwise."""
-    config: RunConfig
+    config: RecordedRunConfig
     run_stats: RunStats | None = None
     run_card: RunCard | None = Field(default=None, exclude_if=lambda v: v is None)
     """What produced the results: data and model revisions, versions, hardware (absent in files
