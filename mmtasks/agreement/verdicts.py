@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mmtasks.documents.jsonl import iter_jsonl
+from mmtasks.documents.samples import iter_samples
 from mmtasks.errors import DataError
 from mmtasks.results.files import confined
 
@@ -76,12 +76,11 @@ def _scores(fields: dict[str, Any], group: str | None) -> dict[str, float]:
 def iter_verdicts(path: Path) -> Iterator[tuple[tuple[str, str, str], dict[str, float]]]:
     """Every judged item of a run: its key and its scored quantities (judge failures skipped)."""
     for file in sample_files(path):
-        for lineno, sample in iter_jsonl(file):
-            task, doc_id, judged = sample.get("task"), sample.get("doc_id"), sample.get("judge")
-            if not isinstance(task, str) or doc_id is None or not isinstance(judged, list):
-                raise DataError("not a sample record (task, doc_id and judge expected)", file=file, line=lineno)
-            for position, entry in enumerate(judged):
-                if not isinstance(entry, dict) or not isinstance(entry.get("fields"), dict):
+        for line in iter_samples(file, need=("task", "judge")):
+            sample = line.record
+            task, doc_id = sample.task, sample.doc_id
+            for position, entry in enumerate(sample.judge):
+                if not isinstance(entry.get("fields"), dict):  # a judge failure: no verdict
                     continue
                 group = entry.get("group")
                 yield (task, str(doc_id), _item(entry, position)), _scores(entry["fields"], str(group) if group else None)

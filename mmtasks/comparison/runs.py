@@ -36,7 +36,7 @@ from mmtasks.comparison.paired import (
     minimum_detectable_effect,
     paired_bootstrap,
 )
-from mmtasks.documents.jsonl import iter_jsonl
+from mmtasks.documents.samples import iter_samples
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.results.files import confined, run_folder
 from mmtasks.results.schema import ResultsFile, read_results
@@ -140,9 +140,8 @@ def read_samples(run: Path, task: str, variant: str | None = None) -> dict[str, 
         raise DataError(f"task {task!r} has no samples file: compare needs each document's scores", file=file)
     confined(file, run)
     out: dict[str, dict[str, Any]] = {}
-    for lineno, row in iter_jsonl(file):
-        if not isinstance(row, dict) or row.get("doc_id") is None or not isinstance(row.get("metrics"), dict):
-            raise DataError("not a sample record (doc_id and metrics expected)", file=file, line=lineno)
+    for line in iter_samples(file, need=("metrics",)):
+        row = line.data
         doc = str(row["doc_id"])
         record = out.setdefault(doc, {"metrics": {}, "target": row.get("target"), "cluster": row.get("cluster"),
                                       "samples": [], "failed": None})

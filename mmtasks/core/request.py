@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -188,6 +189,31 @@ class Request:
 
 #: the token counts a reply carries (each None when the backend does not report it)
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")
+
+
+class FailureKind(str, Enum):
+    """Why a request failed, recorded with it (``Sample.failure_kinds``): counted apart in
+    results.json's ``problems`` and ``coverage``."""
+
+    #: any failure of no kind of its own (an HTTP error, a timeout, a refused request)
+    REQUEST_FAILURE = "request_failure"
+    #: the prompt does not fit the model's context (the backend refused it)
+    CONTEXT_OVERFLOW = "context_overflow"
+    #: the reply left no answer after its reasoning (:mod:`mmtasks.core.reasoning`)
+    TRUNCATED = "truncated"
+
+    @classmethod
+    def of_error(cls, error: str | None) -> "FailureKind":
+        """The kind an error's text names: the backends and the reasoning split start it with the
+        kind and a colon, and a protocol may prefix where it happened (``turn 3: context_overflow:
+        ...``). For what was recorded before the kind was (run folders, cached replies); a new
+        failure carries its kind."""
+        if error:
+            found = [(error.find(f"{kind.value}:"), kind) for kind in (cls.CONTEXT_OVERFLOW, cls.TRUNCATED)
+                     if f"{kind.value}:" in error]
+            if found:
+                return min(found, key=lambda f: f[0])[1]
+        return cls.REQUEST_FAILURE
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from mmtasks.core.request import OPTIONAL_SETTINGS
-from mmtasks.documents.jsonl import iter_jsonl
-from mmtasks.errors import DataError, ModelError
+from mmtasks.documents.samples import iter_samples
+from mmtasks.errors import ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.core.reasoning import LENGTH
 from mmtasks.core.request import Reply, Request
@@ -93,22 +93,15 @@ def load_recorded(path: Path) -> tuple[Recorded, Recorded, Recorded, Recorded]:
     notes: Recorded = {}
     beside: dict[str, Recorded] = {"reasoning": {}, "finish_reasons": {}}
     for file in _files(path):
-        for lineno, rec in iter_jsonl(file):
-            try:
-                key = (str(rec["task"]), str(rec["doc_id"]))
-                responses = rec["responses"]
-            except KeyError:
-                raise DataError("a replay line needs task, doc_id and responses", file=file, line=lineno) from None
-            if not isinstance(responses, list):
-                raise DataError("responses must be a list of replies", file=file, line=lineno, field="responses")
-            out[key] = [r if r is None else str(r) for r in responses]
+        for line in iter_samples(file, need=("task", "responses")):
+            rec = line.record  # a sample, or a predictions line: task, doc_id, responses
+            key = (rec.task, str(rec.doc_id))
+            out[key] = list(rec.responses)
             for name, recorded in beside.items():
-                values = rec.get(name)
-                if values is not None and not isinstance(values, list):
-                    raise DataError(f"{name} must be a list beside responses", file=file, line=lineno, field=name)
+                values: list[str | None] = getattr(rec, name)
                 if values:
-                    recorded[key] = [v if v is None else str(v) for v in values]
-            note_log = (rec.get("extra") or {}).get("notes")
+                    recorded[key] = list(values)
+            note_log = rec.extra.get("notes")
             if isinstance(note_log, list):
                 notes[key] = [n.get("reply") if isinstance(n, dict) else None for n in note_log]
     return out, notes, beside["reasoning"], beside["finish_reasons"]

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO, Any, overload
 
 from mmtasks.core.sample import Sample
+from mmtasks.documents.samples import SampleLine, iter_samples, sample_at
 from mmtasks.results import writer
 from mmtasks.results.writer import OutputError, atomic_open, atomic_write_text, unlink_quietly
 from mmtasks.secrets import redacted_json
@@ -309,13 +310,8 @@ class SamplesFile(Sequence[Sample]):
     def __init__(self, path: Path, *, full: bool = False) -> None:
         self.path = path
         self._read = _full if full else _slim
-        self._offsets: array[int] = array("q")
-        offset = 0
-        with path.open("rb") as fh:
-            for line in fh:
-                if line.strip():
-                    self._offsets.append(offset)
-                offset += len(line)
+        # every line read (and checked) once by the one reader of samples files; then by offset
+        self._offsets: array[int] = array("q", (line.offset for line in iter_samples(path, values="shown")))
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -328,23 +324,19 @@ class SamplesFile(Sequence[Sample]):
     def __getitem__(self, index: int | slice) -> Sample | list[Sample]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        with self.path.open("rb") as fh:
-            fh.seek(self._offsets[index])
-            return self._read(fh.readline())
+        return self._read(sample_at(self.path, self._offsets[index], values="shown"))
 
     def __iter__(self) -> Iterator[Sample]:
-        with self.path.open("rb") as fh:
-            for line in fh:
-                if line.strip():
-                    yield self._read(line)
+        for line in iter_samples(self.path, values="shown"):
+            yield self._read(line)
 
 
-def _slim(line: bytes) -> Sample:
-    return Sample.from_json(json.loads(line)).slim()
+def _slim(line: SampleLine) -> Sample:
+    return Sample.from_json(line.data).slim()
 
 
-def _full(line: bytes) -> Sample:
-    return Sample.from_json(json.loads(line))
+def _full(line: SampleLine) -> Sample:
+    return Sample.from_json(line.data)
 
 
 def _triples(flat: "array[int]") -> list[tuple[int, int, int]]:

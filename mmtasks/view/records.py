@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mmtasks.config.task_config import SAFE_NAME
-from mmtasks.documents.jsonl import MAX_DEPTH, json_value_problem
+from mmtasks.documents.samples import iter_samples, sample_at
 from mmtasks.errors import DataError
 from mmtasks.results.files import confined, run_folder
 from mmtasks.results.schema import RESULTS_FILE, ResultsFile, read_results
@@ -85,37 +85,15 @@ def load_view_run(path: Path) -> ViewRun:
 
 
 def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(byte offset, sample) of each line of a samples file; a bad line is an error naming it."""
-    offset = 0
-    with path.open("rb") as fh:
-        for number, line in enumerate(fh, 1):
-            here = offset
-            offset += len(line)
-            if not line.strip():
-                continue
-            yield here, parse_line(line, path, number)
-
-
-def parse_line(line: bytes, path: Path, number: int) -> dict[str, Any]:
-    try:
-        sample = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise DataError(f"not a JSON sample: {exc}", file=path, line=number) from None
-    except RecursionError:
-        raise DataError(f"not a JSON sample: nested more than {MAX_DEPTH} deep", file=path, line=number) from None
-    # the page's walk over a sample recurses: bound the nesting as every other reader does
-    problem = json_value_problem(sample, depth_only=True)
-    if problem is not None:
-        raise DataError(f"not a JSON sample: {problem[1]}", file=path, line=number, field=problem[0])
-    if not isinstance(sample, dict) or not isinstance(sample.get("doc_id"), (str, int)):
-        raise DataError("a sample is an object with a doc_id", file=path, line=number, field="doc_id")
-    return sample
+    """(byte offset, sample as written) of each line of a samples file, read by the one reader
+    (:func:`mmtasks.documents.samples.iter_samples`); the page shows odd values (a non-finite
+    number) as they are, the nesting bounded; a bad line is an error naming it."""
+    for line in iter_samples(path, values="shown"):
+        yield line.offset, line.data
 
 
 def read_at(path: Path, offset: int) -> dict[str, Any]:
-    with path.open("rb") as fh:
-        fh.seek(offset)
-        return parse_line(fh.readline(), path, 0)
+    return sample_at(path, offset, values="shown").data
 
 
 def failure_kinds(sample: dict[str, Any]) -> int:
