@@ -144,3 +144,14 @@ def test_two_variants_of_one_name_are_refused(tmp_path: Path) -> None:
     (tasks / "vt.yaml").write_text(TASK.format(name="vt").replace("name: halves", "name: wrong"), encoding="utf-8")
     with pytest.raises(MmtasksError, match="wrong named twice"):
         evaluate("vt", "random", data_dir=tmp_path, include_paths=[str(tasks)])
+
+
+def test_a_variant_that_reads_replies_again_needs_single_turn(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "mmdu_v.yaml").write_text(
+        f"task: mmdu_v\ninclude: {root / 'tasks' / 'mmdu' / 'mmdu.yaml'}\ngroup: []\n"
+        "variants:\n  - {name: other, parser: text}\n", encoding="utf-8")
+    with pytest.raises(MmtasksError, match="needs the single_turn protocol, not 'multi_turn'"):
+        evaluate("mmdu_v", "random", judge="random", data_dir=root / "data" / "sample", include_paths=[str(tasks)])
