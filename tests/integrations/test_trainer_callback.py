@@ -31,7 +31,8 @@ QUESTIONS = [("q1", "what color is the cat ?", "the cat is red and the dog is bl
              ("q2", "how many people are in the picture ?", "three people are in the picture"),
              ("q3", "which shape is on the left ?", "the first shape on the left is a tree"),
              ("q4", "describe the second image .", "a green car and a house with two trees")]
-TRAIN = ["the cat is red", "the dog is blue", "three people show a car", "a house with a tree on the left"] * 2
+#: token ids of the tiny vocabulary's words (not special tokens), one training sequence each
+TRAIN = [[10, 11, 12, 13], [14, 15, 16, 17], [20, 21, 22, 23, 24], [30, 31, 32]] * 2
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ def test_the_callback_logs_at_two_steps_and_the_metrics_follow_the_weights(
             return len(TRAIN)
 
         def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
-            ids = tokenizer(TRAIN[i], return_tensors="pt").input_ids[0]
+            ids = torch.tensor(TRAIN[i])
             return {"input_ids": ids, "labels": ids.clone()}
 
     logs: list[dict[str, float]] = []
@@ -88,7 +89,7 @@ def test_the_callback_logs_at_two_steps_and_the_metrics_follow_the_weights(
             modes.append(kw["model"].training)
 
     args = TrainingArguments(output_dir=str(tmp_path / "trainer"), max_steps=4, per_device_train_batch_size=1,
-                             learning_rate=0.05, optim="sgd", lr_scheduler_type="constant", logging_steps=100,
+                             learning_rate=1.0, optim="sgd", lr_scheduler_type="constant", logging_steps=100,
                              save_strategy="no", report_to=[], use_cpu=True, seed=0, data_seed=0, disable_tqdm=True)
     trainer = Trainer(model=model, args=args, train_dataset=Sentences(), processing_class=tokenizer)
     callback = MMTasksCallback(tasks="train_qa", every_n_steps=2, trainer=trainer, include_paths=[setup["tasks"]],
@@ -166,3 +167,37 @@ def test_a_checkpoint_loaded_from_its_folder_is_named_by_its_hash_in_the_run_car
                               data_dir=setup["data"], use_cache=False)
     assert result["run_card"]["model"] == {"source": "local", "name": "model",
                                            "sha256": local_checkpoint_hash(setup["model"])}
+
+
+@pytest.mark.slow
+def test_on_two_processes_the_callback_takes_the_trainers_group_and_rank_0_logs_every_document(
+        setup: dict[str, Path], tmp_path: Path) -> None:
+    """torchrun, 2 ranks on the CPU (gloo): the Trainer's DDP process group is the evaluation's; each
+    rank answers half the documents with its replica, rank 0 logs the scores of all four, rank 1
+    logs nothing; the score is that of a single-process evaluation of the same trained weights."""
+    import os
+    import subprocess
+    import sys
+
+    import mmtasks
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    env.update(PYTHONPATH=str(root), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               MMTASKS_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           str(root / "tests" / "integrations" / "trainer_ddp_driver.py"), str(setup["model"]),
+                           str(setup["tasks"]), str(setup["data"]), str(tmp_path)],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    rank0 = json.loads((tmp_path / "rank0.json").read_text())
+    rank1 = json.loads((tmp_path / "rank1.json").read_text())
+    assert rank0["world"] == 2 and rank1["history"] == []  # rank 1 answered its share and logged nothing
+    [(step, metrics)] = rank0["history"]
+    assert step == 2
+    samples = [json.loads(line) for line in (tmp_path / "evals" / "step-2" / "samples" / "train_qa.jsonl").read_text().splitlines()]
+    assert [s["doc_id"] for s in samples] == ["q1", "q2", "q3", "q4"]  # both ranks' shares, in document order
+    single = mmtasks.evaluate("train_qa", model=f"hf:{tmp_path / 'trained'}", include_paths=[setup["tasks"]],
+                              data_dir=setup["data"], use_cache=False)
+    assert [s.responses for s in single.samples["train_qa"]] == [s["responses"] for s in samples]
+    assert metrics["mmtasks/train_qa/chrf"] == single["results"]["train_qa"]["chrf"]
