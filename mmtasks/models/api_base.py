@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mmtasks.core.provenance import ModelRevision
 from mmtasks.core.request import Reply, Request
 from mmtasks.errors import ConfigError, DataError, ModelError, ModelNotFound
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
@@ -130,6 +131,10 @@ class APIModel(ChatModel):
     args_model: ClassVar[type[APIArgs]] = APIArgs
     #: an example spec, for the error of a spec without a model name
     example: ClassVar[str]
+
+    def revision(self) -> ModelRevision:
+        """An API model is named, not pinned: the run card records its name."""
+        return ModelRevision(source="api", name=self.spec.name)
 
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)

@@ -102,6 +102,7 @@ def test_muirbench_and_mmdu_end_to_end_model_and_judge(provider: tuple[str, Any]
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert set(results["results"]) >= {"muirbench", "mmdu"}
     assert results["results"]["mmdu"]["overall"] == pytest.approx(80.0)
+    assert results["run_card"]["model"] == {"source": "api", "name": model}  # an API model is named, not pinned
     # the record equals what was sent: every model body's settings, every judge body's
     bodies = [(c.body, model_name(backend, c.body, server, c.path)) for c in server.log if server.is_chat("POST", c.path)]
     muir_model = [b for b, name in bodies if name == model and "Choices:" in json.dumps(b)]
