@@ -173,8 +173,8 @@ class HFSource(_Strict):
     revision: str | None = None
     """Pin a revision: some benchmarks replaced their files after release."""
     data_files: str | list[str] | dict[str, str | list[str]] | None = None
-    """For file-based builders (``path: json``/``parquet``): the files to read. A relative path
-    resolves against the data root (``--data-dir`` / ``$MMTASKS_DATA_DIR``) when the run has one,
+    """For file-based builders (``path: json``/``parquet``): the files to read (for a Hub dataset,
+    paths inside its repository, as ``datasets`` reads them). A builder's relative path resolves against the data root (``--data-dir`` / ``$MMTASKS_DATA_DIR``) when the run has one,
     else against the folder of the task's YAML file, and may not climb out of it (``..``); an
     absolute path or a URL is read as given. A file that does not exist is an error naming it."""
 

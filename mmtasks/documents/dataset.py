@@ -192,7 +192,8 @@ def data_files_base(data_root: Path | None, task_file: Path | None) -> tuple[Pat
 
 
 def resolve_data_files(files: DataFiles, data_root: Path | None, task_file: Path | None) -> DataFiles:
-    """``dataset.hf.data_files`` with each relative path made absolute under :func:`data_files_base`
+    """A builder's (``path: parquet``, ``json`` ...) ``dataset.hf.data_files`` with each relative
+    path made absolute under :func:`data_files_base`
     (a relative path may not climb out of it with ``..``); absolute paths and URLs (``hf://``,
     ``https://``) as given. A listed file that does not exist (a pattern that matches none) is a
     :class:`DataError` naming it, before ``datasets`` is asked (which would blame the network)."""
@@ -221,7 +222,9 @@ def _read_hf(task: TaskConfig, data_root: Path | None = None,
              task_file: Path | None = None) -> Iterator[tuple[int, dict[str, Any], int | None]]:
     hf = task.dataset.hf
     assert hf is not None
-    data_files = resolve_data_files(hf.data_files, data_root, task_file) if hf.data_files is not None else None
+    # a builder's (parquet, json ...) files are local; a Hub dataset's data_files are paths in its repository
+    local = hf.data_files is not None and "/" not in hf.path
+    data_files = resolve_data_files(hf.data_files, data_root, task_file) if local else hf.data_files
     try:
         import datasets
     except ImportError:
@@ -242,7 +245,6 @@ def _read_hf(task: TaskConfig, data_root: Path | None = None,
             field="dataset.hf", hint="download its files again (delete them from the Hugging Face cache)",
         ) from None
     except (FileNotFoundError, ValueError, ConnectionError, OSError) as exc:
-        local = data_files is not None and "/" not in hf.path  # a builder (parquet, json) reading the files named
         raise DataError(
             f"cannot load Hugging Face dataset {hf.path!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
             field="dataset.hf.data_files" if local else "dataset.hf",

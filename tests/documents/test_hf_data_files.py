@@ -85,3 +85,21 @@ def test_no_progress_silences_the_datasets_bars(tmp_path: Path) -> None:
                            "--no-progress"], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Generating" not in proc.stderr and "examples/s" not in proc.stderr, proc.stderr
+
+
+def test_a_hub_datasets_data_files_are_paths_in_its_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``path: org/name`` with ``data_files``: the files are the repository's, left to ``datasets``
+    (never looked for under --data-dir or the task folder)."""
+    from mmtasks.config.task_config import TaskConfig
+    from mmtasks.documents.dataset import _read_hf
+    from mmtasks.errors import DataError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    config = TaskConfig.model_validate({"task": "t", "dataset": {"hf": {"path": "some-org/some-set", "split": "test",
+                                        "data_files": "data/test-00000.parquet"}}, "prompt": {"user": "x"}})
+    with pytest.raises(DataError) as caught:
+        next(_read_hf(config, tmp_path, tmp_path / "t.yaml"))
+    assert "data file not found" not in caught.value.message and caught.value.field == "dataset.hf"
