@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from mmtasks.core.sample import Sample
+from mmtasks.documents.samples import SampleRecord
 from mmtasks.registry import protocols
 
 #: the repository root, wherever under tests/ this file sits
@@ -27,6 +28,8 @@ def test_every_built_in_protocol_and_its_args_are_documented() -> None:
 
 
 def test_every_field_of_a_sample_record_is_documented() -> None:
+    """Every field a run writes (``Sample``) and the one reader reads (``SampleRecord``)."""
     page = PAGE.read_text(encoding="utf-8")
-    missing = [f.name for f in dataclasses.fields(Sample) if f"`{f.name}`" not in page]
+    fields = [f.name for f in dataclasses.fields(Sample)] + list(SampleRecord.model_fields)
+    missing = sorted({name for name in fields if f"`{name}`" not in page})
     assert not missing, f"document these sample fields in {PAGE.name}: {missing}"
