@@ -30,9 +30,11 @@ yet handed to the caller.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import logging
 import queue
+import signal
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Sequence
@@ -434,7 +436,8 @@ def _stepped_in_thread(samples: Generator[Sample, None, None],
     def answer() -> tuple[str, Any]:
         nonlocal ended
         try:
-            kind, value = answers.get()
+            with _ctrl_c_raises():
+                kind, value = answers.get()
         except BaseException as exc:
             interrupt(exc)
             kind, _ = answers.get()  # the step ends with ``exc`` once the loop has seen it
@@ -460,6 +463,28 @@ def _stepped_in_thread(samples: Generator[Sample, None, None],
             if kind == "raised":
                 raise value
         worker.join()
+
+
+@contextlib.contextmanager
+def _ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt in the waiting caller's thread, whatever SIGINT handler the
+    caller's event loop installed: ``asyncio.run``'s (and other runners') first Ctrl-C only cancels
+    the main task, which cannot happen while that task waits here in a plain call, so the
+    interrupt did nothing and the run went on with its requests in flight. The caller's handler is
+    put back once the step's answer is in. Only the main thread has signal handlers; a handler
+    set to ignore Ctrl-C (or the system's default) is left as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    current = signal.getsignal(signal.SIGINT)
+    if not callable(current) or current is signal.default_int_handler:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, current)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

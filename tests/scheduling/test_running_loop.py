@@ -94,3 +94,48 @@ def test_sigterm_inside_a_running_event_loop_stops_the_run(chat_server: ChatServ
         killer.join()
     assert arrived.is_set()
     assert not [t for t in threading.enumerate() if t.name == "mmtasks-scheduler"]
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_inside_a_running_event_loop_cancels_the_requests_in_flight(chat_server: ChatServer, tmp_path: Path) -> None:
+    """Issue 41, finding 9: Ctrl-C during ``evaluate()`` inside ``asyncio.run`` (a notebook, an async
+    app) did nothing: the runner's SIGINT handler only cancels its main task, which waits in a plain
+    call, so the run went on waiting for its requests (60 s and more with a slow server). Now the
+    waiting caller gets KeyboardInterrupt, the requests in flight are cancelled and their connections
+    closed: the server sees each hung request's client go away (it never answers them)."""
+    arrived = threading.Event()
+
+    def arrival(body: dict) -> float:
+        arrived.set()
+        return 0.0
+
+    chat_server.models = ("test-model", "judge-model")
+    chat_server.latency = arrival
+    chat_server.inject("hang", times=1_000, hang_seconds=3_600)  # no answer within the test's life
+    main = threading.main_thread().ident
+    assert main is not None and threading.current_thread() is threading.main_thread()
+
+    def interrupt_when_a_request_arrives() -> None:
+        if arrived.wait(60):
+            signal.pthread_kill(main, signal.SIGINT)
+
+    async def inside() -> None:
+        evaluate(chat_server, output_path=tmp_path / "out")
+
+    killer = threading.Thread(target=interrupt_when_a_request_arrives)
+    killer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):  # before: nothing, the run waited on its requests
+            asyncio.run(inside())
+    finally:
+        killer.join()
+    hung = [call for call in chat_server.log if call.fault == "hang"]
+    assert hung and all(call.status is None for call in hung)  # none was answered
+    settled = threading.Event()
+    for _ in range(3_000):  # a hang guard on the server noticing the closed connections, never the outcome
+        if chat_server.in_flight == 0:
+            break
+        settled.wait(0.01)
+    assert chat_server.in_flight == 0  # every hung request's client went away: cancelled
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # asyncio.run's handler was put back, then removed
+    assert not [t for t in threading.enumerate() if t.name == "mmtasks-scheduler"]
