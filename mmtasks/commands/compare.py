@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from mmtasks.errors import printable
+from mmtasks.errors import ConfigError, printable
 
 
 def add_compare_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
@@ -52,7 +52,10 @@ def _failed_line(side: str, failed: dict[str, str]) -> str:
 
 def compare_command(args: argparse.Namespace) -> int:
     from mmtasks.comparison.runs import compare
+    from mmtasks.config.bounds import MAX_SEED
 
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ConfigError(f"must be from 0 to {MAX_SEED} (got {args.seed})", field="--seed")
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
     report = compare(args.run_a, args.run_b, tasks=tasks, seed=args.seed, variant=args.variant)
     scored = f", scored as variant {args.variant}" if args.variant else ""

@@ -16,3 +16,6 @@ MAX_FEWSHOT = 64
 MAX_LIVE = 1_000_000
 #: the most requests per forward pass of a local backend (``--batch-size``)
 MAX_BATCH_SIZE = 65_536
+#: the largest seed (``--seed`` of a run and of ``compare``): seeds are 64-bit (numpy's generators
+#: take non-negative ones, results.json's checked reader refuses integers past 64 bits)
+MAX_SEED = 2**63 - 1

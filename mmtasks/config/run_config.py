@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
-from mmtasks.config.bounds import MAX_BATCH_SIZE, MAX_FEWSHOT, MAX_FPS, MAX_LIVE, MAX_VIDEO_FRAMES
+from mmtasks.config.bounds import MAX_BATCH_SIZE, MAX_FEWSHOT, MAX_FPS, MAX_LIVE, MAX_SEED, MAX_VIDEO_FRAMES
 from mmtasks.errors import ConfigError
 from mmtasks.secrets import public_args, register_arg_secrets
 
@@ -51,7 +51,7 @@ class RunConfig(BaseModel):
     include_paths: list[Path] = Field(default_factory=list)
     limit: StrictInt | None = Field(default=None, ge=1)
     """Only the first N documents of each task (an integer, at least 1: ``True`` is not 1)."""
-    seed: StrictInt = 0
+    seed: StrictInt = Field(default=0, ge=0, le=MAX_SEED)
     batch_size: StrictInt | None = Field(default=None, ge=1, le=MAX_BATCH_SIZE)
     image_mode: Literal["separate", "combined"] = "separate"
     history: Literal["self", "reference"] | None = None

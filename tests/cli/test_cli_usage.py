@@ -142,6 +142,9 @@ def test_the_default_judge_is_named_when_the_run_uses_it(capsys, monkeypatch, tm
     ("--max-live", "10000000000", "must be at most 1000000 (got 10000000000)"),
     ("--batch-size", "10000000", "must be at most 65536 (got 10000000)"),
     ("--repeats", "1000", "must be at most 100 (got 1000)"),
+    ("--seed", "-1", "must be at least 0 (got -1)"),  # before: ran; numpy's generators refuse it
+    # before: ran, and wrote a results.json that compare and view refuse (an integer past 64 bits)
+    ("--seed", str(10**30), f"must be at most {2**63 - 1} (got {10**30})"),
 ])
 def test_every_number_flag_has_an_upper_bound(capsys, tmp_path, flag, value, message):
     """Issue 41, finding 7: ``--num-frames 1e9`` ran on (a list of a billion frame indices),
@@ -175,3 +178,13 @@ def test_a_video_rule_in_a_task_file_is_bounded(capsys, tmp_path, key, value, me
     code, _, err = _run(capsys, "check", "--tasks", "clips", "--include-path", str(tasks), "--data-dir", str(tmp_path))
     line = _error_line(err)
     assert code == 2 and "clips.yaml" in line and f"dataset.video.{key}" in line and message in line, err
+
+
+def test_compare_seed_is_bounded(capsys, tmp_path):
+    """``compare --seed -5`` was a numpy ValueError traceback: one line naming the flag, exit 2."""
+    for side, seed in (("a", "0"), ("b", "1")):
+        code, _, _ = _run(capsys, "--tasks", "realbench_ranking_easy", "--model", "random", "--data-dir", str(SAMPLE),
+                          "--no-cache", "--limit", "4", "--seed", seed, "--output-path", str(tmp_path / side))
+        assert code == 0
+    code, _, err = _run(capsys, "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--seed=-5")
+    assert code == 2 and _error_line(err) == f"mmtasks: error: field '--seed': must be from 0 to {2**63 - 1} (got -5)"
