@@ -125,6 +125,8 @@ def per_turn_mean(task: TaskScoring, samples: Sequence["Sample"], seed: int) -> 
             elif not scored and names:
                 if status == "judge_failure":
                     unscored["judge_failure"] += 1
+                elif record.get("unparsed"):  # answer.unparsed: unscored leaves an unread reply unscored
+                    unscored["unparsed"] += 1
                 else:
                     unexplained += 1
             elif record.get("unparsed"):  # scored (as wrong), though no answer was read

@@ -68,3 +68,22 @@ def test_the_protocols_page_shows_the_example() -> None:
     page = (ROOT / "docs" / "authors" / "protocols.md").read_text(encoding="utf-8")
     body = YAML.split("\ntask: ", 1)[1]
     assert "task: " + body in page  # the page's example is the tested file
+
+
+def test_an_unparsed_turn_left_unscored_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``answer.unparsed: unscored`` on turns: s3's unread second reply has no score and coverage
+    says why (before: an unexplained unscored turn, so no coverage at all)."""
+    monkeypatch.setenv("MMTASKS_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "unscored.yaml").write_text(
+        YAML.replace("task: follow_up", "task: follow_up_unscored").replace(
+            "answer: {parser: integer}", "answer: {parser: integer, unparsed: unscored}"), encoding="utf-8")
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text((SHAPE / "replies.jsonl").read_text().replace('"follow_up"', '"follow_up_unscored"'))
+    out = tmp_path / "out"
+    assert main(["--tasks", "follow_up_unscored", "--no-progress", "--include-path", str(tmp_path), "--data-dir",
+                 str(SHAPE / "data"), "--model", f"replay:{replies}", "--output-path", str(out),
+                 "--allow-failures"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["coverage"]["follow_up_unscored"] == {"unit": "turns", "scored": 5, "total": 6, "percent": 500 / 6,
+                                                         "unscored": {"unparsed": 1}}
+    assert results["results"]["follow_up_unscored"]["acc"] == pytest.approx(80.0)  # 4 of the 5 scored turns
