@@ -104,3 +104,42 @@ def run_copy(tmp_path: Path, bench: str, hub_id: str, rows: list[tuple[str, str,
 def parts_of(sample: dict) -> list[str]:
     return ["<img>" if p["type"] == "image" else p["text"] for p in sample["prompt"][-1]["content"]]
 
+
+# --- a copy whose files get their own replacements (MMMU-Pro, MIRB, MMT-Bench, LLaVA-Interleave) ---
+
+def copy_bench_files(bench: str, dest_root: Path, *, replace: dict[str, dict[str, str]] | None = None) -> None:
+    """Copy ``tasks/<bench>`` to ``dest_root/<bench>_copy``: every ``task: NAME`` becomes ``task: NAME_copy``
+    and ``group: G`` becomes ``group: G_copy``; ``replace``: file name -> {old: new} applied to that file."""
+    dest = dest_root / f"{bench}_copy"
+    shutil.copytree(PACKAGE_TASKS / bench, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    (dest / "leaderboard.yaml").unlink(missing_ok=True)  # the copy's tasks are not the tab's
+    for yaml_file in dest.glob("*.yaml"):
+        text = yaml_file.read_text(encoding="utf-8")
+        text = re.sub(r"^task: (\S+)$", r"task: \1_copy", text, flags=re.M)
+        text = re.sub(r"^group: (\S+)$", r"group: \1_copy", text, flags=re.M)
+        for old, new in (replace or {}).get(yaml_file.name, {}).items():
+            assert old in text, (yaml_file.name, old)
+            text = text.replace(old, new)
+        yaml_file.write_text(text, encoding="utf-8")
+
+
+def run_copy_target(tmp_path: Path, bench: str, target: str, rows: list[tuple[str, str, str]], *,
+             hub: dict[str, dict[str, str]] | None = None) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run ``target`` of the copy of ``tasks/<bench>`` with ``rows`` (task, doc, reply) replayed: from the
+    local sample under ``--data-dir``, or (``hub``: the per-file replacements naming the Hub-style
+    folders in place of the dataset) from the parquet copy."""
+    tasks = tmp_path / "tasks"
+    copy_bench_files(bench, tasks, replace=hub)
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"task": t, "doc_id": d, "responses": [r]}) + "\n" for t, d, r in rows),
+                    encoding="utf-8")
+    out = tmp_path / "out"
+    data = [] if hub else ["--data-dir", str(SAMPLE)]
+    proc = run_mmtasks(["--tasks", target, "--include-path", str(tasks), *data, "--model", f"replay:{pred}",
+                        "--output-path", str(out)], tmp_path)
+    return proc, out
+
+
+def hub_folder(bench: str, name: str) -> str:
+    return json.dumps(str(SAMPLE / bench / name))
+

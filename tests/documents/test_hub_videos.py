@@ -28,7 +28,8 @@ pytest.importorskip("av")
 pytest.importorskip("datasets")
 
 from tests.hub_server import HubState, running_hub  # noqa: E402
-from tests.test_video_benchmarks import MVBENCH, VIDEOMME_REPLIES  # noqa: E402
+from tasks.mvbench.tests.test_mvbench import MVBENCH  # noqa: E402
+from tasks.videomme.tests.test_videomme import VIDEOMME_REPLIES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample"
@@ -111,7 +112,7 @@ def test_mvbench_from_its_hub_layout(hub, tmp_path: Path) -> None:
     assert state.fetched("dataset", "OpenGVLab/MVBench") == fetched  # nothing downloaded again
     assert not any(r.method == "GET" and "/resolve/" in r.path for r in state.requests[requests:])
     results = results_of(out)
-    # as from the local sample (tests/test_video_benchmarks.py): wrong 3, 7, 16; unparsed 10; right 16 of 20
+    # as from the local sample (tasks/mvbench/tests/test_mvbench.py): wrong 3, 7, 16; unparsed 10; right 16 of 20
     assert results["results"]["mvbench"]["acc"] == pytest.approx(80.0)
     assert results["problems"]["mvbench"]["unparsed"] == 1
     samples = samples_of(out, "mvbench")
@@ -136,7 +137,7 @@ def test_videomme_from_its_hub_layout_without_and_with_subtitles(hub, tmp_path: 
     # without subtitles: the card, the parquet file and the two video archives; not subtitle.zip
     assert sorted(state.fetched("dataset", "lmms-lab/Video-MME")) == [
         "README.md", "videomme/test-00000-of-00001.parquet", "videos_chunked_01.zip", "videos_chunked_02.zip"]
-    # the hand-computed score of tests/test_video_benchmarks.py: 6 of the 7 read right (the 2 unparsed left out)
+    # the hand-computed score of tasks/videomme/tests/test_videomme.py: 6 of the 7 read right (the 2 unparsed left out)
     assert results_of(out)["results"]["videomme"]["acc"] == pytest.approx(100 * 6 / 7)
     # with subtitles: subtitle.zip added, extracted beside the videos (the archives done before are not again)
     subs = tmp_path / "subs"

@@ -538,10 +538,10 @@ def test_the_paired_line_names_each_runs_failed_documents(browser, tmp_path: Pat
 
 
 def test_scoring_variants_in_the_summary_and_on_each_document(browser, tmp_path: Path) -> None:  # noqa: F811
-    # Video-MME's replies of tests/test_video_benchmarks.py: the task's rule leaves its 2 unread
+    # Video-MME's replies of tasks/videomme/tests/test_videomme.py: the task's rule leaves its 2 unread
     # replies out (85.71), lmms-eval's variant counts them wrong (66.67); the page says both, and on
     # an unread reply's document the variant's 0 where the task gives no score
-    from tests.test_video_benchmarks import VIDEOMME_REPLIES
+    from tasks.videomme.tests.test_videomme import VIDEOMME_REPLIES
 
     pred = tmp_path / "pred.jsonl"
     pred.write_text("".join(json.dumps({"task": "videomme", "doc_id": d, "responses": [r]}) + "\n"
