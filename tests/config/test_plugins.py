@@ -381,7 +381,7 @@ EP_MODULE = """
         return digits[-1] if digits else None
 
 
-    task_folder("ep_demo", (Path(__file__).resolve().parents[2] / "tests") / "tasks")
+    task_folder("ep_demo", Path(__file__).parent / "tasks")
 """
 EP_TASK = """
     task: ep_count
