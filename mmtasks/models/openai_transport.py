@@ -27,11 +27,23 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import sys
 import urllib.request
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from mmtasks.models.openai_http import http
+
+if sys.version_info >= (3, 11):
+    from asyncio import Timeout, timeout
+
+    def _expired(limit: Timeout) -> bool:
+        return limit.expired()
+else:  # Python 3.10: asyncio.timeout's backport (async-timeout, the code the standard library took in)
+    from async_timeout import Timeout, timeout
+
+    def _expired(limit: Timeout) -> bool:
+        return limit.expired  # a property in the backport, a method in asyncio
 
 
 @dataclass
@@ -121,12 +133,12 @@ class GuardedTransport(http.AsyncBaseTransport):
         counter = ATTEMPTS.get()
         if counter is not None:
             counter.attempts += 1
-        limit = asyncio.timeout(self.deadline)
+        limit = timeout(self.deadline)
         try:
             async with limit:
                 status, headers, extensions, raw = await self._fetch(request)
-        except TimeoutError:
-            if limit.expired():
+        except asyncio.TimeoutError:  # TimeoutError itself since Python 3.11; the backport's own class on 3.10
+            if _expired(limit):
                 raise DeadlineExceeded(f"no complete answer within the {self.deadline:g}s deadline", request=request) from None
             raise
         if status in _REDIRECTS and "location" in headers:
