@@ -18,7 +18,7 @@ from typing import Any
 from mmtasks import registry
 from mmtasks.config.task_config import TaskConfig, is_template, space_problem
 from mmtasks.documents.dataset import Document
-from mmtasks.errors import DataError, TemplateError
+from mmtasks.errors import DataError, TemplateError, Where
 from mmtasks.prompts import Prompts, n_source_images
 from mmtasks.scoring.metrics import declared_references
 from mmtasks.scoring.parsers import BoundParser, LabelArgs, ParserSpec, document_labels, is_guess, onto_labels, option_letters
@@ -125,19 +125,19 @@ class Answers:
         """A list target is several references: every metric function must take several (see
         :func:`~mmtasks.scoring.metrics.takes_references`), and, for a metric that does, each
         reference must be a non-empty string."""
-        where = {"file": doc.source, "line": doc.line, "doc_id": doc.doc_id, "field": field_name}
+        where: Where = {"file": doc.source, "line": doc.line, "doc_id": doc.doc_id}
         one = [name for name, kind in self.metric_references.items() if kind == "one"]
         if one:
             several = sorted(n for n in registry.metrics.names(self.plugins)
                              if declared_references(registry.metrics.get(n, plugins=self.plugins)) == "several")
             raise DataError(f"the target is a list of references, but metric {one[0]!r} "
-                            f"({self._function_of(one[0])}) takes one reference", **where,
+                            f"({self._function_of(one[0])}) takes one reference", field=field_name, **where,
                             hint=f"metrics that take several: {', '.join(several)}; or a target of one string")
         if any(kind == "several" for kind in self.metric_references.values()):
             bad = next((r for r in value if not isinstance(r, str) or not r.strip()), None) if value else ""
             if bad is not None:
                 raise DataError(f"a reference must be a non-empty string, got {str(bad)[:80]!r} "
-                                f"(the target is {str(value)[:80]!r})", **where)
+                                f"(the target is {str(value)[:80]!r})", field=field_name, **where)
 
     def _function_of(self, metric_name: str) -> str:
         return next((str(m.function) for m in self.config.metrics if m.name == metric_name), metric_name)
@@ -152,7 +152,7 @@ class Answers:
         if letters:
             return "the task's letters are " + ", ".join(letters)
         field_name = getattr(args, "labels_field", None)
-        if isinstance(field_name, str) and field_name in doc.record:
+        if isinstance(args, LabelArgs) and isinstance(field_name, str) and field_name in doc.record:
             try:
                 return f"the record's labels ({field_name}) are " + ", ".join(document_labels(doc.record, args))
             except DataError:

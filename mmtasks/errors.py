@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 #: characters that act on a terminal instead of showing (C0/C1 controls, DEL; bidirectional
 #: overrides and isolates, which reorder what follows them)
@@ -23,6 +23,15 @@ def printable(text: object) -> str:
     models or judges goes through it."""
     value = text if isinstance(text, str) else str(text)
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", value)
+
+
+class Where(TypedDict):
+    """A record's place (its file, line and document id): keyword arguments of
+    :class:`MmtasksError` kept to pass as ``**where``."""
+
+    file: str | Path | None
+    line: int | None
+    doc_id: str | None
 
 
 class MmtasksError(Exception):
@@ -124,8 +133,8 @@ class Problems(MmtasksError):
         if len(same) == 1:
             return _with_count(next(iter(same.values())))
         groups: dict[tuple[str | None, str, str], list[list[MmtasksError]]] = {}
-        for (task, _where, field, message, _hint), members in same.items():
-            groups.setdefault((task, field or "", _kind(message)), []).append(members)
+        for (task, _where, field, message, _hint), alike in same.items():
+            groups.setdefault((task, field or "", _kind(message)), []).append(alike)
         lines = [f"{len(same)} problems found {self.stage}:"]
         last_task: object = object()
         for shown, ((task, field, kind), members) in enumerate(groups.items()):

@@ -21,6 +21,7 @@ field 'f': message``), grouped and capped with a count.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import multiprocessing
@@ -534,7 +535,7 @@ def preflight(names: Sequence[str], *, include_paths: Sequence[Path] = (), data_
             scans[task.name] = _scan(task, root, limit, n, most, bool(found), treated)
         else:
             ctx = DialogueContext(has_judge=task.config.judge is not None, notetaking=notetaking)
-            scans[task.name], n = check_task(task, root, lambda exc, name=task.name: add(name, exc),
+            scans[task.name], n = check_task(task, root, functools.partial(add, task.name),
                                              limit=limit, ctx=ctx, stand_in=stand_in)
         documents += n
     if problems:

@@ -106,7 +106,7 @@ class Prompts:
         except (TagError, PatternTimeout) as exc:
             raise DataError(str(exc).replace("image", "video"), file=doc.source, doc_id=doc.doc_id, field=field_name,
                             hint="prompt.video_tags names the videos by their tags in the text") from None
-        out = [(p, -1) if isinstance(p, int) else p[1] if isinstance(p, tuple) and p[0] == "image" else p for p in found]
+        out: list[Any] = [(p, -1) if isinstance(p, int) else p[1] if isinstance(p, tuple) and p[0] == "image" else p for p in found]
         if tags.untagged == "first":
             placed = {p[0] for p in out if isinstance(p, tuple)}
             out = [(i, -1) for i in range(len(doc.videos)) if i not in placed] + out

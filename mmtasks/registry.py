@@ -254,7 +254,7 @@ def _registering_plugin() -> Path | None:
     """
     if not _LOADING:
         return None
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_name != "<module>":
         frame = frame.f_back
     if frame is None or not str(frame.f_globals.get("__name__", "")).startswith(PLUGIN_PACKAGE + "."):

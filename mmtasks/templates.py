@@ -16,9 +16,9 @@ import contextvars
 import math
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 from jinja2 import nodes
@@ -279,8 +279,12 @@ class TagError(ValueError):
     """A tag that names no image of the document."""
 
 
-def split_on_tags(pieces: list[str | int], pattern: Any, n_images: int, base: int = 1,
-                  unmatched: Callable[[str], None] | None = None) -> list[str | int]:
+#: what besides text a list of prompt pieces holds (image indices, boxed pieces), passed through as it is
+_Piece = TypeVar("_Piece")
+
+
+def split_on_tags(pieces: Sequence[str | _Piece], pattern: Any, n_images: int, base: int = 1,
+                  unmatched: Callable[[str], None] | None = None) -> list[str | int | _Piece]:
     """Replace each match of ``pattern`` in the text pieces by the image it names.
 
     With a capture group the group is the image's number (``base``: the first image's);
@@ -292,7 +296,7 @@ def split_on_tags(pieces: list[str | int], pattern: Any, n_images: int, base: in
     """
     from mmtasks.config import task_regex
 
-    out: list[str | int] = []
+    out: list[str | int | _Piece] = []
     k = 0
     kept = False
     for piece in pieces:
@@ -327,7 +331,7 @@ def split_on_tags(pieces: list[str | int], pattern: Any, n_images: int, base: in
             out.append(piece[pos:])
     if not kept:
         return out
-    merged: list[str | int] = []  # a kept tag and the text around it are one text piece
+    merged: list[str | int | _Piece] = []  # a kept tag and the text around it are one text piece
     for part in out:
         if isinstance(part, str) and merged and isinstance(merged[-1], str):
             merged[-1] = merged[-1] + part

@@ -162,7 +162,7 @@ def paired_bootstrap(diffs: Sequence[float], clusters: Sequence[str] | None = No
             raise ValueError("one cluster per difference")
         index: dict[str, int] = {}
         ids = np.fromiter((index.setdefault(c, len(index)) for c in clusters), dtype=np.int64, count=values.size)
-        sums = np.bincount(ids, weights=values)
+        sums = np.bincount(ids, weights=values)  # type: ignore[assignment]  # numpy's stub: with weights the counts are float64
         sizes = np.bincount(ids).astype(np.float64)
     mean = float(values.mean())
     g = sums.size

@@ -283,7 +283,7 @@ class Reply:
             data = None
         if not isinstance(data, dict):  # not one of ours: the text as stored
             return cls(text=stored, cached=True)
-        ints = {k: data[k] if isinstance(data.get(k), int) and not isinstance(data.get(k), bool) else None
+        ints: dict[str, Any] = {k: data[k] if isinstance(data.get(k), int) and not isinstance(data.get(k), bool) else None
                 for k in TOKEN_FIELDS}
         return cls(text=str(data.get("text") or ""), cached=True,
                    reasoning=data["reasoning"] if isinstance(data.get("reasoning"), str) else None,

@@ -56,6 +56,11 @@ class Archive:
     replace_hint: Callable[[], str] = field(default=lambda: "replace the archive file: it is damaged",
                                             compare=False, repr=False)
 
+    @property
+    def read_errors(self) -> tuple[type[BaseException], ...]:
+        """What reading it raises: OSError and :attr:`errors`."""
+        return (OSError, *self.errors)
+
 
 @dataclass(frozen=True)
 class Member:
@@ -166,7 +171,7 @@ def read_index(dest: Path, archive: Archive) -> tuple[list[tuple[str, str, int, 
             raise
     except DataError:
         raise
-    except (OSError, *archive.errors) as exc:
+    except archive.read_errors as exc:
         raise DataError(f"cannot read the archive's directory: {getattr(exc, 'strerror', None) or exc}", file=archive.name,
                         field="dataset.video_archives", hint="check your network, or run again") from None
     out = [(target.as_posix(), info.filename, info.file_size, info.CRC) for info, target in members if target is not None]
@@ -300,7 +305,7 @@ class Extractor:
             raise
         except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, EOFError, KeyError) as exc:  # RuntimeError: encrypted
             raise _corrupt(archive, exc) from None
-        except (OSError, *archive.errors) as exc:
+        except archive.read_errors as exc:
             raise DataError(f"cannot extract member {member.name!r} into {self.dest}: {getattr(exc, 'strerror', None) or exc}",
                             file=archive.name, field="dataset.video_archives",
                             hint=f"check your network and free disk space there, or set {ARCHIVES_HINT} to a folder "

@@ -18,12 +18,12 @@ from mmtasks.documents.hub_split import split_files
 from mmtasks.documents.image_header import image_bytes_problem, image_file_problem
 from mmtasks.documents.jsonl import iter_jsonl, loads_checked
 from mmtasks.documents.paths import ConfinedPaths, inside
-from mmtasks.errors import DataError, MmtasksError
+from mmtasks.errors import DataError, MmtasksError, Where
 
 __all__ = ["Document", "Exclusions", "Scan", "image_entries", "image_file_problem", "load_documents", "scan_documents"]
 
 #: where problems go when the caller collects them (the preflight) instead of stopping at the first
-Report = Callable[[DataError], None]
+Report = Callable[[MmtasksError], None]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "list": (list,), "dict": (dict,),
@@ -287,7 +287,7 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
             except DataError:
                 pass  # reported by the share that reads the record
             continue
-        problems: list[DataError] = []
+        problems: list[MmtasksError] = []
         try:
             doc = _document(index, rec, lineno, ds, paths, source, adapter, seen, problems, collect=report is not None,
                             videos=videos, missing_video=missing_video, fetch=fetch)
@@ -306,7 +306,7 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
 
 
 def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetConfig, paths: ConfinedPaths, source: str,
-              adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, seen: set[str], problems: list[DataError],
+              adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, seen: set[str], problems: list[MmtasksError],
               collect: bool, videos: Any = None, missing_video: str | None = None,
               fetch: Callable[[Path], Any] | None = None) -> Document | None:
     """One record as a Document; its problems go to ``problems`` (all of them when ``collect``,
@@ -323,7 +323,7 @@ def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetCo
     if isinstance(raw_id, int) and not isinstance(raw_id, bool) and ds.required_fields.get(ds.id_field) == "str":
         rec = {**rec, ds.id_field: str(raw_id)}  # an int64 id column where the task reads text ids: its decimal text
     doc_id = str(rec.get(ds.id_field, index))
-    where = {"file": source, "line": lineno, "doc_id": doc_id}
+    where: Where = {"file": source, "line": lineno, "doc_id": doc_id}
     if doc_id in seen:
         problems.append(DataError(f"duplicate document id {doc_id!r}", field=ds.id_field, **where))
         return None
@@ -348,14 +348,14 @@ def _document(index: int, rec: dict[str, Any], lineno: int | None, ds: DatasetCo
 
 
 def _videos(rec: dict[str, Any], reader: Any, paths: ConfinedPaths, doc_id: str, source: str, lineno: int | None,
-            problems: list[DataError], collect: bool, missing_video: str | None = None,
+            problems: list[MmtasksError], collect: bool, missing_video: str | None = None,
             fetch: Callable[[Path], Any] | None = None) -> list[Any]:
     """The record's videos (``dataset.video``), each checked from its header (container opened,
     duration and frame count read, nothing decoded) and its frames chosen by the rule; ``fetch``
     extracts each (and its subtitles) from the dataset's archives first."""
     from mmtasks.documents.video import VideoProblem
 
-    where = {"file": source, "line": lineno, "doc_id": doc_id}
+    where: Where = {"file": source, "line": lineno, "doc_id": doc_id}
     out: list[Any] = []
     from mmtasks.templates import render
 
@@ -484,9 +484,9 @@ def image_entries(rec: dict[str, Any], images_field: str | list[str] | None) -> 
 
 
 def _images(rec: dict[str, Any], ds: DatasetConfig, paths: ConfinedPaths, doc_id: str, source: str, lineno: int | None,
-            problems: list[DataError], collect: bool) -> list[Image]:
+            problems: list[MmtasksError], collect: bool) -> list[Image]:
     """The record's images, each checked from its header (see :func:`image_file_problem`)."""
-    where = {"file": source, "line": lineno, "doc_id": doc_id}
+    where: Where = {"file": source, "line": lineno, "doc_id": doc_id}
     try:
         entries = _labelled_entries(rec, ds.images_field)
     except _BadImageField as exc:

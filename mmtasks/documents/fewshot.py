@@ -25,7 +25,7 @@ from mmtasks.documents.paths import inside
 from mmtasks.errors import ConfigError, DataError
 
 
-def source_config(config: TaskConfig, file: object = None) -> TaskConfig:
+def source_config(config: TaskConfig, file: str | Path | None = None) -> TaskConfig:
     """``config`` reading the demonstrations instead of the documents (its dataset's file or split
     replaced; every other dataset setting kept). A source the dataset cannot have is a load error."""
     fs = config.fewshot
@@ -69,7 +69,7 @@ def same_source(config: TaskConfig, data_root: Path | None) -> bool:
 
 
 def draw(pool: Sequence[Document], doc: Document, fs: FewshotConfig, k: int, *, exclude_own: bool,
-         file: object = None) -> tuple[Document, ...]:
+         file: str | Path | None = None) -> tuple[Document, ...]:
     """The ``k`` demonstrations of ``doc`` (see the module docstring)."""
     if k == 0:
         return ()

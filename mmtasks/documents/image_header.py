@@ -53,7 +53,7 @@ def image_file_problem(path: Path) -> str | None:
         return "not a readable image"
     try:
         head = os.read(fd, HEAD_BYTES)
-        size = header_size(head, fd)
+        size: tuple[int, int] | str | None = header_size(head, fd)
         moving = not_a_picture(head, fd, None)
     except IsADirectoryError:
         return "image not found"
@@ -75,7 +75,7 @@ def image_bytes_problem(data: bytes) -> str | None:
     moving = not_a_picture(data[:HEAD_BYTES], None, data)
     if moving is not None:
         return moving
-    size = header_size(data[:HEAD_BYTES], None, data)
+    size: tuple[int, int] | str | None = header_size(data[:HEAD_BYTES], None, data)
     if size is None:
         import io
 

@@ -288,21 +288,21 @@ MAX_LISTED_TIMES = 100_000
 
 @dataclass(frozen=True)
 class _FrameAtTime(Sequence[int]):
-    """The frame shown at each of ``count`` times ``i * step`` (``frames_per_step`` > 1 frames
+    """The frame shown at each of ``length`` times ``i * step`` (``frames_per_step`` > 1 frames
     apart, so no frame twice), computed when indexed: nothing listed."""
 
     first: int
     last: int
     frames_per_step: float
-    count: int
+    length: int  # not `count`: that is Sequence.count(value)
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self.count))]
-        if not 0 <= i < self.count:
+            return [self[j] for j in range(*i.indices(self.length))]
+        if not 0 <= i < self.length:
             raise IndexError(i)
         return min(self.last, self.first + int(i * self.frames_per_step + 1e-6))
 

@@ -191,9 +191,9 @@ def completion_parts(raw: bytes) -> CompletionParts:
         return CompletionParts()
     reasoning = next((message[k] for k in ("reasoning_content", "reasoning") if isinstance(message.get(k), str) and message[k]), None)
     finish = choice.get("finish_reason")
-    usage = data.get("usage") if isinstance(data, dict) and isinstance(data.get("usage"), dict) else {}
-    details = usage.get("completion_tokens_details") if isinstance(usage.get("completion_tokens_details"), dict) else {}
-    prompt_details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    usage: dict[str, Any] = data["usage"] if isinstance(data, dict) and isinstance(data.get("usage"), dict) else {}
+    details: dict[str, Any] = usage["completion_tokens_details"] if isinstance(usage.get("completion_tokens_details"), dict) else {}
+    prompt_details: dict[str, Any] = usage["prompt_tokens_details"] if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     return CompletionParts(reasoning=reasoning, finish_reason=finish if isinstance(finish, str) else None,
                            reasoning_tokens=_count(details.get("reasoning_tokens")),
                            completion_tokens=_count(usage.get("completion_tokens")),

@@ -88,7 +88,7 @@ def create_exclusive(path: Path, binary: bool = True, *, buffered: bool = True) 
     already there (``O_EXCL``), never following a link (``O_NOFOLLOW``), mode from the umask."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
     if binary:
-        return os.fdopen(fd, "wb", **({} if buffered else {"buffering": 0}))
+        return os.fdopen(fd, "wb", buffering=-1 if buffered else 0)  # -1: open's default buffer
     return os.fdopen(fd, "w", encoding="utf-8")
 
 

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import heapq
 import logging
 import queue
 import signal
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -164,7 +165,7 @@ class _Engine:
                 future = self.inflight.get(key) if key is not None else None
                 if future is None:
                     future = self.send(route, req, key)
-                future.add_done_callback(lambda f, flow=flow, i=i, route=route: self.deliver_future(flow, i, f, route))
+                future.add_done_callback(functools.partial(self.deliver_future, flow, i, route=route))
 
     def send(self, route: _Route, request: Request, key: str | None) -> "asyncio.Future[Reply]":
         self.stats.add(self.stats.sent, request.target)
@@ -177,7 +178,7 @@ class _Engine:
         future.add_done_callback(lambda f: self.arrived(route, request, key, f))
         return future
 
-    def spawn(self, coro) -> asyncio.Task:  # type: ignore[no-untyped-def]
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = self.loop.create_task(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)

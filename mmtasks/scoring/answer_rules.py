@@ -226,6 +226,6 @@ def open_match(gold: str | Sequence[str], predictions: Sequence[Normalized]) -> 
         if number is not None:  # the authors' float branch: equal to a gold number (inf == inf)
             if number in accepted:
                 return True
-        elif any(isinstance(ans, str) and ans in pred for ans in accepted):
+        elif isinstance(pred, str) and any(isinstance(ans, str) and ans in pred for ans in accepted):
             return True
     return False

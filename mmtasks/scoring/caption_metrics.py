@@ -71,7 +71,8 @@ def corpus_bleu(predictions: Sequence[str], references: Sequence[Any]) -> float:
     refs = _references(references)
     width = max(len(r) for r in refs)
     streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
-    return float(sacrebleu.corpus_bleu(list(predictions), streams).score)
+    # a None in a reference stream: that sentence has fewer references (sacrebleu skips it; its annotation says str)
+    return float(sacrebleu.corpus_bleu(list(predictions), streams).score)  # type: ignore[arg-type]
 
 
 @corpus_metric("cider_d", references="several", requires=("pycocoevalcap",))

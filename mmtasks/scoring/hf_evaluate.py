@@ -29,7 +29,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from mmtasks.config.task_config import MetricConfig
 from mmtasks.errors import ConfigError, DataError
@@ -95,12 +95,19 @@ def _number(value: Any, source: str, key: str | None) -> float:
     return float(value)
 
 
+class _KeyOf(TypedDict):
+    """The task file and the key a problem is reported at (``**where``)."""
+
+    file: Path
+    field: str
+
+
 def load_evaluate_metric(config: MetricConfig, *, task_file: Path, roots: Sequence[Path], field_name: str) -> EvaluateMetric:
     """Load ``config.function`` (``evaluate:NAME`` or ``evaluate:PATH.py``); any problem is a
     one-line :class:`ConfigError` naming ``task_file`` and ``field_name``."""
     assert config.function is not None and is_evaluate(config.function)
     ref = config.function[len(PREFIX):].strip()
-    where = {"file": task_file, "field": field_name}
+    where: _KeyOf = {"file": task_file, "field": field_name}
     if not ref:
         raise ConfigError("evaluate: needs a metric name or a metric script path", **where)
     local = ref.endswith(".py") or ref.startswith((".", "/")) or "\\" in ref
@@ -131,7 +138,7 @@ def load_evaluate_metric(config: MetricConfig, *, task_file: Path, roots: Sequen
                           factor=config.report_factor)
 
 
-def _confined_script(ref: str, task_file: Path, roots: Sequence[Path], where: dict[str, Any]) -> str:
+def _confined_script(ref: str, task_file: Path, roots: Sequence[Path], where: _KeyOf) -> str:
     path = (task_file.parent / ref)
     real = path.resolve()
     folders = [r.resolve() for r in (task_file.parent, *roots)]
