@@ -40,7 +40,8 @@ from mmtasks.documents.samples import iter_samples
 from mmtasks.errors import ConfigError, DataError
 from mmtasks.results.files import confined, run_folder
 from mmtasks.results.schema import ResultsFile, read_results
-from mmtasks.scoring.aggregation import FAILURE_KINDS, failure_kind
+from mmtasks.documents.samples import recorded_failure_kinds
+from mmtasks.scoring.aggregation import FAILURE_KINDS
 
 #: how a metric's comparison treats the documents a run failed: ``wrong`` (scored 0, as the
 #: task's ``<metric>_all``), ``left_out`` (not paired: the task reports no ``_all`` for it, or
@@ -167,7 +168,7 @@ def _unscored_reason(row: dict[str, Any]) -> str | None:
     requests' kind, else a judge failure, else an unparsed answer; None when it had none."""
     failures = row.get("failures")
     if isinstance(failures, list) and failures:
-        kinds = {failure_kind(f if isinstance(f, str) else None) for f in failures}
+        kinds = {kind.value for kind in recorded_failure_kinds(row)}
         return next((k for k in FAILURE_KINDS if k in kinds), "request_failure")
     for field, reason in (("judge_failures", "judge_failure"), ("unparsed", "unparsed")):
         count = row.get(field)

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from mmtasks.core.request import Reply
+from mmtasks.core.request import FailureKind, Reply
 
 #: how the error of a reply with no answer after its reasoning starts (the failure kind's name)
 TRUNCATED = "truncated"
@@ -140,7 +140,8 @@ def split_reply(reply: Reply, fmt: ReasoningFormat | None, max_new_tokens: int |
     elif at_limit and not answer.strip():
         why = f"the reply is empty at the token limit{limit}"
     if why is not None:
-        return dataclasses.replace(reply, text=None, error=f"{TRUNCATED}: {why}", reasoning=reasoning, split=True)
+        return dataclasses.replace(reply, text=None, error=f"{TRUNCATED}: {why}", reasoning=reasoning, split=True,
+                                   failure_kind=FailureKind.TRUNCATED)
     return dataclasses.replace(reply, text=answer, reasoning=reasoning, split=True)
 
 

@@ -248,10 +248,21 @@ class Reply:
     starts_in_reasoning: bool = False
     #: the reasoning is already split from ``text`` (what the scheduler delivers)
     split: bool = False
+    #: why the request failed, as the backend (or the reasoning split) knows it; None: it did not
+    #: fail, or its maker did not say (then :attr:`kind` reads the error's text)
+    failure_kind: FailureKind | None = None
 
     @property
     def ok(self) -> bool:
         return self.text is not None
+
+    @property
+    def kind(self) -> FailureKind | None:
+        """Why the request failed (None: it did not): the kind its maker gave, else the one its
+        error's text names (a backend of a plugin that gives none: :meth:`FailureKind.of_error`)."""
+        if self.ok:
+            return None
+        return self.failure_kind or FailureKind.of_error(self.error)
 
     def tokens(self) -> dict[str, int] | None:
         """The token counts the backend reported for this reply (``prompt``, ``completion``,
@@ -261,8 +272,9 @@ class Reply:
         return out or None
 
     @classmethod
-    def failure(cls, error: str) -> "Reply":
-        return cls(text=None, error=error)
+    def failure(cls, error: str, kind: FailureKind | None = None) -> "Reply":
+        """A failed reply; ``kind``: why, where the maker knows (else read from ``error``: :attr:`kind`)."""
+        return cls(text=None, error=error, failure_kind=kind)
 
     def to_cache(self) -> str:
         """The reply as the response cache stores it: every part a backend received (text,

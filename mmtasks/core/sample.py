@@ -6,7 +6,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import FailureKind, Reply, Request
 
 
 @dataclass
@@ -33,6 +33,9 @@ class Sample:
     metrics: dict[str, float | None] = field(default_factory=dict)
     #: request failures (after the backend's retries), never scored as answers
     failures: list[str] = field(default_factory=list)
+    #: beside each of ``failures``: its kind (:meth:`add_failure`); a run folder written before
+    #: the field has none (:meth:`kinds` reads them from the failures' text)
+    failure_kinds: list[FailureKind] = field(default_factory=list)
     #: answers that could not be parsed even after re-asking (0 or 1 for a one-answer protocol,
     #: a count for one that asks several questions); counted as the task's ``unparsed`` problem
     unparsed: int = 0
@@ -67,6 +70,20 @@ class Sample:
         self.finish_reasons.append(reply.finish_reason)
         self.tokens.append(reply.tokens())
 
+    def add_failure(self, error: str, kind: FailureKind | None) -> None:
+        """Record a failed request: ``error`` (where it happened and why: ``turn 2: HTTP 500 ...``)
+        and its kind (a reply's :attr:`~mmtasks.core.request.Reply.kind`)."""
+        self.failures.append(error)
+        self.failure_kinds.append(kind or FailureKind.of_error(error))
+
+    def kinds(self) -> list[FailureKind]:
+        """The kind of each failure: as recorded, or, for failures appended without one (a run
+        folder of an older version, a plugin protocol that appends to ``failures``), read from
+        its text (:meth:`FailureKind.of_error`)."""
+        if len(self.failure_kinds) == len(self.failures):
+            return [FailureKind(k) for k in self.failure_kinds]
+        return [FailureKind.of_error(f) for f in self.failures]
+
     def to_json(self) -> dict[str, Any]:
         """The sample as a dict of its fields (shallow: values are shared, not copied;
         :func:`mmtasks.results.files.dumps` serialises any dataclass nested in them)."""
@@ -83,7 +100,7 @@ class Sample:
         with the replies.
         """
         return Sample(task=self.task, doc_id=self.doc_id, doc_index=self.doc_index, metrics=self.metrics,
-                      failures=self.failures, unparsed=self.unparsed, guessed=self.guessed, read_by=self.read_by,
+                      failures=self.failures, failure_kinds=self.failure_kinds, unparsed=self.unparsed, guessed=self.guessed, read_by=self.read_by,
                       irregular=self.irregular,
                       breakdown=self.breakdown, cluster=self.cluster, repeat=self.repeat,
                       judge_failures=self.judge_failures, extra=self.extra)

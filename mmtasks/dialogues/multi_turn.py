@@ -73,7 +73,7 @@ from mmtasks.errors import ConfigError, DataError, TemplateError
 from mmtasks.templates import compile_template
 from mmtasks.scoring.aggregation import add_corpus_pair
 from mmtasks.scoring.parsers import is_guess
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import FailureKind, Reply, Request
 
 if TYPE_CHECKING:
     from mmtasks.documents.dataset import Document
@@ -271,7 +271,8 @@ def multi_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
         if not reply.ok:
             record["status"] = "request_failure"
             record["error"] = reply.error or "request failed"
-            sample.failures.append(f"turn {k + 1}: {record['error']}")
+            record["failure_kind"] = (reply.kind or FailureKind.REQUEST_FAILURE).value
+            sample.add_failure(f"turn {k + 1}: {record['error']}", reply.kind)
             failed_before = True
         elif state.scores_answers:
             _score_turn(state, turn, reply.text or "", record, sample)
@@ -344,7 +345,7 @@ def _dialogue_metrics(state: DocumentState, records: list[dict[str, Any]]) -> di
 
 def _overflowed(reply: Reply) -> bool:
     """Whether the backend refused the request because the prompt does not fit the context."""
-    return not reply.ok and (reply.error or "").startswith("context_overflow:")
+    return reply.kind is FailureKind.CONTEXT_OVERFLOW
 
 
 def _judge(state: DocumentState, turns: list[Turn], records: list[dict[str, Any]], sample: Sample) -> Generator[list[Request], list[Reply], None]:

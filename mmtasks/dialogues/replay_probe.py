@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.config.task_config import AnswerSpace
 from mmtasks.core.conversation import Message
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import FailureKind, Reply, Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import MAX_JUDGED_CHARS, ask_judge, judge_call, too_large_for_the_judge, verdict_metrics
 from mmtasks.dialogues.notetaking import NoteBook, NoteSettings, note_text
@@ -206,7 +206,7 @@ class _Run:
         """``reply``, or with ``truncate: oldest_turns`` and a context overflow, the reply to the
         request sent again without its oldest exchanges (same position: ``replay:`` still matches)."""
         messages, dropped = list(request.messages), 0
-        while self.args.truncate == "oldest_turns" and not reply.ok and (reply.error or "").startswith("context_overflow:"):
+        while self.args.truncate == "oldest_turns" and reply.kind is FailureKind.CONTEXT_OVERFLOW:
             cut = drop_oldest_exchange(messages)
             if cut is None:
                 break
@@ -231,7 +231,7 @@ class _Run:
         if reply.reasoning:
             self.reasoning[what] = reply.reasoning
         if not reply.ok:
-            self.sample.failures.append(f"{what}: {reply.error or 'request failed'}")
+            self.sample.add_failure(f"{what}: {reply.error or 'request failed'}", reply.kind)
         return reply.text
 
     # -- phases -------------------------------------------------------------
@@ -379,6 +379,7 @@ def replay_probe(state: DocumentState, ctx: DialogueContext) -> Dialogue:
     if run.notes is not None:
         sample.extra.update(notes=run.notes.log, final_note=run.notes.note,
                             note_unparsed=run.notes.unparsed, note_failures=run.notes.request_failures)
-        sample.failures += [f"note after turn {e['turn']}: {e['error']}" for e in run.notes.log
-                            if e["error"] and e["reply"] is None]
+        for e in run.notes.log:
+            if e["error"] and e["reply"] is None:
+                sample.add_failure(f"note after turn {e['turn']}: {e['error']}", None)
     return sample

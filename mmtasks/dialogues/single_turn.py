@@ -59,7 +59,7 @@ def single_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
         (reply,) = yield [request]
         sample.add_reply(reply)
         if not reply.ok:
-            sample.failures.append(reply.error or "request failed")
+            sample.add_failure(reply.error or "request failed", reply.kind)
             break
         parsed = state.parser(reply.text or "", doc.record)
         if parsed is not None:

@@ -16,7 +16,7 @@ needs ``metrics``, judge agreement ``task`` and ``judge``, replay ``task`` and `
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -63,9 +63,18 @@ class SampleRecord(BaseModel):
 
     def failure_kinds_or_derived(self) -> list[FailureKind]:
         """The kind of each failure: as recorded, or (an older run folder) read from its text."""
-        if self.failure_kinds is not None and len(self.failure_kinds) == len(self.failures):
-            return list(self.failure_kinds)
-        return [FailureKind.of_error(f) for f in self.failures]
+        return recorded_failure_kinds({"failures": self.failures, "failure_kinds": self.failure_kinds})
+
+
+def recorded_failure_kinds(data: Mapping[str, Any]) -> list[FailureKind]:
+    """The kind of each failure of a sample as written (a validated line's ``data``): as recorded
+    in ``failure_kinds``, or, in a run folder written before that field, read from each failure's
+    text (:meth:`FailureKind.of_error`)."""
+    failures = [f for f in data.get("failures") or [] if isinstance(f, str)]
+    kinds = data.get("failure_kinds")
+    if isinstance(kinds, list) and len(kinds) == len(failures):
+        return [FailureKind(k) for k in kinds]
+    return [FailureKind.of_error(f) for f in failures]
 
 
 @dataclass(frozen=True)
@@ -137,4 +146,4 @@ def parse_sample(raw: bytes, path: Path, number: int | None, offset: int = 0, *,
     return SampleLine(line=number or 0, offset=offset, record=record, data=data)
 
 
-__all__ = ["SampleLine", "SampleRecord", "iter_samples", "parse_sample", "sample_at"]
+__all__ = ["SampleLine", "SampleRecord", "iter_samples", "parse_sample", "recorded_failure_kinds", "sample_at"]

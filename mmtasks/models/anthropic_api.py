@@ -36,7 +36,7 @@ from anthropic.types import message_create_params as _params
 
 from mmtasks.core.conversation import Image, Text
 from mmtasks.core.reasoning import LENGTH
-from mmtasks.core.request import GenerationConfig, Reply, Request
+from mmtasks.core.request import FailureKind, GenerationConfig, Reply, Request
 from mmtasks.errors import DataError
 from mmtasks.models.api_base import APIArgs, APIModel, split_data_url, transport_reason
 from mmtasks.models.openai_http import http
@@ -184,7 +184,8 @@ class AnthropicModel(APIModel):
             self.fatal(exc.status_code, detail)
             status = exc.status_code
             if is_context_overflow(status, detail, None):
-                return self.failed(f"{CONTEXT_OVERFLOW}: HTTP {status}: {detail}", counter.attempts, False)
+                return self.failed(f"{CONTEXT_OVERFLOW}: HTTP {status}: {detail}", counter.attempts, False,
+                                   FailureKind.CONTEXT_OVERFLOW)
             return self.failed(f"HTTP {status}: {detail}", counter.attempts, status in (408, 409, 429) or status >= 500)
         except anthropic.APIConnectionError as exc:
             return self.failed(transport_reason(exc, self.args.timeout, isinstance(exc, anthropic.APITimeoutError)),

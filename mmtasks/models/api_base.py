@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.core.provenance import ModelRevision
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import FailureKind, Reply, Request
 from mmtasks.errors import ConfigError, DataError, ModelError, ModelNotFound
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
@@ -290,11 +290,11 @@ class APIModel(ChatModel):
             log.warning("%s: a request %s", self.spec.display, reply.error)
             return reply
 
-    def failed(self, reason: str, attempts: int, retried: bool) -> Reply:
-        """A failed reply; a retried failure says how many attempts were made."""
+    def failed(self, reason: str, attempts: int, retried: bool, kind: FailureKind = FailureKind.REQUEST_FAILURE) -> Reply:
+        """A failed reply of ``kind``; a retried failure says how many attempts were made."""
         if retried:
             reason = f"failed after {attempts} attempt{'s' if attempts != 1 else ''}: {reason}"
-        return Reply(text=None, error=redact(reason))
+        return Reply(text=None, error=redact(reason), failure_kind=kind)
 
     def fatal(self, status: int, detail: str) -> None:
         """Raise :class:`ModelError` for answers that doom every request (a rejected key, an

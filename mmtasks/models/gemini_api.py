@@ -46,7 +46,7 @@ from pydantic import Field
 
 from mmtasks.core.conversation import Image, Text, VideoRun, video_runs
 from mmtasks.core.reasoning import LENGTH
-from mmtasks.core.request import GenerationConfig, Reply, Request
+from mmtasks.core.request import FailureKind, GenerationConfig, Reply, Request
 from mmtasks.errors import DataError
 from mmtasks.models.api_base import APIArgs, APIModel, split_data_url, transport_reason
 from mmtasks.models.base import ModelContext, ModelSpec
@@ -274,7 +274,8 @@ class GeminiModel(APIModel):
                     retried = status in (408, 429) or status >= 500
                     if not retried or last:
                         if is_context_overflow(status, detail, None):
-                            return self.failed(f"{CONTEXT_OVERFLOW}: HTTP {status}: {detail}", counter.attempts, False)
+                            return self.failed(f"{CONTEXT_OVERFLOW}: HTTP {status}: {detail}", counter.attempts, False,
+                                               FailureKind.CONTEXT_OVERFLOW)
                         return self.failed(f"HTTP {status}: {detail}", counter.attempts, retried)
                     await asyncio.sleep(retry_wait(exc, attempt))
                 except http.TransportError as exc:

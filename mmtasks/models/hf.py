@@ -42,7 +42,7 @@ from mmtasks.errors import ModelError
 from mmtasks.models.hub import hub_preflight, looks_local
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.core.reasoning import opens_reasoning
-from mmtasks.core.request import GenerationConfig, Reply, Request
+from mmtasks.core.request import FailureKind, GenerationConfig, Reply, Request
 from mmtasks.core.provenance import ModelRevision
 
 log = logging.getLogger(__name__)
@@ -300,7 +300,8 @@ class HFModel(ChatModel):
                 for row, n in over.rows.items():
                     prepared.failures.append((ready[row][0].index, Reply.failure(
                         f"context_overflow: the prompt has {n} tokens and max_new_tokens is "
-                        f"{batch.generation.max_new_tokens}, more than the model's context of {self.context_limit} tokens")))
+                        f"{batch.generation.max_new_tokens}, more than the model's context of {self.context_limit} tokens",
+                        FailureKind.CONTEXT_OVERFLOW)))
                 ready = [item for row, item in enumerate(ready) if row not in over.rows]
                 continue
             except Exception as exc:  # the processor refused this batch: retried one by one by _answer

@@ -63,7 +63,7 @@ import openai
 from mmtasks.core.provenance import ModelRevision
 from mmtasks.core.conversation import Image, VideoRun, video_runs
 from mmtasks.core.reasoning import LENGTH
-from mmtasks.core.request import OPTIONAL_SETTINGS, GenerationConfig, Reply, Request
+from mmtasks.core.request import OPTIONAL_SETTINGS, FailureKind, GenerationConfig, Reply, Request
 from mmtasks.errors import ConfigError, DataError, ModelError, ModelNotFound
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
@@ -391,7 +391,9 @@ class OpenAIModel(ChatModel):
             text = f"failed after {attempts} attempt{'s' if attempts != 1 else ''}: {text}"
         error = redact(text)
         log.warning("%s: a request %s", self.spec.display, error)
-        return Reply(text=None, error=error, latency=time.monotonic() - started)
+        # _status_failure starts an overflow's reason with its kind (and it is never retried)
+        kind = FailureKind.CONTEXT_OVERFLOW if text.startswith(f"{CONTEXT_OVERFLOW}:") else FailureKind.REQUEST_FAILURE
+        return Reply(text=None, error=error, latency=time.monotonic() - started, failure_kind=kind)
 
     def _raise_if_fatal(self, status: int, raw: bytes, models: Sequence[str] = ()) -> None:
         """Raise :class:`ModelError` for statuses that doom every request (without the SDK's

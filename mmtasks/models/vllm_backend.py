@@ -73,7 +73,7 @@ from mmtasks.models.vllm_inputs import (
 from mmtasks.models.processor_messages import message_parts, processor_conversation
 from mmtasks.core.conversation import Image, VideoRun
 from mmtasks.core.reasoning import opens_reasoning
-from mmtasks.core.request import GenerationConfig, Reply, Request
+from mmtasks.core.request import FailureKind, GenerationConfig, Reply, Request
 from mmtasks.core.provenance import ModelRevision, model_revision
 
 try:  # newer vLLM: request validation errors have their own base class
@@ -190,7 +190,7 @@ class VLLMModel(ChatModel):
             ids = self._prompt_ids(request) if as_tokens else None
             overflow = self._overflow(request, ids)
             if overflow is not None:
-                yield i, Reply.failure(overflow)
+                yield i, Reply.failure(overflow, FailureKind.CONTEXT_OVERFLOW)
                 continue
             sent_videos: tuple[dict[str, Any], ...] = ()
             if ids is not None:

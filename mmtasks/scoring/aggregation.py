@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from mmtasks.core.reasoning import TRUNCATED
+from mmtasks.core.request import FailureKind
 from mmtasks.registry import aggregators as _aggregators
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr, bootstrap_stderr
 
@@ -85,14 +86,18 @@ FAILURE_KINDS = (CONTEXT_OVERFLOW, TRUNCATED)
 
 
 def failure_kind(error: str | None) -> str:
-    """``context_overflow`` or ``truncated`` for a failed request whose error says so (the backends
-    and the reasoning split start it with that word and a colon; a protocol may prefix ``turn 3: ``),
-    else ``request_failure``."""
-    if error:
-        found = [(error.find(f"{kind}:"), kind) for kind in FAILURE_KINDS if f"{kind}:" in error]
-        if found:
-            return min(found)[1]
-    return "request_failure"
+    """The kind an error's text names (:meth:`FailureKind.of_error`): for a failure recorded
+    without its kind (a run folder of an older version); a new one carries it (``Reply.kind``,
+    ``Sample.failure_kinds``, a turn record's ``failure_kind``)."""
+    return FailureKind.of_error(error).value
+
+
+def turn_failure_kind(record: Mapping[str, Any]) -> str:
+    """The kind of a failed turn of ``multi_turn``'s records: as recorded, else read from its error."""
+    kind = record.get("failure_kind")
+    if isinstance(kind, str) and kind in {k.value for k in FailureKind}:
+        return kind
+    return failure_kind(record.get("error"))
 
 
 def sample_failure_kind(sample: "Sample") -> str | None:
@@ -100,7 +105,7 @@ def sample_failure_kind(sample: "Sample") -> str | None:
     when one of its failures is (in that order), else ``request_failure``."""
     if not sample.failures:
         return None
-    kinds = {failure_kind(f) for f in sample.failures}
+    kinds = {k.value for k in sample.kinds()}
     return next((k for k in FAILURE_KINDS if k in kinds), "request_failure")
 
 
@@ -140,8 +145,7 @@ def count_problems(samples: Iterable["Sample"]) -> dict[str, int]:
     own = dict.fromkeys(FAILURE_KINDS, 0)
     guessed = 0
     for s in samples:
-        for f in s.failures:
-            kind = failure_kind(f)
+        for kind in (k.value for k in s.kinds()):
             if kind in own:
                 own[kind] += 1
             else:

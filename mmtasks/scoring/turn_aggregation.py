@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.scoring.aggregation import (TaskResult, TaskScoring, aggregator, coverage, failure_kind,
-                                         function_and_judge_metrics, label_sort_key, unscored_counts)
+from mmtasks.scoring.aggregation import (TaskResult, TaskScoring, aggregator, coverage, function_and_judge_metrics,
+                                         label_sort_key, turn_failure_kind, unscored_counts)
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
 from mmtasks.scoring.verdicts import is_number
 
@@ -121,7 +121,7 @@ def per_turn_mean(task: TaskScoring, samples: Sequence["Sample"], seed: int) -> 
                     unexplained_by_metric[m] += 1
             scored = bool(values) or (has_corpus and not failed)
             if failed:
-                unscored[failure_kind(record.get("error"))] += 1
+                unscored[turn_failure_kind(record)] += 1
             elif not scored and names:
                 if status == "judge_failure":
                     unscored["judge_failure"] += 1

@@ -17,7 +17,7 @@ from mmtasks.documents.samples import iter_samples, sample_at
 from mmtasks.errors import DataError
 from mmtasks.results.files import confined, run_folder
 from mmtasks.results.schema import RESULTS_FILE, ResultsFile, read_results
-from mmtasks.scoring.aggregation import failure_kind
+from mmtasks.documents.samples import recorded_failure_kinds
 from mmtasks.view.images import ImageStore
 
 #: the failure kinds a document can be filtered by, and their bit in a row's ``kinds`` mask
@@ -106,8 +106,8 @@ def failure_kinds(sample: dict[str, Any]) -> int:
     treatment -> reason)."""
     bit = {kind: 1 << i for i, kind in enumerate(FAILURE_KINDS)}
     mask = 0
-    for failure in _list(sample.get("failures")):
-        mask |= bit[failure_kind(failure if isinstance(failure, str) else None)]
+    for kind in recorded_failure_kinds(sample):
+        mask |= bit[kind.value]
     if _count(sample.get("unparsed")):
         mask |= bit["unparsed"]
     if _count(sample.get("judge_failures")):

@@ -27,7 +27,7 @@ import ast
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmtasks.scoring.aggregation import TaskResult, aggregator, coverage, failure_kind, unscored_counts
+from mmtasks.scoring.aggregation import TaskResult, aggregator, coverage, turn_failure_kind, unscored_counts
 from mmtasks.scoring.bootstrap import bootstrap_ratio_stderr
 from mmtasks.scoring.verdicts import verdict_parser
 
@@ -122,7 +122,7 @@ def aggregate_mmdu(task: "TaskScoring", samples: Sequence["Sample"], seed: int) 
                 unscored[status] += 1
             elif status == "request_failure":  # a prompt too long for the context is its own kind
                 bad += 1
-                unscored[failure_kind(turn.get("error"))] += 1
+                unscored[turn_failure_kind(turn)] += 1
             else:
                 unscored["unjudged"] += 1
         sums.append(dialogue_sum)

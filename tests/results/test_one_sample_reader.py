@@ -90,3 +90,24 @@ def test_an_old_run_folders_failures_get_their_kind_from_their_text() -> None:
     new = SampleRecord.model_validate({"task": "t", "doc_id": "d", "failures": ["turn 1: the server said no"],
                                        "failure_kinds": ["context_overflow"]})
     assert new.failure_kinds_or_derived() == [FailureKind.CONTEXT_OVERFLOW]  # the recorded kind, not the text's
+
+
+def test_a_failures_kind_is_the_one_recorded_with_it_through_the_samples_file(tmp_path: Path) -> None:
+    from mmtasks.core.request import Reply
+    from mmtasks.core.sample import Sample
+    from mmtasks.results.files import SamplesFile, dumps
+    from mmtasks.scoring.aggregation import count_problems
+
+    # the backend says the kind; the text need not (a plugin backend's own words)
+    refused = Reply.failure("the server said the prompt is too long", FailureKind.CONTEXT_OVERFLOW)
+    assert refused.kind is FailureKind.CONTEXT_OVERFLOW and Reply(text="7").kind is None
+    # a reply made without a kind: the one its text names
+    assert Reply(text=None, error="context_overflow: HTTP 400").kind is FailureKind.CONTEXT_OVERFLOW
+    new = Sample(task="t", doc_id="new", doc_index=0)
+    new.add_failure(f"turn 1: {refused.error}", refused.kind)
+    old = {"task": "t", "doc_id": "old", "doc_index": 1, "failures": ["turn 2: truncated: no answer", "HTTP 500"]}
+    file = tmp_path / "t.jsonl"
+    file.write_text(dumps(new.to_json()) + "\n" + json.dumps(old) + "\n")
+    assert json.loads(file.read_text().splitlines()[0])["failure_kinds"] == ["context_overflow"]
+    problems = count_problems(SamplesFile(file))
+    assert problems == {"request_failures": 1, "unparsed": 0, "judge_failures": 0, "context_overflow": 1, "truncated": 1}

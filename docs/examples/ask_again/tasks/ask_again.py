@@ -38,7 +38,7 @@ def ask_again(state: DocumentState, ctx: DialogueContext) -> Dialogue:
         (reply,) = yield [request]  # one wave: every document's turn k goes out together
         sample.add_reply(reply)
         if not reply.ok:  # a failed request is counted, never scored as an answer
-            sample.failures.append(f"turn {k + 1}: {reply.error or 'request failed'}")
+            sample.add_failure(f"turn {k + 1}: {reply.error or 'request failed'}", reply.kind)
             sample.metrics = {"acc": None, "first_acc": None}
             break
         parsed = state.parser(reply.text or "", doc.record)
