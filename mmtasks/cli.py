@@ -78,6 +78,8 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")
+    p.add_argument("--rank-timeout", type=float, default=None, metavar="S",
+                   help="data parallel runs: name a rank silent for S seconds and stop (default $MMTASKS_RANK_TIMEOUT_S or 600)")
     p.add_argument("--max-live", type=int, default=1024, metavar="N", help="most dialogues in flight at once (bounds memory; default 1024)")
     p.add_argument("--log-to", default="", metavar="TRACKERS",
                    help="log the run to experiment trackers: wandb, mlflow, trackio (comma-separated; each an extra: "
@@ -230,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     except MmtasksError as exc:
         if verbose:
             raise
-        print(f"mmtasks: error: {redact(exc.render())}", file=sys.stderr)
+        if not exc.quiet:
+            print(f"mmtasks: error: {redact(exc.render())}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("mmtasks: interrupted; run the same command again to resume from the cache", file=sys.stderr)

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 
 from mmtasks.errors import ConfigError, MmtasksError
 from mmtasks.models.base import ModelSpec
+from mmtasks.rank_agreement import DEFAULT_SILENCE_S, Liaison
 
 T = TypeVar("T")
 
@@ -147,19 +148,34 @@ def _timeout() -> timedelta:
     return timedelta(seconds=seconds)
 
 
-@contextmanager
-def process_group(ranks: Ranks) -> Iterator[None]:
-    """Join the launcher's process group for the run (NCCL with CUDA, gloo on the CPU).
+def _liaison(ranks: Ranks, silence_s: float) -> Liaison:
+    """This rank's link to the others through the process group's store (see :mod:`mmtasks.rank_agreement`);
+    each evaluation in the group gets its own keys (a Trainer evaluates many times in one group)."""
+    from torch.distributed import distributed_c10d
 
-    Nothing happens for a single process, or when the caller (e.g. accelerate in
-    a script) has already initialised torch.distributed.
+    store = distributed_c10d._get_default_store()
+    run = int(store.add(f"mmtasks/runs/{ranks.rank}", 1))
+    return Liaison(store, ranks.rank, ranks.world_size, silence_s, prefix=f"mmtasks/{run}")
+
+
+@contextmanager
+def process_group(ranks: Ranks, silence_s: float = DEFAULT_SILENCE_S) -> Iterator[Liaison | None]:
+    """Join the launcher's process group for the run (NCCL with CUDA, gloo on the CPU); yields
+    this rank's :class:`~mmtasks.rank_agreement.Liaison` (None for a single process).
+
+    The group is not initialised again when the caller (e.g. accelerate in a script) already
+    did it.
     """
     if not ranks.active:
-        yield
+        yield None
         return
     dist = _torch_distributed()
     if dist.is_initialized():
-        yield
+        liaison = _liaison(ranks, silence_s)
+        try:
+            yield liaison
+        finally:
+            liaison.close()
         return
     if _cuda_available():
         import torch
@@ -177,9 +193,11 @@ def process_group(ranks: Ranks) -> Iterator[None]:
             raise ConfigError(f"WORLD_SIZE={ranks.world_size} but {name} is not set", field=name,
                               hint="start data parallel runs with torchrun or accelerate launch")
     dist.init_process_group(backend=backend, rank=ranks.rank, world_size=ranks.world_size, timeout=_timeout())
+    liaison = _liaison(ranks, silence_s)
     # Not in a finally: a failing rank keeps its connections until it has printed its
     # error and exited, so that its error comes before the other ranks notice.
-    yield
+    yield liaison
+    liaison.close()
     dist.destroy_process_group()
 
 
@@ -254,16 +272,21 @@ def merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def gather(samples: dict[str, list[T]], stats: dict[str, Any], ranks: Ranks) -> tuple[dict[str, list[T]], dict[str, Any]] | None:
+def gather(samples: dict[str, list[T]], stats: dict[str, Any], ranks: Ranks,
+           liaison: Liaison | None = None) -> tuple[dict[str, list[T]], dict[str, Any]] | None:
     """Every rank's samples (per task, in no particular order) and merged stats, on rank 0.
 
     Returns them unchanged for a single process and ``None`` on the other ranks.
-    This is the run's only collective operation: a finished rank waits here for
-    the slowest one.
+    This is the run's only collective operation: a finished rank first waits (through
+    ``liaison``) for the slowest one, watching its heartbeats, and names a rank that falls
+    silent (:class:`~mmtasks.rank_agreement.RankSilent`).
     """
     if not ranks.active:
         return samples, stats
     dist = _torch_distributed()
+    if liaison is not None:
+        liaison.post("done", "1")
+        liaison.collect("done", "finish its share of the documents")
     mine = (samples, stats)
     parts: list[Any] | None = [None] * ranks.world_size if ranks.is_main else None
     try:
@@ -271,8 +294,8 @@ def gather(samples: dict[str, list[T]], stats: dict[str, Any], ranks: Ranks) -> 
     except RuntimeError as exc:  # gloo: a peer closed its connection (NCCL peers are stopped by the launcher)
         logging.getLogger("mmtasks").debug("gather failed: %s", exc)
         raise RankFailedError(
-            f"rank {ranks.rank} lost the other ranks while gathering samples: another rank failed "
-            "(that rank printed its error)",
+            f"rank {ranks.rank} lost the other ranks while gathering samples: another rank stopped "
+            "(its error, if it printed one, is in the launcher's output)",
             hint="fix that error and run the same command again: replies already received are in the cache",
         ) from exc
     if parts is None:

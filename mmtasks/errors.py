@@ -38,6 +38,8 @@ class MmtasksError(Exception):
     """An error with a message meant for the user, not a bug."""
 
     exit_code: int = 2
+    #: already said by another process (rank 0 of a data parallel run says it once for all ranks)
+    quiet: bool = False
 
     def __init__(
         self,

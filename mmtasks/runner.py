@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mmtasks import distributed
+from mmtasks import distributed, rank_agreement
 from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
 from mmtasks.config.run_config import RunConfig
 from mmtasks.dialogues.protocols import DialogueContext
@@ -201,12 +201,36 @@ def evaluate(run: RunConfig, model_factory: ModelFactory | None = None) -> RunOu
     started = time.perf_counter()
     ranks = distributed.ranks_from_env()
     distributed.quiet_unless_main(ranks)
-    with distributed.process_group(ranks):
-        return _evaluate(run, ranks, started, model_factory)
+    silence = rank_agreement.silence_timeout(run.rank_timeout) if ranks.active else rank_agreement.DEFAULT_SILENCE_S
+    with distributed.process_group(ranks, silence) as liaison:
+        return _evaluate(run, ranks, started, model_factory, liaison)
+
+
+def _agree(run: RunConfig, tasks: list[Task], root: Path | None, specs: dict[str, ModelSpec | None],
+           liaison: rank_agreement.Liaison) -> dict[str, list[str]]:
+    """Every rank's digest against rank 0's, before any model is built (a difference stops every
+    rank, naming the rank, its node and what differs); this rank's document ids per task."""
+    from mmtasks import __version__
+
+    def records(task: Task) -> Iterator[tuple[str, dict[str, Any]]]:
+        for doc in task.documents(root, run.limit, excluded=Exclusions()):
+            yield doc.doc_id, doc.record
+
+    models = {role: (spec.identity(), spec.name if spec.backend in _LOCAL_WEIGHTS else None)
+              for role, spec in specs.items() if spec is not None}
+    digest = rank_agreement.build_digest(
+        __version__, {t.name: t.config.model_dump_json() for t in tasks},
+        {t.name: records(t) for t in tasks}, models)
+    rank_agreement.agree(liaison, digest)
+    return {task: docs.ids for task, docs in digest.documents.items()}
+
+
+#: backends whose model name may be a local folder of weights (fingerprinted across ranks)
+_LOCAL_WEIGHTS = {"hf", "vllm"}
 
 
 def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
-              model_factory: ModelFactory | None = None) -> RunOutcome:
+              model_factory: ModelFactory | None = None, liaison: rank_agreement.Liaison | None = None) -> RunOutcome:
     model_spec = parse_model_spec(run.model, run.model_args)
     # Every task, document, template, image and target is checked before any model is built.
     checked = check(run, model_spec.generation)
@@ -233,6 +257,10 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
         except MmtasksError as exc:
             raise for_component(exc, "notetaker", run.notetaker) from None
     check_settings(tasks, model_spec, judge_spec, {**model_spec.generation, **run.gen_kwargs})
+    expected = None
+    if liaison is not None:
+        expected = _agree(run, tasks, root, {"model": model_spec, "judge": judge_spec, "matcher": matcher_spec,
+                                             "notetaker": notetaker_spec}, liaison)
     trackers = _trackers(run) if ranks.is_main else None  # a missing library or bad --log-args: one line, now
     models: dict[Target, ChatModel] = {}
     with contextlib.ExitStack() as stack:
@@ -273,7 +301,8 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             else:
                 models["notetaker"] = models["model"]
         check_limits(tasks, models, overridden="max_new_tokens" in {**model_spec.generation, **run.gen_kwargs})
-        outcome = _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started, matcher_spec)
+        outcome = _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started, matcher_spec,
+                       liaison, expected)
         if trackers is not None and outcome.is_main:
             trackers.log_run(outcome.results, {task: (s.to_json() for s in rows) for task, rows in outcome.samples.items()},
                              run.output_path)
@@ -424,7 +453,8 @@ def _group_scores(tasks: list[Task], groups: dict[str, list[str]], scored: dict[
 
 
 def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks, started: float,
-         matcher_spec: ModelSpec | None = None) -> RunOutcome:
+         matcher_spec: ModelSpec | None = None, liaison: rank_agreement.Liaison | None = None,
+         expected: dict[str, list[str]] | None = None) -> RunOutcome:
     cache = ResponseCache(run.cache_dir or default_cache_dir()) if run.use_cache else None
     writer = SamplesWriter(run.output_path / "samples") if run.output_path and ranks.is_main else None
     ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking",
@@ -496,10 +526,13 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
                  "--no-cache sends everything again)", cached, answered)
     stats = {"waves": scheduler.stats.waves, "sent": scheduler.stats.sent, "cached": scheduler.stats.cached,
              "failed": scheduler.stats.failed, "replies": counts.to_json()}
-    gathered = distributed.gather(by_task, stats, ranks)
+    gathered = distributed.gather(by_task, stats, ranks, liaison)
     if gathered is None:
         return RunOutcome(results={}, is_main=False)
     by_task, stats = gathered
+    if expected is not None:  # every document of the run scored exactly once (per repeat), before anything is written
+        rank_agreement.check_scored_once(expected, {t: ((s.doc_id, s.repeat) for s in rows) for t, rows in by_task.items()},
+                                         {t.name: repeats_for(t.scoring, run.repeats) for t in tasks})
     results: dict[str, TaskResult] = {}
     scored: dict[str, Sequence[Sample]] = {}
     #: task -> results.json's repeats record (tasks run more than once)

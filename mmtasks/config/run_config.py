@@ -86,6 +86,10 @@ class RunConfig(BaseModel):
     cache_dir: Path | None = None
     allow_failures: bool = False
     max_live: StrictInt = Field(default=1024, ge=1, le=MAX_LIVE)
+    rank_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """``--rank-timeout S``: in a data parallel run, seconds without a heartbeat after which a waiting
+    rank names the silent one and stops the run (default ``MMTASKS_RANK_TIMEOUT_S`` or 600;
+    :mod:`mmtasks.rank_agreement`). Not part of what the run is."""
     """Most dialogues in flight at once (bounds memory; a wave holds at most this many requests per turn)."""
     log_to: list[str] = Field(default_factory=list)
     """``--log-to``: experiment trackers the run logs to (``wandb``, ``mlflow``, ``trackio``;
