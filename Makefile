@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.mmtasks-installed
 
-.PHONY: demo test install install-demo vllm-venv browser clean
+.PHONY: demo test test-fast install install-demo vllm-venv browser clean
 
 $(DEMO_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -63,6 +63,11 @@ TEST_WORKERS ?= 2
 test: $(STAMP) vllm-venv browser
 	$(PY) -m compileall -q -j 0 mmtasks tasks tests > /dev/null  # the same for this tree's own modules
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
+# the fast tier: every test not marked `slow` (conftest.py marks the longest files), for the edit-test loop;
+# docs/contributors/tests.md has its measured time and what it covers (scripts/fast_tier_coverage.py)
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 clean:
 	rm -rf $(VENV) .venv-vllm runs

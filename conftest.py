@@ -39,7 +39,16 @@ LONGEST_FILES = (
 )
 
 
+#: files whose every test is `slow` besides those that mark themselves: the longest of the suite
+#: (measured), left out of the fast tier (`make test-fast`, `-m "not slow"`)
+SLOW_FILES = frozenset(LONGEST_FILES)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
     if not hasattr(config, "workerinput"):  # not an xdist worker
         return
     rank = {name: k for k, name in enumerate(LONGEST_FILES)}
