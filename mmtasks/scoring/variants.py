@@ -64,13 +64,18 @@ class _Linked(Protocol):
     """What :func:`bind_variants` reads of the task being linked (:class:`mmtasks.task.Task`,
     which imports this module: it is never imported here)."""
 
-    config: "TaskConfig"
-    file: Path
-    plugins: tuple[Path, ...]
-    metric_fns: Mapping[str, Callable[..., Any]]
-    corpus_metrics: Mapping[str, Any]
-    aggregator: AggregatorSpec
-
+    @property
+    def config(self) -> "TaskConfig": ...
+    @property
+    def file(self) -> Path: ...
+    @property
+    def plugins(self) -> tuple[Path, ...]: ...
+    @property
+    def metric_fns(self) -> Mapping[str, Callable[..., Any]]: ...
+    @property
+    def corpus_metrics(self) -> Mapping[str, Any]: ...
+    @property
+    def aggregator(self) -> AggregatorSpec: ...
     @property
     def protocol(self) -> Any: ...
 
