@@ -143,6 +143,7 @@ def test_the_shapes_are_1_mb_and_the_parsers_are_all_there() -> None:
             "vlmeval_option", "realbench_retrieval_multi", "mm_mt_bench_rating"} <= names
 
 
+@pytest.mark.slow  # every parser over 18 MB in all: about 90 s on one core
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("shape", list(SHAPES), ids=list(SHAPES))
 def test_every_parser_and_splitter_is_linear_on_1_mb(shape: str) -> None:
