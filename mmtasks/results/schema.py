@@ -444,6 +444,12 @@ class ReplyStats(_Strict):
     the backend's own word (``content_filter`` ...), or ``unknown`` (the backend does not say)."""
     reasoning: ReasoningLength | None = Field(default=None, exclude_if=lambda v: v is None)
     """The reasoning's length, when some replies had reasoning."""
+    tokens: dict[str, dict[str, NonNegativeInt]] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """Per component (``model``, ``judge``, ``matcher``, ``notetaker``): the tokens its backend
+    reported for the replies the results rest on (a reply from the response cache as reported when
+    it was received: a resumed run counts what an uninterrupted one does), ``prompt``,
+    ``completion``, ``reasoning``, ``cached`` (the provider's prompt cache, where reported), and
+    ``replies``, how many replies reported some."""
 
     @property
     def at_limit(self) -> int:

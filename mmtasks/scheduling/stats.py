@@ -29,10 +29,19 @@ class ReplyCounts:
     the ranks of a data parallel run add up (:func:`mmtasks.distributed.merge_stats`)."""
 
     #: task -> counter -> value (``n``, ``finish:<reason>``, ``with_reasoning``, ``reasoning_chars``,
-    #: ``reasoning_tokens``, ``tokens_known``)
+    #: ``reasoning_tokens``, ``tokens_known``; ``tokens:<target>:<kind>``: the tokens the backend
+    #: reported for the replies of each target (model, judge, matcher, note taker), a cached reply's
+    #: as reported when it was received (so a resumed run counts what an uninterrupted one does),
+    #: and ``tokens:<target>:replies``, how many replies reported some)
     tasks: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def __call__(self, request: "Request", reply: "Reply") -> None:
+        counts = reply.tokens()
+        if counts:
+            row = self.tasks.setdefault(request.task, {})
+            for kind, value in (*counts.items(), ("replies", 1)):
+                key = f"tokens:{request.target}:{kind}"
+                row[key] = row.get(key, 0) + value
         if request.target != "model":
             return
         if not reply.ok and reply.finish_reason is None and reply.reasoning is None:
@@ -54,10 +63,17 @@ class ReplyCounts:
 
 def reply_summary(row: dict[str, int]) -> dict[str, Any]:
     """results.json's ``replies[task]`` from a task's :class:`ReplyCounts` row: replies, finish
-    reasons, and the mean reasoning length in tokens where the backend counted every reasoning's
-    tokens, else in characters."""
+    reasons, the mean reasoning length in tokens where the backend counted every reasoning's
+    tokens, else in characters, and the tokens each component's backend reported."""
     finish = {k.removeprefix("finish:"): v for k, v in sorted(row.items()) if k.startswith("finish:")}
     out: dict[str, Any] = {"n": row.get("n", 0), "finish_reasons": finish}
+    tokens: dict[str, dict[str, int]] = {}
+    for key, value in sorted(row.items()):
+        if key.startswith("tokens:"):
+            _, target, kind = key.split(":", 2)
+            tokens.setdefault(target, {})[kind] = value
+    if tokens:
+        out["tokens"] = tokens
     with_reasoning = row.get("with_reasoning", 0)
     if with_reasoning:
         tokens = with_reasoning == row.get("tokens_known", 0)

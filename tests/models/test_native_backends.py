@@ -130,6 +130,15 @@ def test_muirbench_and_mmdu_end_to_end_model_and_judge(provider: tuple[str, Any]
         if backend == "gemini":
             assert tokens["reasoning"] == 5
     assert results["replies"]["muirbench"]["finish_reasons"] == {"stop": len(samples)}
+    # results.json's totals per task and component: the sum of what each reply reported
+    totals = results["replies"]["muirbench"]["tokens"]["model"]
+    assert totals["replies"] == len(samples)
+    assert totals["prompt"] == sum(s["tokens"][0]["prompt"] for s in samples)
+    assert totals["completion"] == 6 * len(samples) and totals["cached"] == 2 * len(samples)
+    judge_totals = results["replies"]["mmdu"]["tokens"]["judge"]
+    verdict_words = len(judge_reply(scores(7, 7, 7, 7, 7, 7, 8)).split())
+    assert judge_totals["replies"] == len(judged) and judge_totals["completion"] == verdict_words * len(judged)
+    assert judge_totals["prompt"] == sum(server.prompt_tokens(b) for b in judged)
 
 
 def one_request(*parts: Any, generation: GenerationConfig | None = None) -> Request:

@@ -191,7 +191,9 @@ def test_truncated_replies_are_counted_never_scored(mmmu_run) -> None:
 
 def test_finish_reasons_and_reasoning_lengths_in_results_and_table(mmmu_run) -> None:
     _, results, _, lines, _ = mmmu_run
-    replies = results["replies"]
+    # the tokens the loopback server reported (tests/chat_wire.py: whitespace-separated words)
+    assert results["replies"]["mmmu_val_finance"]["tokens"] == {"model": {"completion": 8, "prompt": 30, "replies": 1}}
+    replies = {task: {k: v for k, v in row.items() if k != "tokens"} for task, row in results["replies"].items()}
     # "(A) or (C)... let me check the card": 35 characters
     assert replies["mmmu_val_finance"] == {"n": 1, "finish_reasons": {"length": 1},
                                            "reasoning": {"n": 1, "unit": "characters", "mean": 35.0, "total": 35}}
@@ -219,9 +221,11 @@ def test_the_cache_keeps_both_parts(mmmu_run) -> None:
             got = again[task][doc_id]
             assert (got["responses"], got["reasoning"], got["finish_reasons"], got["failures"]) == \
                    (sample["responses"], sample["reasoning"], sample["finish_reasons"], sample["failures"])
-    assert again_results["replies"]["mmmu_val_economics"] == {"n": 2, "finish_reasons": {"stop": 2},
-                                                             "reasoning": {"n": 2, "unit": "characters", "mean": 49.0,
-                                                                           "total": 98}}
+    first = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    # the same summary, token counts included (each cached reply's as reported when received)
+    assert again_results["replies"] == first["replies"]
+    assert {k: v for k, v in again_results["replies"]["mmmu_val_economics"].items() if k != "tokens"} == \
+           {"n": 2, "finish_reasons": {"stop": 2}, "reasoning": {"n": 2, "unit": "characters", "mean": 49.0, "total": 98}}
 
 
 def test_replay_gives_the_recorded_reasoning_again(mmmu_run, tmp_path: Path, capsys) -> None:
@@ -235,7 +239,9 @@ def test_replay_gives_the_recorded_reasoning_again(mmmu_run, tmp_path: Path, cap
     assert finance["failures"] == ["truncated: the answer is empty after the reasoning; the reply hit the token limit "
                                    "(max_new_tokens=128)"]
     assert finance["reasoning"] == ["(A) or (C)... let me check the card"] and finance["finish_reasons"] == ["length"]
-    assert replayed["problems"] == results["problems"] and replayed["replies"] == results["replies"]
+    # the same replies, finish reasons and reasoning; no tokens (a replayed file reports none)
+    spent = {task: {k: v for k, v in row.items() if k != "tokens"} for task, row in results["replies"].items()}
+    assert replayed["problems"] == results["problems"] and replayed["replies"] == spent
 
 
 # --- the judge is sent the answer only, unless its prompt asks for the reasoning -----------------
