@@ -129,8 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(tasks)
     models = sub.add_parser("models", help="list model presets and backends", description="List model backends and presets.")
     _add_common(models)
-    cache = sub.add_parser("cache", help="inspect or clear the response cache", description="Inspect (info) or clear the "
-                           "response cache. `info` never creates the cache folder.")
+    cache = sub.add_parser("cache", help="inspect or clear the response cache; prune extracted video archives",
+                           description="Inspect (info) or clear the response cache. `info` never creates the cache folder. "
+                           "`prune` gives back the disk of the Hub video archives' extracted files that no index references.")
     cache.add_argument("action", choices=["info", "clear", "prune"],
                        help="prune: remove the Hub video archives' extracted files that no index references, partial "
                             "files, and older per-commit copies")
