@@ -24,7 +24,7 @@ from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact, register_env_secrets
 
-SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view", "compare", "publish-results", "serve")
+SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view", "compare", "publish-results", "serve", "merge")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
@@ -78,6 +78,9 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="response cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when requests, parses or judge calls failed")
+    p.add_argument("--shard", default=None, metavar="I/N",
+                   help="run slice I (0-based) of N of the documents into its own --output-path; "
+                        "`mmtasks merge OUT SLICE...` makes the slices one run (docs/running-at-scale.md)")
     p.add_argument("--rank-timeout", type=float, default=None, metavar="S",
                    help="data parallel runs: name a rank silent for S seconds and stop (default $MMTASKS_RANK_TIMEOUT_S or 600)")
     p.add_argument("--max-live", type=int, default=1024, metavar="N", help="most dialogues in flight at once (bounds memory; default 1024)")
@@ -101,6 +104,7 @@ OTHER_COMMANDS = """other commands (each has --help):
   mmtasks cache         inspect or clear the response cache (info, clear); prune extracted archives
   mmtasks leaderboard   the static leaderboard and figures (build, plot, schema, publish)
   mmtasks judge         agreement between two runs' judge verdicts
+  mmtasks merge         merge the --shard I/N slices of a run into one run folder
   mmtasks compare       is B better than A? paired differences, McNemar, intervals
   mmtasks view          a static site of every answer of a run, or two side by side
   mmtasks publish-results  a run's scores on the model's Hub page (.eval_results/, a pull request)
@@ -156,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mmtasks.commands.serve import add_serve_parser
 
     _add_common(add_serve_parser(sub))
+    from mmtasks.shards import add_merge_parser
+
+    _add_common(add_merge_parser(sub))
     configure_leaderboard(sub.add_parser("leaderboard", help="build the static leaderboard or plot figures",
                                          description="The static leaderboard and figures from run folders."))
     return parser
@@ -222,6 +229,10 @@ def main(argv: list[str] | None = None) -> int:
             from mmtasks.commands.publish_results import publish_results_command
 
             return publish_results_command(args)
+        if args.command == "merge":
+            from mmtasks.shards import merge_command
+
+            return merge_command(args)
         if args.command == "view":
             from mmtasks.commands.view import view_command
 

@@ -122,6 +122,16 @@ def document_hash(record: Mapping[str, Any]) -> str:
     return _sha(json.dumps(record, sort_keys=True, default=str, ensure_ascii=False).encode())
 
 
+def documents_hash(docs: TaskDocuments) -> str:
+    """One hash of a task's document ids and contents, in order."""
+    return _sha(json.dumps([docs.ids, docs.hashes]).encode())
+
+
+def files_hash(files: Mapping[str, str]) -> str:
+    """One hash of a weights fingerprint (file -> fingerprint)."""
+    return _sha(json.dumps(dict(files), sort_keys=True).encode())
+
+
 def weights_fingerprint(name: str) -> dict[str, str]:
     """Per weight or config file of the local model folder ``name``: its size, a hash of its
     safetensors header (or first chunk), and of :data:`_SAMPLED_CHUNKS` chunks at evenly spaced

@@ -206,10 +206,11 @@ def evaluate(run: RunConfig, model_factory: ModelFactory | None = None) -> RunOu
         return _evaluate(run, ranks, started, model_factory, liaison)
 
 
-def _agree(run: RunConfig, tasks: list[Task], root: Path | None, specs: dict[str, ModelSpec | None],
-           liaison: rank_agreement.Liaison) -> dict[str, list[str]]:
-    """Every rank's digest against rank 0's, before any model is built (a difference stops every
-    rank, naming the rank, its node and what differs); this rank's document ids per task."""
+def _digest(run: RunConfig, tasks: list[Task], root: Path | None,
+            specs: dict[str, ModelSpec | None]) -> rank_agreement.RunDigest:
+    """What this process is about to evaluate (:class:`~mmtasks.rank_agreement.RunDigest`): read
+    before any model is built, compared across the ranks of a data parallel run and recorded by
+    a ``--shard`` slice for ``mmtasks merge``."""
     from mmtasks import __version__
 
     def records(task: Task) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -218,11 +219,34 @@ def _agree(run: RunConfig, tasks: list[Task], root: Path | None, specs: dict[str
 
     models = {role: (spec.identity(), spec.name if spec.backend in _LOCAL_WEIGHTS else None)
               for role, spec in specs.items() if spec is not None}
-    digest = rank_agreement.build_digest(
-        __version__, {t.name: t.config.model_dump_json() for t in tasks},
-        {t.name: records(t) for t in tasks}, models)
-    rank_agreement.agree(liaison, digest)
-    return {task: docs.ids for task, docs in digest.documents.items()}
+    return rank_agreement.build_digest(__version__, {t.name: t.config.model_dump_json() for t in tasks},
+                                       {t.name: records(t) for t in tasks}, models)
+
+
+def _slice_ids(tasks: list[Task], ids: dict[str, list[str]], index: int, count: int) -> dict[str, list[str]]:
+    """Per task, the document ids of slice ``index`` of ``count`` (document k of the run, counted
+    across tasks in order, is slice ``k % count``'s)."""
+    out: dict[str, list[str]] = {}
+    k = 0
+    for task in tasks:
+        out[task.name] = []
+        for doc_id in ids[task.name]:
+            if k % count == index:
+                out[task.name].append(doc_id)
+            k += 1
+    return out
+
+
+def shard_record(digest: rank_agreement.RunDigest, run: RunConfig) -> dict[str, Any]:
+    """What a ``--shard`` slice records (results.json ``config.shard_of``) for ``mmtasks merge`` to
+    check that slices belong together: the digest's hashes (not the id lists), where the data was."""
+    return {
+        "version": digest.version, "tasks": digest.tasks, "task_names": list(run.tasks),
+        "documents": {t: {"count": len(d.ids), "hash": rank_agreement.documents_hash(d)} for t, d in digest.documents.items()},
+        "models": digest.models, "weights": {role: rank_agreement.files_hash(files) for role, files in digest.weights.items()},
+        "data_dir": str(run.data_dir) if run.data_dir is not None else None,
+        "include_paths": [str(p) for p in run.include_paths],
+    }
 
 
 #: backends whose model name may be a local folder of weights (fingerprinted across ranks)
@@ -258,9 +282,18 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             raise for_component(exc, "notetaker", run.notetaker) from None
     check_settings(tasks, model_spec, judge_spec, {**model_spec.generation, **run.gen_kwargs})
     expected = None
-    if liaison is not None:
-        expected = _agree(run, tasks, root, {"model": model_spec, "judge": judge_spec, "matcher": matcher_spec,
-                                             "notetaker": notetaker_spec}, liaison)
+    shard_of: dict[str, Any] | None = None
+    if liaison is not None or run.slice is not None:
+        # every rank agrees on what it evaluates (a difference stops every rank); a slice records it for merge
+        digest = _digest(run, tasks, root, {"model": model_spec, "judge": judge_spec, "matcher": matcher_spec,
+                                            "notetaker": notetaker_spec})
+        if liaison is not None:
+            rank_agreement.agree(liaison, digest)
+        expected = {task: docs.ids for task, docs in digest.documents.items()}
+        if run.slice is not None:
+            index, count = run.slice
+            expected = {task: ids for task, ids in _slice_ids(tasks, expected, index, count).items()}
+            shard_of = shard_record(digest, run)
     trackers = _trackers(run) if ranks.is_main else None  # a missing library or bad --log-args: one line, now
     models: dict[Target, ChatModel] = {}
     with contextlib.ExitStack() as stack:
@@ -302,7 +335,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
                 models["notetaker"] = models["model"]
         check_limits(tasks, models, overridden="max_new_tokens" in {**model_spec.generation, **run.gen_kwargs})
         outcome = _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started, matcher_spec,
-                       liaison, expected)
+                       liaison, expected, shard_of)
         if trackers is not None and outcome.is_main:
             trackers.log_run(outcome.results, {task: (s.to_json() for s in rows) for task, rows in outcome.samples.items()},
                              run.output_path)
@@ -454,12 +487,15 @@ def _group_scores(tasks: list[Task], groups: dict[str, list[str]], scored: dict[
 
 def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None, scans: dict, models: dict[Target, ChatModel], model_spec: ModelSpec, judge_spec: ModelSpec | None, ranks: distributed.Ranks, started: float,
          matcher_spec: ModelSpec | None = None, liaison: rank_agreement.Liaison | None = None,
-         expected: dict[str, list[str]] | None = None) -> RunOutcome:
+         expected: dict[str, list[str]] | None = None, shard_of: dict[str, Any] | None = None) -> RunOutcome:
     cache = ResponseCache(run.cache_dir or default_cache_dir()) if run.use_cache else None
     writer = SamplesWriter(run.output_path / "samples") if run.output_path and ranks.is_main else None
     ctx = DialogueContext(predict_only=run.predict_only, has_judge="judge" in models, notetaking=run.strategy == "notetaking",
                           has_matcher="matcher" in models)
     total = sum(s.count for s in scans.values())
+    sliced = run.slice
+    if sliced is not None:
+        total = len(range(sliced[0], total, sliced[1]))
     progress = Progress(total=ranks.shard_size(total), enabled=run.progress and ranks.is_main)
     # Full samples are streamed to disk and aggregated from there; without an output
     # folder they are kept in memory (the Python API's .samples). A data parallel run keeps
@@ -478,8 +514,10 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     frames = FrameStore(hashes=cache.memo("video-sha256") if cache is not None else None)
 
     def dialogues() -> Iterator[Dialogue]:
-        docs = ((task, doc) for task in tasks
+        docs: Iterator[tuple[Task, Document]] = ((task, doc) for task in tasks
                 for doc in task.documents(root, run.limit, excluded=exclusions[task.name], frames=frames))
+        if sliced is not None:  # --shard I/N: document k of the run is slice k % N's
+            docs = (item for k, item in enumerate(docs) if k % sliced[1] == sliced[0])
         for task, doc in distributed.shard(docs, ranks):
             for repeat in range(repeats_for(task.scoring, run.repeats)):
                 dialogue = task.protocol.run(task.state(doc), ctx)
@@ -530,9 +568,22 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     if gathered is None:
         return RunOutcome(results={}, is_main=False)
     by_task, stats = gathered
-    if expected is not None:  # every document of the run scored exactly once (per repeat), before anything is written
+    if expected is not None and keep_full:  # every document of the run scored exactly once (per repeat), before anything is written
         rank_agreement.check_scored_once(expected, {t: ((s.doc_id, s.repeat) for s in rows) for t, rows in by_task.items()},
                                          {t.name: repeats_for(t.scoring, run.repeats) for t in tasks})
+    return finish_run(run, tasks, groups, root, {n: s.total for n, s in scans.items()}, exclusions, by_task, stats,
+                      writer, keep_full, model_spec, judge_spec, matcher_spec, sent_generation(tasks, models),
+                      models["model"].revision() if "model" in models else None, started, shard_of)
+
+
+def finish_run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None,
+               n_original: dict[str, int], exclusions: dict[str, Exclusions], by_task: dict[str, list[Sample]],
+               stats: dict[str, Any], writer: SamplesWriter | None, keep_full: bool, model_spec: ModelSpec,
+               judge_spec: ModelSpec | None, matcher_spec: ModelSpec | None, generation: dict[str, dict[str, Any]],
+               revision: Any, started: float, shard_of: dict[str, Any] | None = None) -> RunOutcome:
+    """Score every task's samples (``by_task``, all of them with ``keep_full``; else in the
+    writer's files), write the samples files and results.json: the end of a run, and of
+    ``mmtasks merge``."""
     results: dict[str, TaskResult] = {}
     scored: dict[str, Sequence[Sample]] = {}
     #: task -> results.json's repeats record (tasks run more than once)
@@ -581,15 +632,17 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     # scores (lm-eval's total_evaluation_time_seconds); shown under the results table
     stats["total_evaluation_time_s"] = round(time.perf_counter() - started, 3)
     replies = stats.pop("replies", {})
+    if shard_of is not None:  # a slice's reply counts, added up by mmtasks merge
+        config["shard_of"] = {**shard_of, "replies": replies}
     from mmtasks.results.run_card import build_card
 
     card = build_card({t.name: t.config for t in tasks}, root,
                       {t.name: (s.doc_id for s in scored[t.name]) for t in tasks},
-                      models["model"].revision() if "model" in models else None)
+                      revision)
     data = build_results(run_card=card, tasks={t.name: t for t in tasks}, results=results,
-                         n_original={n: s.total for n, s in scans.items()}, groups=groups,
+                         n_original=n_original, groups=groups,
                          run_config=config, stats=stats, matcher=matched, replies=replies,
-                         generation=sent_generation(tasks, models), repeats=repeat_summaries, variants=variants,
+                         generation=generation, repeats=repeat_summaries, variants=variants,
                          group_scores=group_scores)
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)

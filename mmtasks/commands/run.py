@@ -51,6 +51,7 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         allow_failures=args.allow_failures,
         max_live=args.max_live,
         rank_timeout=args.rank_timeout,
+        shard=args.shard,
         log_to=args.log_to,
         log_args=parse_log_args(args.log_args).model_dump(mode="json", exclude_defaults=True),
         progress=not args.no_progress,

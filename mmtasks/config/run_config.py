@@ -86,6 +86,10 @@ class RunConfig(BaseModel):
     cache_dir: Path | None = None
     allow_failures: bool = False
     max_live: StrictInt = Field(default=1024, ge=1, le=MAX_LIVE)
+    shard: str | None = Field(default=None, pattern=r"^\d+/\d+$")
+    """``--shard I/N``: run only slice I (0-based) of N: document k of the run (counted across all
+    tasks, in task order) is slice ``k % N``'s. Each slice writes its own run folder;
+    ``mmtasks merge OUT SLICE...`` makes them one run (:mod:`mmtasks.shards`)."""
     rank_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """``--rank-timeout S``: in a data parallel run, seconds without a heartbeat after which a waiting
     rank names the silent one and stops the run (default ``MMTASKS_RANK_TIMEOUT_S`` or 600;
@@ -175,7 +179,19 @@ class RunConfig(BaseModel):
             **({"num_fewshot": self.num_fewshot} if self.num_fewshot is not None else {}),
             **({"system_instruction": self.system_instruction} if self.system_instruction is not None else {}),
             **({"repeats": self.repeats} if self.repeats > 1 else {}),
+            **({"shard": self.shard} if self.shard is not None else {}),
         }
+
+    @property
+    def slice(self) -> tuple[int, int] | None:
+        """``--shard I/N`` as (I, N), checked; None without it."""
+        if self.shard is None:
+            return None
+        index, count = (int(x) for x in self.shard.split("/"))
+        if count < 1 or not 0 <= index < count:
+            raise ConfigError(f"--shard {self.shard}: the slice must be 0 to {count - 1} of {count} (0-based)", field="--shard",
+                              hint="e.g. --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT")
+        return index, count
 
     @property
     def video_override(self) -> dict[str, Any]:
