@@ -357,7 +357,15 @@ def prune(dest: Path, pruned: Pruned | None = None) -> Pruned:
     """Remove from an extraction folder every file no index in it references (a member of an
     archive the dataset no longer holds, or of its older bytes), every ``.partial`` file, and the
     index entries of what is gone. The indexes themselves and the lock file are kept."""
+    from filelock import FileLock
+
     pruned = pruned or Pruned()
+    with FileLock(str(dest / ".mmtasks-extract.lock")):  # not while a run extracts into the folder
+        _prune_locked(dest, pruned)
+    return pruned
+
+
+def _prune_locked(dest: Path, pruned: Pruned) -> None:
     referenced: set[str] = set()
     contents = _read_contents(dest)
     for index in (dest / INDEX).glob("*.json") if (dest / INDEX).is_dir() else ():
@@ -386,7 +394,6 @@ def prune(dest: Path, pruned: Pruned | None = None) -> Pruned:
     for root, dirs, files in os.walk(dest, topdown=False):  # folders left empty
         if root != str(dest) and not os.listdir(root):
             os.rmdir(root)
-    return pruned
 
 
 def _prune_file(path: Path, pruned: Pruned) -> None:
