@@ -250,3 +250,38 @@ def test_subtitles_are_read_as_before_and_a_line_of_digits_is_text() -> None:
     assert [c.text for c in cues[:2]] == ["Hello there", "second line"]
     assert cues[2].text == "1" * 120_000 + " <b unclosed"
     assert parse_srt("1\n" + "1" * 20 + ":00:00,000 --> 00:00:01,000\nx\n") == []  # hours of 20 digits: no time
+
+
+def _original_parse_open(reply: str) -> list[Any]:
+    """``parse_open`` as mmtasks wrote it before it was made linear (every line and number in
+    Python): the reference the linear one must agree with."""
+    from mmtasks.scoring import answer_rules as ar
+
+    text = reply.strip().strip(".").lower()
+    lines = ar._LINE_SPLIT.split(text)
+    keys: list[str] = []
+    for index, line in enumerate(lines):
+        indicators = ar._KEY_INDICATORS + (("=",) if index == len(lines) - 1 else ())
+        shortest: str | None = None
+        for indicator in indicators:
+            if indicator in line:
+                tail = line.split(indicator)[-1].strip()
+                if not shortest or len(tail) < len(shortest):
+                    shortest = tail
+        if shortest and shortest.strip() not in ar._TRIVIAL:
+            keys.append(shortest)
+    keys = keys or [text]
+    raw = keys + [n for key in keys for n in ar.extract_numbers(key)]
+    values = {safe for item in raw for v in ar.normalize(item) if (safe := ar._json_safe(v)) is not None}
+    return sorted(values, key=ar._order)
+
+
+def test_mmmu_open_answers_are_parsed_as_before() -> None:
+    """A seeded differential check of ``parse_open`` (key answers picked in C, numbers normalised
+    in C, infinities spelled) against the line-by-line original, over short replies."""
+    atoms = ["so ", "is ", "=", "\n", " ", "x", "1", "2,000", ". ", "A", "answer ", "could be ", "1e999", "-1e999",
+             "nan", "inf", "0.005", "3.14159", ".5", "-", "e5", "Therefore ", "result "]
+    rng = random.Random(41)
+    for _ in range(20_000):
+        reply = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 10)))
+        assert parse_open(reply) == _original_parse_open(reply), reply
