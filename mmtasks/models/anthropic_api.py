@@ -98,6 +98,11 @@ class AnthropicModel(APIModel):
                 refused.append("temperature/top_p (sampling)")
         if generation.seed is not None:
             refused.append("seed")
+        budget = generation.thinking_budget
+        if budget is not None and budget > 0 and not 1024 <= budget < generation.max_new_tokens:
+            # the Messages API's rule for thinking.budget_tokens: at least 1024, less than max_tokens
+            refused.append(f"thinking_budget={budget} with max_new_tokens={generation.max_new_tokens} "
+                           "(Claude's budget is at least 1024 and less than max_new_tokens)")
         return refused
 
     def _make_client(self, session: Any) -> anthropic.AsyncAnthropic:

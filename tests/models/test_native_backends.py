@@ -237,6 +237,7 @@ def test_the_providers_default_key_goes_only_to_its_own_hosts(provider: tuple[st
     ("anthropic", "temperature=0.7", "temperature/top_p (sampling)"),
     ("anthropic", "presence_penalty=1.5", "presence_penalty"),
     ("anthropic", "seed=3", "seed"),
+    ("anthropic", "thinking_budget=4096", "thinking_budget=4096 with max_new_tokens="),
     ("gemini", "logit_bias={\"5\": 1}", "logit_bias"),
     ("gemini", "n=2", "n"),
     ("gemini", "reasoning_effort=extreme", "reasoning_effort=extreme (Gemini's thinking_level is one of minimal, low"),
