@@ -8,8 +8,8 @@ test fails when the page in the repository is not what this module writes now.
 from __future__ import annotations
 
 import argparse
-import functools
 from collections.abc import Iterator
+from typing import cast
 
 #: the page's path in the repository
 PAGE = "docs/users/cli.md"
@@ -41,7 +41,12 @@ def _help(parser: argparse.ArgumentParser) -> str:
     """``parser.format_help()`` at :data:`WIDTH` columns, whatever the terminal's width (the parser is
     the page's own, built for it: its formatter is set back after)."""
     original = parser.formatter_class
-    parser.formatter_class = functools.partial(original, width=WIDTH)  # type: ignore[assignment]
+    base = cast("type[argparse.HelpFormatter]", original)
+
+    def fixed_width(*, prog: str) -> argparse.HelpFormatter:
+        return base(prog, width=WIDTH)
+
+    parser.formatter_class = fixed_width
     try:
         return parser.format_help()
     finally:
