@@ -38,7 +38,7 @@ def serve_command(args: argparse.Namespace) -> int:
         register_secret(token)
     server = EvalServer(data_dir=args.data_dir, output_root=args.output_root, include_paths=args.include_path, token=token)
     httpd, _ = start(server, args.host, args.port)
-    host, port = httpd.server_address[:2]
+    host, port = str(httpd.server_address[0]), int(httpd.server_address[1])
     print(f"mmtasks serve: listening on http://{host}:{port} (jobs write {args.output_root}); Ctrl-C stops", flush=True)
     try:
         httpd.serve_forever()

@@ -176,10 +176,10 @@ class HFModel(ChatModel):
         # while the model generates batch k. The caller's model (a Trainer's) gets its random
         # state back: the seeds set for sampling here do not change its training's.
         device = getattr(self.model, "device", None)
+        cuda = [device.index or 0] if device is not None and device.type == "cuda" else []
         with contextlib.ExitStack() as stack:
             if not self.owned:
-                stack.enter_context(torch.random.fork_rng(
-                    devices=[device.index or 0] if getattr(device, "type", "cpu") == "cuda" else []))
+                stack.enter_context(torch.random.fork_rng(devices=cuda))
             for prepared in prepared_ahead(self._batches(rows), self._prepare, self._preparer, self.stats):
                 yield from self._answer(prepared)
 

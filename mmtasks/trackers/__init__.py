@@ -87,6 +87,8 @@ def parse_log_args(value: str | Mapping[str, Any] | None) -> LogArgs:
             from mmtasks.models.base import parse_args_string
 
             value = parse_args_string(text)
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigError(f"expected a JSON object or k=v,... (got {type(value).__name__})", field="--log-args")
     try:
         return LogArgs.model_validate(dict(value or {}))
     except ValidationError as exc:
