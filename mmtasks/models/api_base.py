@@ -1,6 +1,6 @@
 """What the native provider backends (``anthropic``, ``gemini``) share with ``openai``.
 
-The same key rules (:func:`resolve_key`: a provider's default variable is sent only to the
+The same key rules (:func:`key_goes_to`: a provider's default variable is sent only to the
 provider's own hosts over https, to hosts listed in ``$MMTASKS_<PROVIDER>_KEY_HOSTS``, or wherever
 ``api_key_env=`` names it; never stored or printed: registered for redaction, absent from the cache
 identity), the same guarded transport under each SDK (:mod:`mmtasks.models.openai_transport`: a

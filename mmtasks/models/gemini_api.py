@@ -105,7 +105,8 @@ class GeminiModel(APIModel):
                                     timeout=int(self.args.timeout * 1000), httpx_async_client=session)
         if self.args.vertexai:
             return genai.Client(vertexai=True, project=self.args.project, location=self.args.location, http_options=options)
-        return genai.Client(api_key=self._api_key or "EMPTY", http_options=options)
+        # vertexai=False: the environment (GOOGLE_GENAI_USE_VERTEXAI) does not switch the endpoint under the key
+        return genai.Client(vertexai=False, api_key=self._api_key or "EMPTY", http_options=options)
 
     def _default_base_url(self) -> str:
         if self.args.vertexai:  # the SDK's regional endpoint, named here for messages and the cache identity

@@ -463,3 +463,21 @@ def test_gemini_on_vertex_needs_no_key_and_names_its_regional_endpoint(monkeypat
         m.close()
     with pytest.raises(ModelError, match="GEMINI_API_KEY is not set"):  # the Gemini API does need one
         load_model(ModelSpec(backend="gemini", name="gemini-2.5-flash"))
+
+
+def test_the_sdks_own_environment_never_redirects_the_key(provider: tuple[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """ANTHROPIC_AUTH_TOKEN / ANTHROPIC_BASE_URL and GOOGLE_GENAI_USE_VERTEXAI / GOOGLE_API_KEY, read by
+    the SDKs when a client is made without them, change neither where the request goes nor its key."""
+    backend, server = provider
+    _, model, _, _ = PROVIDERS[backend]
+    for name, value in {"ANTHROPIC_AUTH_TOKEN": "env-token-0", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+                        "GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_API_KEY": "env-token-1",
+                        "GOOGLE_CLOUD_PROJECT": "p"}.items():
+        monkeypatch.setenv(name, value)
+    m = load_model(ModelSpec(backend=backend, name=model, args={"base_url": server.base_url, "api_key_env": "MMTASKS_TEST_KEY"}))
+    try:
+        [(_, reply)] = list(m.generate([one_request(Text("hello"))]))
+    finally:
+        m.close()
+    assert reply.text == "reply to: hello"
+    assert all("env-token" not in json.dumps(c.headers) for c in server.log)
