@@ -68,4 +68,13 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def predictions_by_task(path: Path, replies: dict[str, dict[str, str]]) -> Path:
+    """A replay file of ``replies``: task -> document id -> the reply."""
+    path.write_text("".join(json.dumps({"task": task, "doc_id": doc, "responses": [reply]}) + "\n"
+                            for task, by_doc in replies.items() for doc, reply in by_doc.items()), encoding="utf-8")
+    return path
+
+
+def text_of(sample: dict) -> str:
+    return "".join(p["text"] for p in sample["prompt"][-1]["content"] if p["type"] == "text")
 

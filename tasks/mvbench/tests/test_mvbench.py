@@ -4,14 +4,14 @@ authors' get_index takes; the random baseline."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("av")
 
-from tests.folder_copies import SAMPLE, copy_task_folder, results_of, run_mmtasks, samples_of  # noqa: E402
+from tests.folder_copies import SAMPLE, copy_task_folder, predictions_by_task as predictions, results_of, run_mmtasks  # noqa: E402
+from tests.folder_copies import samples_of, text_of  # noqa: E402
 
 #: gold letters of data/sample/mvbench (the right candidate's place) and the scripted reply
 MVBENCH = {
@@ -24,18 +24,6 @@ MVBENCH = {
     "mvbench_16": ("C", "(A) red"), "mvbench_17": ("B", "(B) Turn right."), "mvbench_18": ("C", "(C) green"),
     "mvbench_19": ("C", "(C) The coloured screen."),
 }
-
-
-
-def predictions(path: Path, replies: dict[str, dict[str, str]]) -> Path:
-    path.write_text("".join(json.dumps({"task": task, "doc_id": doc, "responses": [reply]}) + "\n"
-                            for task, by_doc in replies.items() for doc, reply in by_doc.items()), encoding="utf-8")
-    return path
-
-
-def text_of(sample: dict) -> str:
-    return "".join(p["text"] for p in sample["prompt"][-1]["content"] if p["type"] == "text")
-
 
 
 def test_mvbench_from_an_include_path_copy(tmp_path: Path) -> None:
@@ -68,8 +56,6 @@ def test_mvbench_from_an_include_path_copy(tmp_path: Path) -> None:
     assert times == [2.0, 2.5, 2.5, 3.0, 3.5, 3.5, 4.0, 4.5, 5.0, 5.0, 5.5, 6.0, 6.0, 6.5, 7.0, 7.0]
     # Episodic Reasoning: a folder of frames at 3 fps, its first 4 s
     assert [p["type"] for p in samples["mvbench_18"]["prompt"][-1]["content"]][:3] == ["image"] * 3
-
-
 
 
 def test_mvbench_runs_with_random_to_the_end(tmp_path: Path) -> None:

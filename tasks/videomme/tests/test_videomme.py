@@ -4,14 +4,14 @@ records and the scripted replies below; subtitles windowed to the sampled frames
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("av")
 
-from tests.folder_copies import SAMPLE, copy_task_folder, results_of, run_mmtasks, samples_of  # noqa: E402
+from tests.folder_copies import SAMPLE, copy_task_folder, predictions_by_task as predictions, results_of, run_mmtasks  # noqa: E402
+from tests.folder_copies import samples_of, text_of  # noqa: E402
 
 
 #: one reply per question, each read by Video-MME's official extract_characters_regex
@@ -26,18 +26,6 @@ VIDEOMME_REPLIES = {
     "003-2": "(B)",                      # B, gold B: right
     "003-3": "C",                        # C, gold C: right
 }
-
-
-
-def predictions(path: Path, replies: dict[str, dict[str, str]]) -> Path:
-    path.write_text("".join(json.dumps({"task": task, "doc_id": doc, "responses": [reply]}) + "\n"
-                            for task, by_doc in replies.items() for doc, reply in by_doc.items()), encoding="utf-8")
-    return path
-
-
-def text_of(sample: dict) -> str:
-    return "".join(p["text"] for p in sample["prompt"][-1]["content"] if p["type"] == "text")
-
 
 
 def test_videomme_from_an_include_path_copy(tmp_path: Path) -> None:
@@ -91,7 +79,6 @@ def test_videomme_subtitles_are_windowed_to_the_sampled_frames(tmp_path: Path) -
     assert text_of(samples["002-1"]).startswith("This video's subtitles are listed below:\n\nSelect")
     assert [p.get("timestamp") for p in samples["002-1"]["prompt"][-1]["content"] if p["type"] == "image"] == [2.0, 5.5]
     assert results_of(out)["config"]["video"] == {"num_frames": 2}
-
 
 
 def test_videomme_runs_with_random_to_the_end(tmp_path: Path) -> None:
