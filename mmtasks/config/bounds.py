@@ -19,3 +19,15 @@ MAX_BATCH_SIZE = 65_536
 #: the largest seed (``--seed`` of a run and of ``compare``): seeds are 64-bit (numpy's generators
 #: take non-negative ones, results.json's checked reader refuses integers past 64 bits)
 MAX_SEED = 2**63 - 1
+#: an API backend's requests in flight at once (``concurrency``)
+MAX_CONCURRENCY = 4096
+#: an API backend's ``timeout`` and ``deadline``, in seconds (a day), finite
+MAX_TIMEOUT_S = 86_400.0
+#: an API backend's retries after the first attempt (``max_retries``)
+MAX_RETRIES = 100
+#: the largest answer an API backend may be told to accept (``max_response_bytes``): 1 GiB
+MAX_RESPONSE_BYTES = 1 << 30
+#: the largest ``max_image_side`` (past any image the pixel budget lets through)
+MAX_IMAGE_SIDE = 100_000
+#: the largest ``image_max_bytes`` (the most bytes an image file is read at)
+MAX_IMAGE_BYTES = 512 * 1024 * 1024

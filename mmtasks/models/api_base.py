@@ -30,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mmtasks.core.provenance import ModelRevision
 from mmtasks.core.request import FailureKind, Reply, Request
+from mmtasks.config.bounds import (MAX_CONCURRENCY, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, MAX_RESPONSE_BYTES, MAX_RETRIES,
+                                   MAX_TIMEOUT_S)
 from mmtasks.errors import ConfigError, DataError, ModelError, ModelNotFound
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
@@ -65,21 +67,21 @@ class APIArgs(BaseModel):
     api_key_env: str | None = None
     """The environment variable holding the key (default: the provider's, e.g. $ANTHROPIC_API_KEY),
     sent only to the provider's hosts unless named here."""
-    concurrency: int = Field(16, ge=1)
+    concurrency: int = Field(16, ge=1, le=MAX_CONCURRENCY)
     """Requests in flight at once, per event loop."""
-    timeout: float = Field(120.0, gt=0)
+    timeout: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     """Seconds per attempt to connect, and to wait for each piece of the answer."""
-    deadline: float | None = Field(None, gt=0)
+    deadline: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     """Seconds one attempt may take in all (default: twice ``timeout``)."""
-    max_retries: int = Field(6, ge=0)
+    max_retries: int = Field(6, ge=0, le=MAX_RETRIES)
     """Retries after the first attempt of 408, 409, 429, 5xx and transport errors (Retry-After honoured)."""
-    max_response_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+    max_response_bytes: int = Field(32 * 1024 * 1024, ge=1024, le=MAX_RESPONSE_BYTES)
     """The largest answer accepted (before and after decompression)."""
     default_headers: dict[str, str] = Field(default_factory=dict)
     """Headers sent with every request (values treated as secrets)."""
-    max_image_side: int | None = Field(None, ge=16)
+    max_image_side: int | None = Field(None, ge=16, le=MAX_IMAGE_SIDE)
     """Downscale images whose longest side is larger than this."""
-    image_max_bytes: int = Field(3_750_000, ge=1024)
+    image_max_bytes: int = Field(3_750_000, ge=1024, le=MAX_IMAGE_BYTES)
     """Shrink images whose encoded file is larger than this."""
     image_format: Literal["auto", "jpeg", "png"] = "auto"
     jpeg_quality: int = Field(90, ge=1, le=100)

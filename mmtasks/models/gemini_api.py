@@ -78,12 +78,12 @@ class GeminiArgs(APIArgs):
     video: Literal["frames", "inline"] = "frames"
     """How a video placed whole is sent: ``frames`` (its sampled frames as images) or ``inline``
     (the file itself, with the sampled frame rate)."""
-    inline_video_max_bytes: int = Field(20_000_000, ge=1024)
+    inline_video_max_bytes: int = Field(20_000_000, ge=1024, le=2_000_000_000)
     """The largest video file sent inline (Gemini's inline request limit is 20 MB); larger ones
     are uploaded through the Files API."""
-    upload_max_bytes: int = Field(2_000_000_000, ge=1024)
+    upload_max_bytes: int = Field(2_000_000_000, ge=1024, le=2_000_000_000)
     """The largest video file uploaded (the Files API's limit is 2 GB)."""
-    upload_polls: int = Field(60, ge=1)
+    upload_polls: int = Field(60, ge=1, le=10_000)
     """How many times an uploaded video's state is checked (one second apart) before the request
     fails for want of it being processed."""
 

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mmtasks.config.bounds import (MAX_CONCURRENCY, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, MAX_RESPONSE_BYTES, MAX_RETRIES,
+                                   MAX_TIMEOUT_S)
 from mmtasks.errors import ConfigError
 from mmtasks.secrets import redact, register_secret
 
@@ -51,17 +53,17 @@ class OpenAIArgs(BaseModel):
     """Name of the environment variable that holds the key. Unnamed, $OPENAI_API_KEY is sent only
     to api.openai.com, to the $OPENAI_BASE_URL it is paired with, and to the hosts listed in
     $MMTASKS_OPENAI_KEY_HOSTS; naming it (``api_key_env=OPENAI_API_KEY``) pairs it with ``base_url``."""
-    concurrency: int = Field(32, ge=1)
+    concurrency: int = Field(32, ge=1, le=MAX_CONCURRENCY)
     """Requests in flight at once (one connection each), per event loop."""
-    timeout: float = Field(120.0, gt=0)
+    timeout: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     """Seconds per request attempt to connect, and to wait for each piece of the answer."""
-    deadline: float | None = Field(None, gt=0)
+    deadline: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     """Seconds one attempt may take in all, from connecting to the last byte of the answer,
     however slowly the server trickles it (default: twice ``timeout``)."""
-    max_retries: int = Field(6, ge=0)
+    max_retries: int = Field(6, ge=0, le=MAX_RETRIES)
     """Retries after the first attempt (the SDK's: connection errors, timeouts, 408, 409, 429,
     5xx, with backoff and Retry-After), also of malformed or oversized answers."""
-    max_response_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+    max_response_bytes: int = Field(32 * 1024 * 1024, ge=1024, le=MAX_RESPONSE_BYTES)
     """The largest answer accepted (before and after decompression); larger ones fail the attempt."""
     default_headers: dict[str, str] = Field(default_factory=dict)
     """Headers sent with every request. Their values are treated as secrets (Azure's ``api-key``):
@@ -69,9 +71,9 @@ class OpenAIArgs(BaseModel):
     default_query: dict[str, str] = Field(default_factory=dict)
     """Query parameters sent with every request (Azure's api-version); a query string in
     base_url is read into these."""
-    max_image_side: int | None = Field(None, ge=16)
+    max_image_side: int | None = Field(None, ge=16, le=MAX_IMAGE_SIDE)
     """Downscale images whose longest side is larger than this."""
-    image_max_bytes: int = Field(20_000_000, ge=1024)
+    image_max_bytes: int = Field(20_000_000, ge=1024, le=MAX_IMAGE_BYTES)
     """Shrink images whose encoded file is larger than this."""
     image_format: Literal["auto", "jpeg", "png"] = "auto"
     jpeg_quality: int = Field(90, ge=1, le=100)

@@ -188,3 +188,24 @@ def test_compare_seed_is_bounded(capsys, tmp_path):
         assert code == 0
     code, _, err = _run(capsys, "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--seed=-5")
     assert code == 2 and _error_line(err) == f"mmtasks: error: field '--seed': must be from 0 to {2**63 - 1} (got -5)"
+
+
+@pytest.mark.parametrize(("backend", "arg", "message"), [
+    ("openai", "timeout=inf", "bad value for 'timeout': Input should be a finite number"),
+    ("openai", "deadline=nan", "bad value for 'deadline': Input should be a finite number"),
+    ("openai", "max_retries=1000000000", "bad value for 'max_retries': Input should be less than or equal to 100"),
+    ("openai", "max_response_bytes=1000000000000000",
+     "bad value for 'max_response_bytes': Input should be less than or equal to 1073741824"),
+    ("openai", "concurrency=1000000000", "bad value for 'concurrency': Input should be less than or equal to 4096"),
+    ("anthropic", "timeout=inf", "bad value for 'timeout': Input should be a finite number"),
+    ("anthropic", "image_max_bytes=100000000000", "bad value for 'image_max_bytes': Input should be less than or equal to 536870912"),
+])
+def test_an_api_backends_numbers_are_bounded(capsys, tmp_path, backend, arg, message):
+    """Issue 41, every user-facing number: a backend's sizes, retries and times are bounded too
+    (before: accepted, e.g. ``max_retries=1e9`` retried a failing request for ever and
+    ``max_response_bytes`` lifted the answer cap): one line naming ``--model-args``, exit 2,
+    before the server is asked anything."""
+    base = "http://127.0.0.1:9/v1" if backend == "openai" else "http://127.0.0.1:9"
+    code, _, err = _run(capsys, "--tasks", "realbench_ranking_easy", "--model", f"{backend}:x", "--model-args", f"base_url={base},{arg}",
+                        "--data-dir", str(SAMPLE), "--no-cache", "--output-path", str(tmp_path / "out"))
+    assert code == 2 and _error_line(err) == f"mmtasks: error: field '--model-args': {message}", err
