@@ -4,7 +4,9 @@
 #                 (its README card's `demo:`) on the bundled sample data with the `random` baseline (and random
 #                 chance-level judge), build the run's view and the leaderboard that links to it
 #   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate, captions,
-#                 test tools, plus the vLLM CPU venv and Chromium for the browser test), run all tests
+#                 the Anthropic and Gemini SDKs, the trackers, the docs site, test tools, plus the vLLM CPU venv and
+#                 Chromium for the browser test), run all tests
+#   make test-fast - the tests not marked slow (docs/contributors/tests.md); make docs - the site, strictly
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -12,7 +14,7 @@ PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.mmtasks-installed
 
-.PHONY: demo test test-fast install install-demo vllm-venv browser clean
+.PHONY: demo test test-fast docs install install-demo vllm-venv browser clean
 
 $(DEMO_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,7 +28,7 @@ $(STAMP): pyproject.toml $(DEMO_STAMP)
 	# torchvision fails to import beside a torch it was not built for). pip takes both from this
 	# machine's local wheel folder; the plain `torch` requirement would download a multi-GB build.
 	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
-	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,video,captions,test]'
+	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,video,captions,test,anthropic,gemini,trackers,docs]'
 	# bytecode for every installed module, the ones the demo install left uncompiled (--no-compile:
 	# the openai SDK and its HTTP stack) too: the suite starts many Python processes, and where
 	# PYTHONDONTWRITEBYTECODE is set each compiled them again (0.4 s for each that imports the SDK). A module that
@@ -68,6 +70,10 @@ test: $(STAMP) vllm-venv browser
 # docs/contributors/tests.md has its measured time and what it covers (scripts/fast_tier_coverage.py)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
+
+# the documentation site (mkdocs-material, the `docs` extra) into site/; strict: a broken link or anchor fails
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf $(VENV) .venv-vllm runs

@@ -36,6 +36,9 @@ LONGEST_FILES = (
     "test_every_reader.py",  # 24 s
     "test_presets.py",  # 21 s (imports vLLM in .venv-vllm)
     "test_muirbench.py",
+    "test_trackers.py",  # 60-130 s on the shared box (wandb, mlflow and trackio each start)
+    "test_trainer_callback.py",
+    "test_publish_results.py",
 )
 
 
