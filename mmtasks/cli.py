@@ -4,7 +4,7 @@
 lists tasks and groups; ``mmtasks cache ...`` manages the response cache;
 ``mmtasks leaderboard ...`` builds the static leaderboard. A user error prints
 one line and exits 2 (traceback only with ``--verbose``); failures during the
-run exit 1 unless ``--allow-failures``; Ctrl-C exits 130, SIGTERM 143, and the next run
+run exit 1 unless ``--allow-failures``; ``--max-cost`` reached exits 3; Ctrl-C exits 130, SIGTERM 143, and the next run
 resumes from the cache.
 """
 
@@ -83,6 +83,9 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
                         "`mmtasks merge OUT SLICE...` makes the slices one run (docs/running-at-scale.md)")
     p.add_argument("--rank-timeout", type=float, default=None, metavar="S",
                    help="data parallel runs: name a rank silent for S seconds and stop (default $MMTASKS_RANK_TIMEOUT_S or 600)")
+    p.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                   help="stop the run (exit 3) once the requests it sent cost USD by models/prices.yaml; the same "
+                        "command resumes from the cache (docs/users/cost.md)")
     p.add_argument("--max-live", type=int, default=1024, metavar="N", help="most dialogues in flight at once (bounds memory; default 1024)")
     p.add_argument("--log-to", default="", metavar="TRACKERS",
                    help="log the run to experiment trackers: wandb, mlflow, trackio (comma-separated; each an extra: "

@@ -203,11 +203,48 @@ def results_table_lines(results: dict[str, Any]) -> list[str]:
         footer.append(f"{sent} requests sent, {cached} replies from the cache")
     if footer:
         lines.append(_fit("; ".join(footer), WIDTH))
+    lines.extend(_fit(line, WIDTH) for line in token_lines(results))
     if cached:
         # a cached reply answers for the model as it was when cached: say how much of the run that is
         share = 100.0 * cached / (sent + cached)
         lines.append(_fit(f"{cached} of {sent + cached} replies ({share:.0f}%) came from the response cache "
                           "(--no-cache asks again)", WIDTH))
+    return lines
+
+
+def _usd(value: float | None, currency: str) -> str:
+    return "unknown" if value is None else f"{currency} {value:.4f}"
+
+
+def token_lines(results: dict[str, Any]) -> list[str]:
+    """The run's tokens per component (summed over its tasks) and its cost, under the table."""
+    per: dict[str, dict[str, int]] = {}
+    for targets in (results.get("tokens") or {}).values():
+        for target, row in targets.items():
+            into = per.setdefault(target, {})
+            for kind, n in row.items():
+                into[kind] = into.get(kind, 0) + n
+    parts = []
+    for target, row in per.items():
+        if row.get("replies", 0) == row.get("without_counts", 0):
+            continue
+        text = f"{target} {row.get('prompt', 0):,} in / {row.get('completion', 0):,} out"
+        if row.get("reasoning"):
+            text += f" ({row['reasoning']:,} reasoning)"
+        if row.get("cached"):
+            text += f", {row['cached']:,} cached"
+        parts.append(text)
+    lines = [f"tokens: {'; '.join(parts)}"] if parts else []
+    cost = results.get("cost") or {}
+    components = cost.get("components") or {}
+    if components:
+        currency = cost.get("currency", "USD")
+        each = ", ".join(f"{t} {_usd(c.get('total'), currency)}" for t, c in components.items())
+        line = f"cost: {_usd(cost.get('total'), currency)} ({each})"
+        if cost.get("sent") is not None and cost.get("sent") != cost.get("total"):
+            line += f"; sent by this run {_usd(cost.get('sent'), currency)}"
+        lines.append(line)
+        lines.extend(f"  {note}" for note in cost.get("notes") or [] if cost.get("total") is None)
     return lines
 
 

@@ -25,6 +25,8 @@ from mmtasks.models.in_memory import ModelFactory
 from mmtasks.preflight import CheckedTasks, preflight
 from mmtasks.progress import Progress
 from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
+from mmtasks.models.prices import PriceTable, load_prices, unpriced_note
+from mmtasks.results.costs import MaxCostReached, Priced, TokenLedger, cost_summary, priced, token_totals
 from mmtasks.results.results_json import build_results, write_results
 from mmtasks.core.request import COMPONENT_FLAGS, GenerationConfig, Reply, Request, Target
 from mmtasks.scheduling.first_failures import FirstFailures
@@ -294,6 +296,8 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             index, count = run.slice
             expected = {task: ids for task, ids in _slice_ids(tasks, expected, index, count).items()}
             shard_of = shard_record(digest, run)
+    if run.max_cost is not None:
+        check_priced({"model": model_spec, "judge": judge_spec, "matcher": matcher_spec, "notetaker": notetaker_spec})
     trackers = _trackers(run) if ranks.is_main else None  # a missing library or bad --log-args: one line, now
     models: dict[Target, ChatModel] = {}
     with contextlib.ExitStack() as stack:
@@ -352,6 +356,17 @@ def _trackers(run: RunConfig) -> Trackers | None:
     args = parse_log_args(run.log_args)
     check_installed(names)
     return Trackers(names, args, run.output_path, run.run_name)
+
+
+def check_priced(specs: dict[str, ModelSpec | None]) -> None:
+    """``--max-cost`` needs a price for every component that will send requests (one without would
+    spend uncounted): one line naming the first, before any model is built."""
+    table = load_prices()
+    for role, spec in specs.items():
+        if spec is not None and table.find(spec.backend, spec.name) is None:
+            raise ConfigError(f"{role}: {unpriced_note(spec.backend, spec.name)}", field="--max-cost",
+                              hint="--max-cost counts the cost of every request: run without it, or add the "
+                                   "model's price to models/prices.yaml")
 
 
 def check_settings(tasks: list[Task], model_spec: ModelSpec, judge_spec: ModelSpec | None,
@@ -534,11 +549,22 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
                           probe=lambda request: models[request.target].generate_all([request])[0])
 
     counts = ReplyCounts()  # finish reasons and reasoning lengths, per task
+    table = load_prices()
+    prices = {target: priced(m.spec, table) for target, m in models.items()}
+    ledger = TokenLedger(table, prices)  # tokens and cost, per task and component
 
     def replied(request: Request, reply: Reply) -> None:
         progress.reply(request, reply)
         counts(request, reply)
+        ledger(request, reply)
         watch(request, reply)
+        if run.max_cost is not None and ledger.spent >= run.max_cost:
+            raise MaxCostReached(
+                f"stopped at --max-cost {run.max_cost:g} before sending more requests: the replies this run "
+                f"received cost {table.currency} {ledger.spent:.6f} by models/prices.yaml",
+                hint="the replies received are in the response cache: the same command (with a higher "
+                     "--max-cost) resumes without paying for them again" if cache is not None else
+                     "--no-cache: the replies received were not kept")
 
     scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished, on_reply=replied)
     if cache is not None:
@@ -563,7 +589,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         log.info("%d of %d replies came from the response cache (a resumed or repeated run; "
                  "--no-cache sends everything again)", cached, answered)
     stats = {"waves": scheduler.stats.waves, "sent": scheduler.stats.sent, "cached": scheduler.stats.cached,
-             "failed": scheduler.stats.failed, "replies": counts.to_json()}
+             "failed": scheduler.stats.failed, "replies": counts.to_json(), "tokens": ledger.to_json()}
     gathered = distributed.gather(by_task, stats, ranks, liaison)
     if gathered is None:
         return RunOutcome(results={}, is_main=False)
@@ -574,6 +600,15 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
     return finish_run(run, tasks, groups, root, {n: s.total for n, s in scans.items()}, exclusions, by_task, stats,
                       writer, keep_full, model_spec, judge_spec, matcher_spec, sent_generation(tasks, models),
                       models["model"].revision() if "model" in models else None, started, shard_of)
+
+
+def component_prices(run: RunConfig, model_spec: ModelSpec, judge_spec: ModelSpec | None,
+                     matcher_spec: ModelSpec | None, table: PriceTable) -> dict[str, Priced]:
+    """Each component's price (:mod:`mmtasks.results.costs`), for results.json's ``cost``."""
+    specs: dict[str, ModelSpec | None] = {"model": model_spec, "judge": judge_spec, "matcher": matcher_spec}
+    if run.strategy == "notetaking":
+        specs["notetaker"] = parse_model_spec(run.notetaker, run.notetaker_args) if run.notetaker else model_spec
+    return {role: priced(spec, table) for role, spec in specs.items() if spec is not None}
 
 
 def finish_run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None,
@@ -632,8 +667,11 @@ def finish_run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], 
     # scores (lm-eval's total_evaluation_time_seconds); shown under the results table
     stats["total_evaluation_time_s"] = round(time.perf_counter() - started, 3)
     replies = stats.pop("replies", {})
-    if shard_of is not None:  # a slice's reply counts, added up by mmtasks merge
-        config["shard_of"] = {**shard_of, "replies": replies}
+    spent = stats.pop("tokens", {})
+    table = load_prices()
+    prices = component_prices(run, model_spec, judge_spec, matcher_spec, table)
+    if shard_of is not None:  # a slice's reply counts and tokens, added up by mmtasks merge
+        config["shard_of"] = {**shard_of, "replies": replies, "tokens": spent}
     from mmtasks.results.run_card import build_card
 
     card = build_card({t.name: t.config for t in tasks}, root,
@@ -643,7 +681,8 @@ def finish_run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], 
                          n_original=n_original, groups=groups,
                          run_config=config, stats=stats, matcher=matched, replies=replies,
                          generation=generation, repeats=repeat_summaries, variants=variants,
-                         group_scores=group_scores)
+                         group_scores=group_scores, tokens=token_totals(spent),
+                         cost=cost_summary(spent, prices, table))
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
     return RunOutcome(results=data, samples=given)

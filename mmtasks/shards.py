@@ -174,6 +174,7 @@ def merge(out: Path, folders: list[Path], *, data_dir: Path | None = None, inclu
     stats = distributed.merge_stats([{k: v for k, v in d.get("run_stats", {}).items() if k != "total_evaluation_time_s"}
                                      for _, d in slices])
     stats["replies"] = distributed.merge_stats([d["config"]["shard_of"].get("replies", {}) for _, d in slices])
+    stats["tokens"] = distributed.merge_stats([d["config"]["shard_of"].get("tokens", {}) for _, d in slices])
     stats["merged_slices"] = len(slices)
     judge_spec = parse_model_spec(run.judge, run.judge_args) if run.judge and first["config"].get("judge_spec") else None
     matcher_spec = parse_model_spec(run.matcher, run.matcher_args) if run.matcher else None

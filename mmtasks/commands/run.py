@@ -49,6 +49,7 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,
         allow_failures=args.allow_failures,
+        max_cost=args.max_cost,
         max_live=args.max_live,
         rank_timeout=args.rank_timeout,
         shard=args.shard,

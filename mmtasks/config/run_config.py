@@ -85,6 +85,10 @@ class RunConfig(BaseModel):
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
+    max_cost: float | None = Field(default=None, gt=0, le=1e9, allow_inf_nan=False)
+    """``--max-cost USD``: the run stops (exit 3, resumable from the response cache) once the requests
+    it sent cost this much by ``models/prices.yaml``; every component must have a price. Not part of
+    what the run is: a resume may raise it."""
     max_live: StrictInt = Field(default=1024, ge=1, le=MAX_LIVE)
     shard: str | None = Field(default=None, pattern=r"^\d+/\d+$")
     """``--shard I/N``: run only slice I (0-based) of N: document k of the run (counted across all

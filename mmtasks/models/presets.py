@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from mmtasks.package_data import data_dir
+from mmtasks.models.prices import PRICES_FILE
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,6 +155,8 @@ def load_presets(extra: Sequence[Path] = ()) -> dict[str, Preset]:
     out: dict[str, Preset] = {}
     for d in _dirs(extra):
         for path in sorted(d.glob("*.yaml")):
+            if path.name == PRICES_FILE:  # the price table beside the presets (mmtasks.models.prices)
+                continue
             preset = validate(Preset, read_yaml(path), file=path)
             out[preset.name] = preset
     return out

@@ -104,6 +104,8 @@ def build_results(
     run_card: RunCard | None = None,
     variants: Mapping[str, Mapping[str, dict[str, Any]]] | None = None,
     group_scores: Mapping[str, tuple[str, GroupScore]] | None = None,
+    tokens: Mapping[str, dict[str, dict[str, int]]] | None = None,
+    cost: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """results.json's object, validated by :class:`ResultsFile` (a bug here fails loudly,
     before the file is written)."""
@@ -126,6 +128,8 @@ def build_results(
         variants={name: dict(v) for name, v in (variants or {}).items() if v and name in results},
         config={**run_config, "mmtasks_version": __version__},
         run_stats=stats,
+        tokens={name: t for name, t in (tokens or {}).items() if name in results},
+        cost=cost,
         run_card=run_card,
         git_hash=git_hash(),
         date=time.time(),

@@ -462,6 +462,50 @@ class ReplyStats(_Strict):
         return self.at_limit / self.n if self.n else None
 
 
+class TokenCounts(_Strict):
+    """``tokens[task][component]``: the replies of one component (``model``, ``judge``, ``matcher``,
+    ``notetaker``) to the task and the tokens its backend counted for them (summed; a kind the backend
+    does not report is absent)."""
+
+    replies: NonNegativeInt = 0
+    from_cache: NonNegativeInt = 0
+    """Replies served from the response cache (their tokens as counted when they were sent)."""
+    without_counts: NonNegativeInt = 0
+    """Replies whose backend reported no prompt or completion tokens (their component's cost is null)."""
+    prompt: NonNegativeInt = 0
+    """Prompt tokens, images included (the provider's cached prompt tokens among them)."""
+    completion: NonNegativeInt = 0
+    """Completion tokens, reasoning included."""
+    reasoning: NonNegativeInt = 0
+    cached: NonNegativeInt = 0
+    """Prompt tokens the provider served from its prompt cache."""
+
+
+class ComponentCost(_Open):
+    """``cost.components[component]``: its model, the price row used (None: no price) and its cost."""
+
+    model: str
+    batch: bool = False
+    price: dict[str, Any] | None = None
+    total: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    sent: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
+class RunCost(_Open):
+    """``cost``: what the run's tokens cost by ``models/prices.yaml`` (:mod:`mmtasks.results.costs`).
+    ``total``: every reply, the cached ones at what they cost when sent; ``sent``: the requests this
+    run sent. Null where a component has no price or some replies no token counts (``notes`` say
+    which), never 0."""
+
+    currency: str = "USD"
+    total: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    sent: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    tasks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """task -> ``total``, ``sent`` and ``components`` (component -> cost or null)."""
+    components: dict[str, ComponentCost] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
 class RunStats(_Open):
     """``run_stats``: what the scheduler did, per target (``model``, ``judge``, ``notetaker``)."""
 
@@ -474,7 +518,7 @@ class RunStats(_Open):
 #: dimension -> bucket -> {metric: value, "n": count}
 TaskBreakdowns = dict[str, dict[str, dict[str, MetricValue]]]
 
-_PER_TASK = ("breakdowns", "problems", "coverage", "replies", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher",
+_PER_TASK = ("breakdowns", "problems", "coverage", "replies", "tokens", "configs", "config_hashes", "versions", "n_samples", "higher_is_better", "matcher",
              "generation", "repeats", "variants")
 
 
@@ -553,6 +597,10 @@ class ResultsFile(_Open):
     ``variants:``; ``results[task]`` is the task's own rule); absent otherwise."""
     config: RecordedRunConfig
     run_stats: RunStats | None = None
+    tokens: dict[str, dict[str, TokenCounts]] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """task -> component -> replies and the tokens counted (absent in files written before)."""
+    cost: RunCost | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The run's cost by the price table (absent in files written before it was recorded)."""
     run_card: RunCard | None = Field(default=None, exclude_if=lambda v: v is None)
     """What produced the results: data and model revisions, versions, hardware (absent in files
     written before it was recorded)."""
