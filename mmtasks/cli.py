@@ -139,13 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     cache = sub.add_parser("cache", help="inspect or clear the response cache; prune extracted video archives",
                            description="Inspect (info) or clear the response cache. `info` never creates the cache folder. "
                            "`prune` gives back the disk of the Hub video archives' extracted files that no index references.")
-    cache.add_argument("action", choices=["info", "clear", "prune"],
+    cache.add_argument("action", choices=["info", "clear", "prune", "export", "import"],
                        help="prune: remove the Hub video archives' extracted files that no index references, partial "
-                            "files, and older per-commit copies")
+                            "files, and older per-commit copies; export FILE: copy replies to a new cache file (--run DIR: "
+                            "those of a run's model and judge; --model TEXT: of models whose identity contains TEXT); "
+                            "import FILE: add an exported file's replies (the ones here are kept)")
+    cache.add_argument("file", nargs="?", type=Path, default=None, metavar="FILE", help="export/import: the exported cache file")
+    cache.add_argument("--run", type=Path, default=None, metavar="DIR", help="export: only the replies of this run's models")
     cache.add_argument("--archives-dir", type=Path, default=None,
                        help="with prune: the archives folder (default: $MMTASKS_ARCHIVES_DIR or mmtasks-archives beside the Hub cache)")
     cache.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default: $MMTASKS_CACHE_DIR or ~/.cache/mmtasks)")
-    cache.add_argument("--model", default=None, help="clear: only entries of models whose identity contains this text")
+    cache.add_argument("--model", default=None, help="clear, export: only entries of models whose identity contains this text")
     _add_common(cache)
     from mmtasks.commands.check import add_check_parser
     from mmtasks.commands.compare import add_compare_parser

@@ -131,8 +131,65 @@ class ResponseCache:
                 self._conn.execute("DELETE FROM memo")
             return cur.rowcount
 
+    def export_to(self, target: Path, models: Iterable[str] | None = None, contains: str | None = None) -> int:
+        """Copy replies into a new cache file ``target`` (same schema; the memos come along): those of
+        models whose identity contains one of ``models`` (a spec's identity: a backend adds its
+        endpoint or revision around it), or contains ``contains``, else all.
+        Returns how many replies were copied."""
+        if target.exists():
+            raise CacheError("the export file exists already; refusing to overwrite it", file=target,
+                             hint="give a new file name")
+        exported = ResponseCache(target.parent if target.name == "responses.sqlite" else _export_folder(target))
+        exported.close()
+        with _guarded(target, "be written"):
+            self._conn.execute("ATTACH DATABASE ? AS export", (str(exported.path),))
+            try:
+                where: str = ""
+                params: list[str] = []
+                if models is not None:
+                    chosen = list(models)
+                    where = (" WHERE " + " OR ".join("instr(model, ?) > 0" for _ in chosen)) if chosen else " WHERE 0"
+                    params = chosen
+                elif contains:
+                    where, params = " WHERE instr(model, ?) > 0", [contains]
+                cur = self._conn.execute(f"INSERT OR IGNORE INTO export.responses SELECT * FROM main.responses{where}", params)
+                copied = cur.rowcount
+                self._conn.execute("INSERT OR IGNORE INTO export.memo SELECT * FROM main.memo")
+            finally:
+                self._conn.execute("DETACH DATABASE export")
+        if exported.path != target:
+            exported.path.replace(target)
+            for suffix in ("-wal", "-shm"):
+                Path(str(exported.path) + suffix).unlink(missing_ok=True)
+            exported.path.parent.rmdir()
+        return copied
+
+    def import_from(self, source: Path) -> tuple[int, int]:
+        """Add the replies (and memos) of the exported cache file ``source``; a reply this cache
+        holds already is kept. Returns (added, already here)."""
+        if not source.is_file():
+            raise CacheError("no such export file", file=source)
+        with _guarded(source, "be read as an exported cache"):
+            self._conn.execute("ATTACH DATABASE ? AS incoming", (str(source),))
+            try:
+                total = int(self._conn.execute("SELECT COUNT(*) FROM incoming.responses").fetchone()[0])
+                cur = self._conn.execute("INSERT OR IGNORE INTO main.responses SELECT * FROM incoming.responses")
+                added = cur.rowcount
+                self._conn.execute("INSERT OR IGNORE INTO main.memo SELECT * FROM incoming.memo")
+            finally:
+                self._conn.execute("DETACH DATABASE incoming")
+        return added, total - added
+
     def close(self) -> None:
         self._conn.close()
+
+
+def _export_folder(target: Path) -> Path:
+    """A fresh folder beside ``target`` where the export is built before it takes its name."""
+    folder = target.parent / f".{target.name}.building"
+    if folder.exists():
+        raise CacheError("a previous export was interrupted: remove its folder", file=folder)
+    return folder
 
 
 class Memo:

@@ -13,10 +13,50 @@ from mmtasks.cache.response_cache import ResponseCache, default_cache_dir
 CACHE_FILE = "responses.sqlite"
 
 
+def _run_identities(folder: Path) -> list[str]:
+    """The identities of the models whose replies the run in ``folder`` used (model, judge, matcher, note taker)."""
+    import json
+
+    from mmtasks.errors import ConfigError
+    from mmtasks.models.base import ModelSpec
+
+    path = folder / "results.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8")).get("config") or {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the run's results.json: {exc}", file=path, field="--run") from None
+    specs = [config.get(k) for k in ("model_spec", "judge_spec", "matcher_spec", "notetaker_spec")]
+    return [ModelSpec.model_validate(spec).identity() for spec in specs if isinstance(spec, dict)]
+
+
 def cache_command(args: argparse.Namespace) -> int:
     if args.action == "prune":
         return _prune(args.archives_dir)
     directory = args.cache_dir or default_cache_dir()
+    if args.action in ("export", "import"):
+        from mmtasks.errors import ConfigError
+
+        if args.file is None:
+            raise ConfigError(f"cache {args.action} needs a FILE", field="FILE",
+                              hint=f"mmtasks cache {args.action} replies.sqlite")
+        if args.action == "import":
+            cache = ResponseCache(directory)
+            try:
+                added, present = cache.import_from(args.file)
+            finally:
+                cache.close()
+            print(f"imported {added} replies into {directory / CACHE_FILE} ({present} were there already)")
+            return 0
+        if not (directory / CACHE_FILE).is_file():
+            raise ConfigError("there is no response cache to export", file=directory / CACHE_FILE, field="--cache-dir")
+        cache = ResponseCache(directory)
+        try:
+            models = _run_identities(args.run) if args.run is not None else None
+            n = cache.export_to(args.file, models=models, contains=args.model)
+        finally:
+            cache.close()
+        print(f"exported {n} replies to {args.file}")
+        return 0
     if not (directory / CACHE_FILE).is_file():
         print(f"cache: {directory / CACHE_FILE} (does not exist)")
         print("entries: 0" if args.action == "info" else "nothing to clear")
