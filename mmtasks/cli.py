@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     if not argv or argv[0] in ("-h", "--help"):
         # `mmtasks --help`: the run flags (the default command) and the other commands
-        run_parser = parser._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
+        # argparse's private attributes: typeshed types them as any group's and any action's
+        run_parser = parser._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr,index]
         run_parser.print_help(sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     if argv[0] not in SUBCOMMANDS and argv[0] != "--version":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TextIO
 
 from mmtasks.errors import printable
 
@@ -19,8 +20,8 @@ class _OwnHandler(logging.StreamHandler):
     whatever ``sys.stderr`` is when a record arrives (a test's capture, a redirected stream),
     never to a stream closed since."""
 
-    @property  # type: ignore[override]
-    def stream(self):  # noqa: ANN201
+    @property  # a plain attribute in StreamHandler: read at each record here
+    def stream(self) -> TextIO:
         return sys.stderr
 
     @stream.setter

@@ -67,7 +67,7 @@ def _shown_metrics(results: dict[str, Any], task: str) -> list[str]:
     for metric in results.get("configs", {}).get(task, {}).get("metrics", []):
         if metric.get("primary"):
             primary = metric.get("name")
-    ordered = ([primary] if primary in scored else []) + [m for m in scored if m != primary]
+    ordered = ([primary] if primary is not None and primary in scored else []) + [m for m in scored if m != primary]
     return [m for m in ordered if m in metrics]
 
 

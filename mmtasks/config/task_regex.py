@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,15 +50,15 @@ def compile_task_pattern(source: str) -> "regex.Pattern[str]":
 def nested_quantifier(source: str) -> str | None:
     """The first repeat inside a repeat of ``source`` (as ``'+' inside '*'``), or None. Read with
     Python's own pattern parser; a pattern only the ``regex`` module reads is left to the time bound."""
-    try:
-        from re import _parser as sre_parse  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover (Python < 3.11)
-        import sre_parse  # type: ignore[no-redef]
+    if sys.version_info >= (3, 11):
+        from re import _parser as sre_parse
+    else:  # pragma: no cover
+        import sre_parse
     try:
         parsed = sre_parse.parse(source)
     except (re.error, RecursionError, OverflowError):
         return None
-    return _walk(list(parsed), inside=None)
+    return _walk(list(parsed.data), inside=None)
 
 
 _REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")

@@ -86,10 +86,10 @@ def single_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
     if state.corpus_metrics and not (parsed is None and config.answer.unparsed == "unscored"):
         add_corpus_pair(sample, parsed, target)
     if judged and ctx.has_judge and not ctx.predict_only:
-        request, parse = judge_call(state, position=0, answer=sample.responses[-1] or "", parsed=parsed, reference=gold.value,
-                                    reasoning=sample.reasoning[-1] or "")
+        judge_request, parse = judge_call(state, position=0, answer=sample.responses[-1] or "", parsed=parsed,
+                                          reference=gold.value, reasoning=sample.reasoning[-1] or "")
         assert config.judge is not None
-        (verdict,) = yield from ask_judge([request], parse, config.judge.retries)
+        (verdict,) = yield from ask_judge([judge_request], parse, config.judge.retries)
         sample.judge.append(verdict.to_json())
         sample.extra["verdict"] = verdict.fields
         if verdict.ok:

@@ -68,7 +68,7 @@ def snapshot(repo: str, revision: str | None, patterns: Sequence[str], field: st
     if not sys.stderr.isatty():  # no "Fetching N files" bar in a log (each large file's own bar stays)
         from tqdm.auto import tqdm
 
-        class _Quiet(tqdm):  # type: ignore[misc]
+        class _Quiet(tqdm):
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 super().__init__(*args, **{**kwargs, "disable": True})
 

@@ -229,9 +229,9 @@ def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run], views: 
                   if task in run.results.problems},
         coverage=coverage,
         n_samples={
-            task: NSamples(original=record.original, effective=record.effective)
+            task: NSamples(original=counts.original, effective=counts.effective)
             for task, run in task_runs.items()
-            if (record := run.results.n_samples.get(task)) is not None
+            if (counts := run.results.n_samples.get(task)) is not None
         },
         task_versions={task: run.results.versions[task] for task, run in task_runs.items() if task in run.results.versions},
         breakdowns={

@@ -7,7 +7,7 @@ Bump :data:`SCHEMA_VERSION` on any change that is not a pure addition of an opti
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -19,7 +19,7 @@ from mmtasks.results.schema import Coverage
 __all__ = ["SCHEMA_VERSION", "Benchmark", "Cell", "Chart", "ChartOption", "Citation", "Column", "Coverage",
            "Entry", "Leaderboard", "NSamples", "RunRef"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION: Final = 2
 
 
 class _Model(BaseModel):

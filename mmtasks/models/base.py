@@ -135,7 +135,9 @@ def parse_args_string(text: str | None) -> dict[str, Any]:
 
 def _split_top_level(text: str) -> list[str]:
     """Split on commas that are not inside brackets or braces (so JSON values survive)."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "[{(":
             depth += 1

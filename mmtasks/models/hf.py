@@ -297,8 +297,8 @@ class HFModel(ChatModel):
             try:
                 prepared.inputs, prepared.lengths = self._encode(ready)
             except ContextOverflow as over:  # these prompts are never generated for; the rest are
-                for row, n in over.rows.items():
-                    prepared.failures.append((ready[row][0].index, Reply.failure(
+                for position, n in over.rows.items():
+                    prepared.failures.append((ready[position][0].index, Reply.failure(
                         f"context_overflow: the prompt has {n} tokens and max_new_tokens is "
                         f"{batch.generation.max_new_tokens}, more than the model's context of {self.context_limit} tokens",
                         FailureKind.CONTEXT_OVERFLOW)))
@@ -607,7 +607,8 @@ def _load(name: str, options: HFOptions, max_images_per_request: int = 1) -> tup
         raise ModelError(f"cannot load hf model {name!r}: {_first_line(exc)}", field="--model") from None
     _check_pixel_args(name, processor, pixel_args)
     if device_map is None:
-        model.to(options.device or "cpu")
+        # transformers wraps PreTrainedModel.to in a decorator whose annotation drops the bound self
+        model.to(options.device or "cpu")  # type: ignore[arg-type]
     return processor, model.eval()
 
 

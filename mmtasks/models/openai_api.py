@@ -89,7 +89,7 @@ _sdk_log = logging.getLogger("openai")
 if not os.environ.get("OPENAI_LOG") and _sdk_log.level == logging.NOTSET:
     _sdk_log.setLevel(logging.INFO)
 
-_JSON: dict[str, Any] = {"headers": {"Content-Type": "application/json"}}
+_JSON: openai.RequestOptions = {"headers": {"Content-Type": "application/json"}}
 #: statuses the SDK retries (its _should_retry), so their failures say how many attempts were made
 _RETRIED_STATUSES = frozenset({408, 409, 429})
 
@@ -322,12 +322,12 @@ class OpenAIModel(ChatModel):
             in_videos = {id(f) for m in request.messages for run in video_runs(m.parts) if isinstance(run, VideoRun) for f in run.frames}
             urls = [self.encoder.data_url(img) for img in request.images if id(img) not in in_videos]
             messages = chat_messages(request.messages, iter(urls), self.args.image_detail, video_url=self._video_url)
-            runs = [run for m in request.messages for run in video_runs(m.parts) if isinstance(run, VideoRun)]
+            runs: list[VideoRun] = [run for m in request.messages for run in video_runs(m.parts) if isinstance(run, VideoRun)]
         else:
             if urls is None:
                 urls = [self.encoder.data_url(img) for img in request.images]
             messages = chat_messages(request.messages, iter(urls), self.args.image_detail)
-            runs: list[VideoRun] = []
+            runs = []
         settings = self.sent_settings(request.generation)
         if runs:  # vLLM's media_io_kwargs for the videos sent as frames (under extra_body's own)
             settings = {**video_io_kwargs(runs), **settings}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import openai
 
@@ -25,5 +26,8 @@ def _sdk_http_library() -> ModuleType:
     return importlib.import_module("httpx")
 
 
-#: ``httpx2`` under openai 3.x, ``httpx`` under earlier releases
-http: ModuleType = _sdk_http_library()
+if TYPE_CHECKING:  # the two share one API: the annotations of httpx2 (openai 3.x's) stand for both
+    import httpx2 as http
+else:
+    #: ``httpx2`` under openai 3.x, ``httpx`` under earlier releases
+    http = _sdk_http_library()

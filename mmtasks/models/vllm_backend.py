@@ -76,15 +76,18 @@ from mmtasks.core.reasoning import opens_reasoning
 from mmtasks.core.request import FailureKind, GenerationConfig, Reply, Request
 from mmtasks.core.provenance import ModelRevision, model_revision
 
+_CLIENT_ERRORS: tuple[type[Exception], ...]
 try:  # newer vLLM: request validation errors have their own base class
-    from vllm.exceptions import VLLMClientError as _VLLMClientError
+    from vllm.exceptions import VLLMClientError
+
+    _CLIENT_ERRORS = (VLLMClientError,)
 except ImportError:  # pragma: no cover - older vLLM raises ValueError only
-    _VLLMClientError = ValueError  # type: ignore[misc,assignment]
+    _CLIENT_ERRORS = ()
 
 log = logging.getLogger(__name__)
 
 #: errors vLLM raises for a request it will not run (too long, bad template, too many images)
-_REQUEST_ERRORS = (ValueError, TypeError, KeyError, jinja2.TemplateError, _VLLMClientError)
+_REQUEST_ERRORS = (ValueError, TypeError, KeyError, jinja2.TemplateError, *_CLIENT_ERRORS)
 #: what the recorded sampling settings show
 _RECORDED_FIELDS = ("max_tokens", *MODEL_DEFAULT_SAMPLING_FIELDS, "logit_bias", "seed", "stop")
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
@@ -113,6 +116,9 @@ class SentRequest:
 
 class VLLMModel(ChatModel):
     """A chat model served in-process by vLLM."""
+
+    #: the engine: vLLM's ``LLM`` (or the caller's), None once closed
+    _llm: Any
 
     def revision(self) -> ModelRevision:
         return self._revision
@@ -405,7 +411,7 @@ class VLLMModel(ChatModel):
         llm = getattr(self, "_llm", None)
         if llm is None:
             return
-        self._llm = None  # type: ignore[assignment]
+        self._llm = None
         del llm
         gc.collect()
         try:

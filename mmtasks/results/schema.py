@@ -41,6 +41,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from mmtasks.core.provenance import DataRevision, Hardware, ModelRevision, RunCard  # noqa: F401 (results.json's run_card)
 from mmtasks.documents.jsonl import loads_checked
@@ -688,5 +689,5 @@ def validation_error(err: ValidationError, *, file: Path | None) -> DataError:
     return DataError(message, file=file, field=field)
 
 
-def _message(problem: dict[str, Any]) -> str:
+def _message(problem: ErrorDetails) -> str:
     return str(problem["msg"]).removeprefix("Value error, ")
