@@ -66,7 +66,8 @@ def test_confined_paths_cache_is_bounded(tree: Path) -> None:
 
 
 def _image(path: Path, fmt: str, mode: str = "RGB") -> Path:
-    PILImage.new(mode, (5, 4), 0).save(path, format=fmt)
+    # an icon 16 px square: Pillow 12.3 (what trackio's pin installs) writes a 5x4 ICO it cannot read back
+    PILImage.new(mode, (16, 16) if fmt == "ICO" else (5, 4), 0).save(path, format=fmt)
     return path
 
 
