@@ -10,7 +10,8 @@ import argparse
 
 from mmtasks.api import parse_component_args
 from mmtasks.config.run_config import RunConfig
-from mmtasks.errors import printable
+from mmtasks.core.request import Request
+from mmtasks.errors import ConfigError, printable
 from mmtasks.runner import check
 
 
@@ -32,10 +33,18 @@ def add_check_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]")
     p.add_argument("--num-frames", type=int, default=None, metavar="N", help="video tasks' frame count, as for a run")
     p.add_argument("--fps", type=float, default=None, metavar="F", help="video tasks' frame rate, as for a run")
     p.add_argument("--max-frames", type=int, default=None, metavar="M", help="the cap of --fps, as for a run")
+    p.add_argument("--estimate", action="store_true",
+                   help="also print the input tokens of every document's first requests to --model and their cost by "
+                        "models/prices.yaml, before any request (docs/users/cost.md)")
+    p.add_argument("--model", default=None, metavar="SPEC", help="with --estimate: the model whose tokens are counted "
+                   "(openai:, anthropic:, gemini: by their published rules; hf: with its own processor, loaded)")
+    p.add_argument("--model-args", default="", metavar="K=V,...", help="with --estimate: the model's backend args")
     return p
 
 
 def check_command(args: argparse.Namespace) -> int:
+    if args.estimate and not args.model:
+        raise ConfigError("--estimate counts tokens for a model", field="--model", hint="pass --model SPEC")
     # the same RunConfig validation as a run (the model is not used: nothing is built)
     run = RunConfig.build(tasks=args.tasks, model="random", data_dir=args.data_dir, include_paths=args.include_path,
                           limit=args.limit, image_mode=args.image_mode, strategy=args.strategy,
@@ -50,4 +59,56 @@ def check_command(args: argparse.Namespace) -> int:
                  for treatment, reasons in scan.treated.items() for reason, count in reasons.items()]
         if parts:
             print(printable(f"  {task} (its record policy): " + "; ".join(parts)))
+    if args.estimate:
+        print_estimate(run, checked.tasks, args.model, parse_component_args(args.model_args, "--model-args"))
     return 0
+
+
+def print_estimate(run: RunConfig, tasks: list, model: str, model_args: dict) -> None:
+    """``--estimate``'s lines: per task, the first requests' input tokens and cost, then the total."""
+    from mmtasks.documents.paths import data_root
+    from mmtasks.estimate import API_BACKENDS, Counted, count_request, estimate
+    from mmtasks.models.base import ModelContext, load_model, parse_model_spec
+    from mmtasks.models.prices import load_prices, unpriced_note
+
+    spec = parse_model_spec(model, model_args)
+    table = load_prices()
+    loaded = None
+    if spec.backend in API_BACKENDS:
+        how = "text ~4 characters a token (the providers' rule of thumb), images by the provider's published formula"
+
+        def counter(request: Request) -> Counted:
+            return count_request(spec.backend, request)
+    elif spec.backend == "hf":
+        how = "the model's own chat template and processor"
+        loaded = load_model(spec, ModelContext(max_images_per_request=64, max_videos_per_request=4))
+
+        def counter(request: Request) -> Counted:
+            return Counted(tokens=loaded.count_prompt_tokens(request))  # type: ignore[attr-defined]
+    else:
+        raise ConfigError(f"--estimate counts tokens for openai:, anthropic:, gemini: and hf: models, not {spec.backend}:",
+                          field="--model")
+    try:
+        found = estimate(tasks, data_root(run.data_dir), run.limit, spec, counter, table)
+    finally:
+        if loaded is not None:
+            loaded.close()
+    row = table.find(spec.backend, spec.name)
+    print(f"estimate for {spec.display} ({how}); each dialogue's first requests only: later turns and judge "
+          "calls depend on the replies")
+    currency = table.currency
+    for name, est in found.items():
+        line = f"  {name}: {est.requests} requests, {est.input_tokens:,} input tokens"
+        if est.input_usd is not None:
+            line += f", {currency} {est.input_usd:.4f} input; at most {currency} {est.max_usd:.4f} with every reply at max_new_tokens"
+        if est.uncounted_images:
+            line += f" ({est.uncounted_images} video frames or composite images not counted)"
+        print(printable(line))
+    total = sum(e.input_tokens for e in found.values())
+    line = f"total: {sum(e.requests for e in found.values())} requests, {total:,} input tokens"
+    if row is not None:
+        line += (f", {currency} {sum(e.input_usd or 0.0 for e in found.values()):.4f} input; at most "
+                 f"{currency} {sum(e.max_usd or 0.0 for e in found.values()):.4f} (prices of {row.as_of}, {row.source})")
+    else:
+        line += f"; cost unknown: {unpriced_note(spec.backend, spec.name)}"
+    print(printable(line))

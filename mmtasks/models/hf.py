@@ -183,6 +183,27 @@ class HFModel(ChatModel):
             for prepared in prepared_ahead(self._batches(rows), self._prepare, self._preparer, self.stats):
                 yield from self._answer(prepared)
 
+    def count_prompt_tokens(self, request: Request) -> int:
+        """The prompt tokens of ``request`` as :meth:`generate` counts them (the chat template, the
+        images and videos through the processor, the unpadded length), without generating:
+        ``mmtasks check --estimate``'s count."""
+        self._check_images(request)
+        prompt = self._render(request.messages, self._template_kwargs(request.generation))
+        images, videos = self._pixels(request)
+        kwargs: dict[str, Any] = {"text": [prompt], "return_tensors": "pt",
+                                  "add_special_tokens": self._adds_special_tokens(prompt)}
+        if images:
+            kwargs["images"] = [images]
+        if videos:
+            from transformers.video_utils import VideoMetadata
+
+            kwargs["videos"] = [frames for frames, _ in videos]
+            kwargs["video_metadata"] = [VideoMetadata(total_num_frames=run.clip.total_frames, fps=run.clip.fps,
+                                                      frames_indices=list(run.clip.indices),
+                                                      duration=run.clip.duration) for _, run in videos]
+            kwargs["do_sample_frames"] = False
+        return int(self.processor(**kwargs)["attention_mask"].sum())
+
     def close(self) -> None:
         self._preparer.shutdown(wait=True, cancel_futures=True)
         log.info("hf model %s: %s", self.spec.display, _summary(self.stats), extra={"hf_batch_stats": self.stats.as_dict()})
