@@ -590,6 +590,15 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
                  "--no-cache sends everything again)", cached, answered)
     stats = {"waves": scheduler.stats.waves, "sent": scheduler.stats.sent, "cached": scheduler.stats.cached,
              "failed": scheduler.stats.failed, "replies": counts.to_json(), "tokens": ledger.to_json()}
+    # a pool of endpoints (openai: base_url=[...]): what each endpoint answered, failed and passed on
+    endpoints = {target: m.endpoint_counts for target, m in models.items() if hasattr(m, "endpoint_counts")}
+    if endpoints:
+        stats["endpoints"] = endpoints
+        if ranks.is_main:
+            for target, per in endpoints.items():
+                log.info("%s endpoints: %s", target, "; ".join(
+                    f"{url} {c['replies']} replies, {c['failed']} failed, {c['moved_away']} moved to others"
+                    for url, c in per.items()))
     gathered = distributed.gather(by_task, stats, ranks, liaison)
     if gathered is None:
         return RunOutcome(results={}, is_main=False)

@@ -119,17 +119,25 @@ def _identity_args(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_args_string(text: str | None) -> dict[str, Any]:
-    """Parse ``k=v,k2=v2`` into a dict, coercing ints, floats, booleans and None."""
+    """Parse ``k=v,k2=v2`` into a dict, coercing ints, floats, booleans and None. A URL after
+    a URL value continues it as a list (``base_url=http://A/v1,http://B/v1``: a pool of endpoints)."""
     out: dict[str, Any] = {}
     if not text:
         return out
+    last: str | None = None
     for item in _split_top_level(text):
         if not item.strip():
+            continue
+        stripped = item.strip()
+        if (last is not None and stripped.startswith(("http://", "https://"))
+                and isinstance(out[last], (str, list)) and str(out[last] if isinstance(out[last], str) else out[last][0]).startswith(("http://", "https://"))):
+            out[last] = [*([out[last]] if isinstance(out[last], str) else out[last]), stripped]
             continue
         if "=" not in item:
             raise ConfigError(f"model argument {item!r} is not of the form key=value", field="--model-args")
         key, value = item.split("=", 1)
-        out[key.strip()] = coerce_value(value.strip())
+        last = key.strip()
+        out[last] = coerce_value(value.strip())
     return out
 
 

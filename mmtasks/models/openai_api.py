@@ -133,13 +133,23 @@ class OpenAIModel(ChatModel):
     #: chat-completions field: ``reasoning_effort``, or vLLM's ``chat_template_kwargs``)
     takes_settings = frozenset(OPTIONAL_SETTINGS) - {"n", "thinking_budget"}
 
+    def __new__(cls, spec: ModelSpec, context: ModelContext | None = None) -> Any:
+        from mmtasks.models.openai_pool import pool_urls
+
+        urls = pool_urls(spec.args.get("base_url"))
+        if urls is not None:  # a pool of replicas: one OpenAIModel per endpoint
+            from mmtasks.models.openai_pool import OpenAIPool
+
+            return OpenAIPool(spec.model_copy(update={"args": {**spec.args, "base_url": urls}}), context)
+        return super().__new__(cls)
+
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
         super().__init__(spec, context)
         if not spec.name:
             raise ConfigError("the openai backend needs a model name, e.g. openai:gpt-4o", field="--model")
         self.args = parse_openai_args(spec.args)
         from_env = not self.args.base_url and bool(os.environ.get("OPENAI_BASE_URL"))
-        configured = (self.args.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip()
+        configured = str(self.args.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip()
         self.base_url, query = _split_query(configured)
         self.default_query = {**query, **self.args.default_query}
         register_url_secrets(configured)
@@ -183,10 +193,20 @@ class OpenAIModel(ChatModel):
         by :meth:`check_ready`): one model name served at two endpoints (two vLLM deployments, a
         proxy), or by one server restarted on other weights, may be two different models, and a
         cached reply from one must not answer for the other."""
-        identity: dict[str, Any] = {"spec": json.loads(self.spec.identity()), "endpoint": self.url}
+        identity: dict[str, Any] = {"spec": json.loads(self.spec.identity())}
+        if not self.names_its_weights:
+            identity["endpoint"] = self.url
         if self.served:
             identity["served"] = self.served
         return json.dumps(identity, sort_keys=True)
+
+    @property
+    def names_its_weights(self) -> bool:
+        """Whether what the endpoint serves is named without its URL: the server lists the
+        weights it loaded (vLLM's ``root``), or the args give ``model_revision`` or
+        ``cache_group``. Then replicas of one model (another host, a pool) share one cache
+        identity; otherwise the endpoint is part of it."""
+        return bool(self.served.get("root") or self.args.model_revision or self.args.cache_group)
 
     # -- clients, one per event loop -----------------------------------------
     def _state(self) -> _LoopState:

@@ -43,8 +43,13 @@ class OpenAIArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    base_url: str | None = None
-    """Endpoint root ending in /v1 (else $OPENAI_BASE_URL, else OpenAI's)."""
+    base_url: str | list[str] | None = None
+    """Endpoint root ending in /v1 (else $OPENAI_BASE_URL, else OpenAI's); a list
+    (``base_url=[http://A/v1,http://B/v1]``) is a pool of replicas of one model
+    (:mod:`mmtasks.models.openai_pool`)."""
+    cache_group: str | None = None
+    """A name for what the endpoint serves, in the response cache's identity in place of the
+    endpoint: replicas given the same ``cache_group`` share their cached replies."""
     model_revision: str | None = None
     """What the endpoint serves under the model's name (a checkpoint hash, a date): part of the
     response cache's identity, never sent. Give it when the server's ``/models`` does not tell
