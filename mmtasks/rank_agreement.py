@@ -221,9 +221,9 @@ def difference(ours: RunDigest, theirs: RunDigest) -> str | None:
     for role, files in ours.weights.items():
         other_files = theirs.weights.get(role, {})
         for name in sorted(set(files) | set(other_files)):
-            a, b = files.get(name), other_files.get(name)
-            if a != b:
-                return (f"the {role}'s weights differ: {name} is {b or 'missing'} there, {a or 'missing'} on rank 0 "
+            here, there = files.get(name), other_files.get(name)
+            if here != there:
+                return (f"the {role}'s weights differ: {name} is {there or 'missing'} there, {here or 'missing'} on rank 0 "
                         "(other weights at the same path?)")
     return None
 

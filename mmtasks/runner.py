@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import logging
 import time
 from collections.abc import Iterator, Sequence
@@ -406,8 +407,9 @@ def sent_generation(tasks: Sequence[Task], models: dict[Target, ChatModel]) -> d
         if "matcher" in models and task.config.answer.matcher is not None:
             sent["matcher"] = models["matcher"].sent_settings(task.config.answer.matcher.generation)
         notes = getattr(getattr(task, "args", None), "notes", None)  # the note taker's settings (protocol_args.notes)
-        if "notetaker" in models and isinstance(getattr(notes, "generation", None), GenerationConfig):
-            sent["notetaker"] = models["notetaker"].sent_settings(notes.generation)
+        note_generation = getattr(notes, "generation", None)
+        if "notetaker" in models and isinstance(note_generation, GenerationConfig):
+            sent["notetaker"] = models["notetaker"].sent_settings(note_generation)
         out[task.name] = sent
     return out
 
@@ -550,7 +552,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
 
     counts = ReplyCounts()  # finish reasons and reasoning lengths, per task
     table = load_prices()
-    prices = {target: priced(m.spec, table) for target, m in models.items()}
+    prices: dict[str, Priced] = {target: priced(m.spec, table) for target, m in models.items()}
     ledger = TokenLedger(table, prices)  # tokens and cost, per task and component
 
     def replied(request: Request, reply: Reply) -> None:
@@ -648,7 +650,7 @@ def finish_run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], 
         results[task.name] = aggregate(task.scoring, task.aggregator, scored[task.name], BOOTSTRAP_SEED,
                                        excluded=exclusions[task.name].by_reason)
         spread = summarize(task.scoring, scored[task.name], repeats_for(task.scoring, run.repeats),
-                           lambda subset, task=task: aggregate(task.scoring, task.aggregator, subset, BOOTSTRAP_SEED))
+                           functools.partial(aggregate, task.scoring, task.aggregator, seed=BOOTSTRAP_SEED))
         if spread is not None:
             repeat_summaries[task.name] = spread
             # documents evaluated, not samples: each ran K times (the other counts cover every repeat)

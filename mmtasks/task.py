@@ -283,7 +283,9 @@ class Task:
                     corpus[m.name] = metric
                 else:
                     per_sample[m.name] = metric
-            elif corpus_fn:
+                continue
+            assert fn is not None  # a registered function is named (not evaluate:)
+            if corpus_fn:
                 for module in getattr(fn, "requires", ()):
                     if importlib.util.find_spec(module) is None:
                         raise ConfigError(f"metric function {m.function!r} needs the {module!r} package", file=self.file,

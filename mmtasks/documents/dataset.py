@@ -224,7 +224,7 @@ def _read_hf(task: TaskConfig, data_root: Path | None = None,
     assert hf is not None
     # a builder's (parquet, json ...) files are local; a Hub dataset's data_files are paths in its repository
     local = hf.data_files is not None and "/" not in hf.path
-    data_files = resolve_data_files(hf.data_files, data_root, task_file) if local else hf.data_files
+    data_files = resolve_data_files(hf.data_files, data_root, task_file) if local and hf.data_files is not None else hf.data_files
     try:
         import datasets
     except ImportError:

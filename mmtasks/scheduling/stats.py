@@ -76,8 +76,8 @@ def reply_summary(row: dict[str, int]) -> dict[str, Any]:
         out["tokens"] = tokens
     with_reasoning = row.get("with_reasoning", 0)
     if with_reasoning:
-        tokens = with_reasoning == row.get("tokens_known", 0)
-        total = row.get("reasoning_tokens", 0) if tokens else row.get("reasoning_chars", 0)
-        out["reasoning"] = {"n": with_reasoning, "unit": "tokens" if tokens else "characters",
+        in_tokens = with_reasoning == row.get("tokens_known", 0)
+        total = row.get("reasoning_tokens", 0) if in_tokens else row.get("reasoning_chars", 0)
+        out["reasoning"] = {"n": with_reasoning, "unit": "tokens" if in_tokens else "characters",
                             "mean": total / with_reasoning, "total": total}
     return out

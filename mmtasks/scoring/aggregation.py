@@ -282,9 +282,10 @@ def values_by_label(samples: Iterable["Sample"], metric: str, breakdown: str, *,
     groups: dict[str, list[float]] = {}
     for s in samples:
         value = s.metrics.get(metric)
-        if value is None and unscored is None:
-            continue
-        groups.setdefault(s.breakdown.get(breakdown, ""), []).append(unscored if value is None else float(value))
+        if value is not None:
+            groups.setdefault(s.breakdown.get(breakdown, ""), []).append(float(value))
+        elif unscored is not None:
+            groups.setdefault(s.breakdown.get(breakdown, ""), []).append(unscored)
     return groups
 
 
@@ -408,22 +409,22 @@ def per_sample_mean(task: TaskScoring, samples: Sequence["Sample"], seed: int) -
     result.coverage = coverage("documents", overall.n, unscored, unexplained, guessed, unparsed) if names else None
     if task.config.cluster:
         result.counts["clusters"] = len({c for cells in clustered.values() for c in cells})
-    for m in task.config.metrics:
-        values = overall.values[m.name]
+    for metric in task.config.metrics:
+        values = overall.values[metric.name]
         avg, err = mean_and_stderr(values, seed)
-        cells = list(clustered[m.name].values())
+        cells = list(clustered[metric.name].values())
         if values and (task.config.cluster or len(cells) < len(values)):
             # whole clusters resampled: documents of one cluster (questions about one video) and
             # the repeats of one document are not independent draws
             err = bootstrap_ratio_stderr([c[0] for c in cells], [c[1] for c in cells], seed=seed)
-        result.metrics[m.name] = avg
-        result.metrics[f"{m.name}_stderr"] = err
-        result.higher_is_better[m.name] = m.higher_is_better
+        result.metrics[metric.name] = avg
+        result.metrics[f"{metric.name}_stderr"] = err
+        result.higher_is_better[metric.name] = metric.higher_is_better
         # every document in the data, those without a score (failed requests ...) counted as 0,
         # beside the headline over the scored ones; a metric no sample produced (one a task's own
         # aggregator computes) has none: null, never 0 - unless no document was answered at all
         answered = overall.n - sum(unscored.values())
-        result.metrics[f"{m.name}_all"] = (sum(values) / overall.n if values or (overall.n and not answered)
-                                           else None)
+        result.metrics[f"{metric.name}_all"] = (sum(values) / overall.n if values or (overall.n and not answered)
+                                                else None)
     result.breakdowns = _table(groups, names)
     return result

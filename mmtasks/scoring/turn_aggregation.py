@@ -147,20 +147,20 @@ def per_turn_mean(task: TaskScoring, samples: Sequence["Sample"], seed: int) -> 
     result = TaskResult(n_samples=len(samples))
     result.counts = {"turns": total_turns}
     result.coverage = coverage("turns", total_turns, unscored, unexplained, guessed, unparsed) if (names or has_corpus) else None
-    for m in cfg.metrics:
-        if m.name in task.corpus_metrics:
+    for metric in cfg.metrics:
+        if metric.name in task.corpus_metrics:
             continue
-        o = overall[m.name]
+        o = overall[metric.name]
         micro = o.mean
-        result.metrics[m.name] = micro
-        result.metrics[f"{m.name}_micro"] = micro
-        result.metrics[f"{m.name}_macro"] = sum(macro[m.name]) / len(macro[m.name]) if macro[m.name] else None
-        result.metrics[f"{m.name}_stderr"] = (bootstrap_ratio_stderr(numerators[m.name], denominators[m.name], seed=seed)
-                                              if o.n else None)
+        result.metrics[metric.name] = micro
+        result.metrics[f"{metric.name}_micro"] = micro
+        result.metrics[f"{metric.name}_macro"] = sum(macro[metric.name]) / len(macro[metric.name]) if macro[metric.name] else None
+        result.metrics[f"{metric.name}_stderr"] = (bootstrap_ratio_stderr(numerators[metric.name], denominators[metric.name],
+                                                                          seed=seed) if o.n else None)
         attempted = o.n + o.failed
-        result.metrics[f"{m.name}_all"] = (o.total / attempted if attempted and not unexplained_by_metric[m.name]
-                                           else None)
-        result.higher_is_better[m.name] = m.higher_is_better
+        result.metrics[f"{metric.name}_all"] = (o.total / attempted if attempted and not unexplained_by_metric[metric.name]
+                                                else None)
+        result.higher_is_better[metric.name] = metric.higher_is_better
     result.breakdowns = {"turn": {label: g.row(names) for label, g in sorted(by_turn.items(), key=lambda kv: int(kv[0]))}}
     for name, by_label in groups.items():
         result.breakdowns[name] = {label: by_label[label].row(names) for label in sorted(by_label, key=label_sort_key)}

@@ -112,10 +112,10 @@ def failure_kinds(sample: dict[str, Any]) -> int:
         mask |= bit["unparsed"]
     if _count(sample.get("judge_failures")):
         mask |= bit["judge_failure"]
-    extra = sample.get("extra") if isinstance(sample.get("extra"), dict) else {}
+    extra: dict[str, Any] = sample["extra"] if isinstance(sample.get("extra"), dict) else {}
     if _count(sample.get("guessed")) or _count(extra.get("guessed")):
         mask |= bit["guessed"]
-    irregular = sample.get("irregular") if isinstance(sample.get("irregular"), dict) else {}
+    irregular: dict[str, Any] = sample["irregular"] if isinstance(sample.get("irregular"), dict) else {}
     if irregular.get("kept_as_text"):
         mask |= bit["kept_as_text"]
     if irregular.get("scored_wrong"):
