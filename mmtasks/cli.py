@@ -83,6 +83,13 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
                         "`mmtasks merge OUT SLICE...` makes the slices one run (docs/running-at-scale.md)")
     p.add_argument("--rank-timeout", type=float, default=None, metavar="S",
                    help="data parallel runs: name a rank silent for S seconds and stop (default $MMTASKS_RANK_TIMEOUT_S or 600)")
+    p.add_argument("--launcher", choices=("local", "ray"), default="local",
+                   help="ray: the model's replicas are Ray actors pulling requests from one queue; a replica that "
+                        "dies hands its requests to the others (pip install 'mmtasks[ray]'; docs/running-at-scale.md)")
+    p.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="--launcher ray: the cluster to join (default: start a local one for the run)")
+    p.add_argument("--ray-replicas", type=int, default=None, metavar="N",
+                   help="--launcher ray: how many model replicas (default: as many as the cluster's GPUs/CPUs hold)")
     p.add_argument("--max-cost", type=float, default=None, metavar="USD",
                    help="stop the run (exit 3) once the requests it sent cost USD by models/prices.yaml; the same "
                         "command resumes from the cache (docs/users/cost.md)")

@@ -25,6 +25,7 @@ from mmtasks.models.base import ChatModel, ModelContext, ModelSpec, load_model, 
 from mmtasks.models.in_memory import ModelFactory
 from mmtasks.preflight import CheckedTasks, preflight
 from mmtasks.progress import Progress
+from mmtasks.ray_launcher import RayReplicas, RaySettings
 from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
 from mmtasks.models.prices import PriceTable, load_prices, unpriced_note
 from mmtasks.results.costs import MaxCostReached, Priced, TokenLedger, cost_summary, priced, token_totals
@@ -182,10 +183,16 @@ def _matcher_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | N
 
 
 def _load_component(role: str, spec: ModelSpec, context: ModelContext, ranks: distributed.Ranks,
-                    origin: str | None = None, factory: ModelFactory | None = None) -> ChatModel:
-    """Load and check one model (``factory``: build it from an object in memory instead); its
-    errors name the component (``--judge-args`` ...)."""
+                    origin: str | None = None, factory: ModelFactory | None = None,
+                    ray: RaySettings | None = None) -> ChatModel:
+    """Load and check one model (``factory``: build it from an object in memory instead; ``ray``:
+    as replicas on a Ray cluster, :mod:`mmtasks.ray_launcher`); its errors name the component
+    (``--judge-args`` ...)."""
     try:
+        if ray is not None and factory is None:
+            from mmtasks.ray_launcher import ray_replicas
+
+            return ray_replicas(spec, context, ray)  # each replica checked itself when it loaded
         model = factory(spec, context) if factory is not None else load_model(distributed.place(spec, ranks), context)
     except MmtasksError as exc:
         raise for_component(exc, role, spec.display, origin) from None
@@ -332,7 +339,8 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             models["matcher"] = _load_component("matcher", matching[0], context, ranks, matching[1])
             if matching[1]:
                 log.info("matcher: %s (%s)", matching[0].display, matching[1])
-        models["model"] = _load_component("model", model_spec, context, ranks, factory=model_factory)
+        models["model"] = _load_component("model", model_spec, context, ranks, factory=model_factory,
+                                          ray=_ray_settings(run, ranks, model_factory))
         if run.strategy == "notetaking":
             if notetaker_spec is not None:
                 models["notetaker"] = _load_component("notetaker", notetaker_spec, context, ranks)
@@ -345,6 +353,19 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             trackers.log_run(outcome.results, {task: (s.to_json() for s in rows) for task, rows in outcome.samples.items()},
                              run.output_path)
         return outcome
+
+
+def _ray_settings(run: RunConfig, ranks: distributed.Ranks, factory: ModelFactory | None) -> RaySettings | None:
+    """``--launcher ray``'s settings; None for a run in this process alone."""
+    if run.launcher != "ray":
+        return None
+    if ranks.active:
+        raise ConfigError("--launcher ray runs in one process that places the replicas; do not start it with "
+                          "torchrun/accelerate launch", field="--launcher")
+    if factory is not None:
+        raise ConfigError("--launcher ray loads the model in each replica; a model in memory cannot be replicated",
+                          field="--launcher")
+    return RaySettings(address=run.ray_address, replicas=run.ray_replicas)
 
 
 def _trackers(run: RunConfig) -> Trackers | None:
@@ -601,6 +622,10 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
                 log.info("%s endpoints: %s", target, "; ".join(
                     f"{url} {c['replies']} replies, {c['failed']} failed, {c['moved_away']} moved to others"
                     for url, c in per.items()))
+    replicas = models.get("model")
+    if isinstance(replicas, RayReplicas):  # per replica: requests answered, and put back when it died
+        stats["ray"] = {"answered": {str(i): n for i, n in enumerate(replicas.answered)},
+                        "requeued": {str(i): n for i, n in enumerate(replicas.requeued)}}
     gathered = distributed.gather(by_task, stats, ranks, liaison)
     if gathered is None:
         return RunOutcome(results={}, is_main=False)

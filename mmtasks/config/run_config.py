@@ -94,6 +94,13 @@ class RunConfig(BaseModel):
     """``--shard I/N``: run only slice I (0-based) of N: document k of the run (counted across all
     tasks, in task order) is slice ``k % N``'s. Each slice writes its own run folder;
     ``mmtasks merge OUT SLICE...`` makes them one run (:mod:`mmtasks.shards`)."""
+    launcher: Literal["local", "ray"] = "local"
+    """``--launcher ray``: the model's replicas are Ray actors fed from one queue
+    (:mod:`mmtasks.ray_launcher`). Not part of what the run is: the results equal one process's."""
+    ray_address: str | None = None
+    """``--ray-address``: the Ray cluster to join (default: start a local one for the run)."""
+    ray_replicas: int | None = Field(default=None, ge=1)
+    """``--ray-replicas N``: how many replicas (default: as many as the cluster holds)."""
     rank_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """``--rank-timeout S``: in a data parallel run, seconds without a heartbeat after which a waiting
     rank names the silent one and stops the run (default ``MMTASKS_RANK_TIMEOUT_S`` or 600;

@@ -110,7 +110,7 @@ _NON_IDENTITY_ARGS = {
     "device", "device_map", "batch_size", "concurrency", "timeout", "max_retries", "api_key_env",
     "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
     "distributed_executor_backend", "mm_encoder_tp_mode",
-    "gpu_memory_utilization", "base_url", "enforce_eager", "deadline", "max_response_bytes",
+    "gpu_memory_utilization", "num_gpus", "base_url", "enforce_eager", "deadline", "max_response_bytes",
 }
 
 
