@@ -14,7 +14,7 @@ PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.mmtasks-installed
 
-.PHONY: demo test test-fast docs install install-demo vllm-venv browser clean
+.PHONY: demo test test-fast lint docs install install-demo vllm-venv browser clean
 
 $(DEMO_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -70,6 +70,12 @@ test: $(STAMP) vllm-venv browser
 # docs/contributors/tests.md has its measured time and what it covers (scripts/fast_tier_coverage.py)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
+
+# lint (.ci/run runs it before the tests): ruff with pyproject's [tool.ruff] rules over the code, the tests,
+# the task folders and the scripts; mypy with its [tool.mypy] settings over mmtasks/ (Python 3.10, the pydantic plugin)
+lint: $(STAMP)
+	$(PY) -m ruff check mmtasks tests tasks scripts benchmarks conftest.py
+	$(PY) -m mypy
 
 # the documentation site (mkdocs-material, the `docs` extra) into site/; strict: a broken link or anchor fails
 docs: $(STAMP)

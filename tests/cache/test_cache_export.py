@@ -41,6 +41,6 @@ def test_exported_replies_serve_the_rerun_elsewhere(tmp_path, capsys, chat_serve
     assert (tmp_path / "b" / "samples" / "mmdu.jsonl").read_bytes() == (tmp_path / "a" / "samples" / "mmdu.jsonl").read_bytes()
     # importing twice adds nothing; exporting over a file is refused
     assert main(["cache", "import", str(exported), "--cache-dir", str(tmp_path / "cache_b")]) == 0
-    assert f"imported 0 replies" in capsys.readouterr().out
+    assert "imported 0 replies" in capsys.readouterr().out
     assert main(["cache", "export", str(exported), "--cache-dir", str(tmp_path / "cache_a")]) == 2
     assert "the export file exists already" in capsys.readouterr().err

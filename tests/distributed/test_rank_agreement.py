@@ -60,7 +60,7 @@ def test_stale_data_on_one_rank_is_refused(tmp_path):
     assert code != 0
     line = f"rank 1 (node {socket.gethostname()}) differs from rank 0 (node {socket.gethostname()}): task {TASK!r}"
     assert line in err, err[-3000:]
-    assert f"document 1 is" in err and repr(dropped) in err  # the shifted document is named
+    assert "document 1 is" in err and repr(dropped) in err  # the shifted document is named
     assert err.count("mmtasks: error:") == 1  # said once, by rank 0
     assert not (root / "out" / "results.json").exists()
 
