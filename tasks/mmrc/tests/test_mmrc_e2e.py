@@ -168,6 +168,8 @@ class Rendezvous:
         self.reply = reply
         self.arrived: dict[tuple[Any, ...], int] = {}
         self.cond = threading.Condition()
+        #: waves whose calls did not all arrive within the hang guard (their replies then went out early)
+        self.incomplete: list[tuple[Any, ...]] = []
 
     @staticmethod
     def wave_of(body: dict) -> tuple[tuple[Any, ...] | None, int]:
@@ -176,6 +178,10 @@ class Rendezvous:
         if kind == "probe":
             rec = conversation_of(call)
             return ("probe", id(rec)), len(rec["questions"])
+        if kind == "judge":  # a conversation's judge calls, one per question
+            text = last_user_text(body)
+            rec = next(r for r in RECORDS if any(q["question"] in text for q in r["questions"]))
+            return ("judge", id(rec)), len(rec["questions"])
         if kind in ("note", "turn"):
             rec = conversation_of_any(call)
             if kind == "note":
@@ -193,16 +199,19 @@ class Rendezvous:
             with self.cond:
                 self.arrived[wave] = self.arrived.get(wave, 0) + 1
                 self.cond.notify_all()
-                self.cond.wait_for(lambda: self.arrived[wave] >= size, timeout=60)
+                # a hang guard, not a latency to beat: a wave that never completes fails the test below
+                if not self.cond.wait_for(lambda: self.arrived[wave] >= size, timeout=600):
+                    self.incomplete.append(wave)
         return self.reply(body)
 
 
 def test_notetaking_run_through_python_m(server: ChatServer, tmp_path: Path) -> None:
-    server.reply = Rendezvous(server.reply)
+    server.reply = rendezvous = Rendezvous(server.reply)
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
     proc = subprocess.run([sys.executable, "-m", "mmtasks", *cli_args(tmp_path, "--strategy", "notetaking", "--model-args", "concurrency=64")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    assert rendezvous.incomplete == []  # every wave's calls were in flight together (events, not timing)
     results, samples = outputs(tmp_path)
 
     # Replay: the model answered every turn and its own replies are the history.
