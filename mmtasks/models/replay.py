@@ -3,9 +3,9 @@
 PATH is a run's output folder (its ``samples/`` is read), a samples folder, a
 samples ``.jsonl`` file, or a predictions JSONL with lines
 ``{"task": ..., "doc_id": ..., "responses": [...]}`` (optionally ``reasoning`` and
-``finish_reasons`` beside them, as samples record). The k-th request the
-protocol makes for a document gets the k-th recorded reply, with its recorded reasoning and
-finish reason; a re-ask beyond the recording gets the last recorded reply (the same request,
+``finish_reasons`` and ``tokens`` beside them, as samples record). The k-th request the
+protocol makes for a document gets the k-th recorded reply, with its recorded reasoning,
+finish reason and token counts; a re-ask beyond the recording gets the last recorded reply (the same request,
 the same answer).
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from typing import Any
 from pathlib import Path
 
 from mmtasks.core.request import OPTIONAL_SETTINGS
@@ -20,7 +21,7 @@ from mmtasks.documents.samples import iter_samples
 from mmtasks.errors import ModelError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.core.reasoning import LENGTH
-from mmtasks.core.request import Reply, Request
+from mmtasks.core.request import TOKEN_FIELDS, Reply, Request
 
 
 class ReplayModel(ChatModel):
@@ -32,7 +33,7 @@ class ReplayModel(ChatModel):
         super().__init__(spec, context)
         self.path = Path(spec.name).expanduser()
         #: the replies, the note taker's, and beside each reply its reasoning and finish reason
-        self.recorded, self.recorded_notes, self.reasoning, self.finish = load_recorded(self.path)
+        self.recorded, self.recorded_notes, self.reasoning, self.finish, self.tokens = load_recorded(self.path)
         self.source_model = _source_model(self.path)
 
     def generate(self, requests: Sequence[Request]) -> Iterable[tuple[int, Reply]]:
@@ -58,15 +59,18 @@ class ReplayModel(ChatModel):
             return Reply.failure(f"replay: document {req.doc_id!r} has {len(responses)} recorded replies, request #{req.position + 1} asked")
         text = responses[k]
         reasoning, finish = _at(self.reasoning.get((req.task, req.doc_id)), k), _at(self.finish.get((req.task, req.doc_id)), k)
+        # the token counts as the first run recorded them (a rescoring run reports what produced the replies)
+        counted = _at(self.tokens.get((req.task, req.doc_id)), k) or {}
+        tokens = {f"{name}_tokens": value for name, value in counted.items() if f"{name}_tokens" in TOKEN_FIELDS}
         if text is None and (reasoning is not None or finish == LENGTH):
             # a reply recorded without an answer after its reasoning: truncated again when split
-            return Reply(text="", reasoning=reasoning, finish_reason=finish)
+            return Reply(text="", reasoning=reasoning, finish_reason=finish, **tokens)
         if text is None:
             return Reply.failure("replay: the recorded request had failed")
-        return Reply(text=text, reasoning=reasoning, finish_reason=finish)
+        return Reply(text=text, reasoning=reasoning, finish_reason=finish, **tokens)
 
 
-def _at(values: list[str | None] | None, k: int) -> str | None:
+def _at(values: list[Any] | None, k: int) -> Any:
     return values[k] if values is not None and k < len(values) else None
 
 
@@ -85,13 +89,14 @@ def _files(path: Path) -> list[Path]:
 Recorded = dict[tuple[str, str], list[str | None]]
 
 
-def load_recorded(path: Path) -> tuple[Recorded, Recorded, Recorded, Recorded]:
+def load_recorded(path: Path) -> tuple[Recorded, Recorded, Recorded, Recorded, dict[tuple[str, str], list[Any]]]:
     """(task, doc_id) -> the model's replies in order; -> the note taker's replies (note-taking runs);
-    -> each reply's reasoning and -> its finish reason, as samples record them beside the replies
-    (optional: a line without them has none)."""
+    -> each reply's reasoning, -> its finish reason and -> its token counts, as samples record them
+    beside the replies (optional: a line without them has none)."""
     out: Recorded = {}
     notes: Recorded = {}
     beside: dict[str, Recorded] = {"reasoning": {}, "finish_reasons": {}}
+    tokens: dict[tuple[str, str], list[Any]] = {}
     for file in _files(path):
         for line in iter_samples(file, need=("task", "responses")):
             rec = line.record  # a sample, or a predictions line: task, doc_id, responses
@@ -101,10 +106,12 @@ def load_recorded(path: Path) -> tuple[Recorded, Recorded, Recorded, Recorded]:
                 values: list[str | None] = getattr(rec, name)
                 if values:
                     recorded[key] = list(values)
+            if rec.tokens:
+                tokens[key] = list(rec.tokens)
             note_log = rec.extra.get("notes")
             if isinstance(note_log, list):
                 notes[key] = [n.get("reply") if isinstance(n, dict) else None for n in note_log]
-    return out, notes, beside["reasoning"], beside["finish_reasons"]
+    return out, notes, beside["reasoning"], beside["finish_reasons"], tokens
 
 
 def _source_model(path: Path) -> str | None:
