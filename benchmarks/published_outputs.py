@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The figures of docs/benchmarks.md's "Conformance with the published outputs": the authors'
+"""The figures of docs/fidelity.md's "Conformance with the published outputs": the authors'
 published per-sample outputs (tests/fixtures/published/) replayed through mmtasks, against the
 authors' own scoring code run on the same replies.
 

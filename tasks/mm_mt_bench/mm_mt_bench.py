@@ -15,7 +15,7 @@ Reference: mistralai/mistral-evals ``eval/tasks/mm_mt_bench.py`` (commit d61811f
   (``get_score``); no match is not a verdict. Ours: the parser declares ``[[n]]`` as its
   verdict mark, so a mark that quotes the model's answer is cut from the judge's reply before
   the first is taken (``sole_verdict``; the official code would take the answer's own rating,
-  see docs/benchmarks.md).
+  see the folder's README.md).
 - ``mm_mt_bench`` (aggregator): ``per_turn_mean`` (``score``: the mean over
   every judged turn, the official ``micro_average_score``) plus
   ``macro_average_score``, which ``aggregate_metrics`` computes as the mean of

@@ -17,7 +17,7 @@ extracted (``prediction``, gpt-3.5-turbo where their heuristic could not decide;
 match) with ``eval/evaluate.py`` (bundled verbatim). Replaying those letters through the 14 BLINK
 tasks gives their accuracy for every model and subtask and their "Total" (the mean of the 14). The
 raw replies (``full_prediction``) read by the task's offline rule give the figures of
-docs/benchmarks.md (no LLM matcher).
+docs/fidelity.md (no LLM matcher).
 """
 
 from __future__ import annotations
