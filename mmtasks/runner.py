@@ -182,6 +182,24 @@ def _matcher_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | N
         raise for_component(exc, "matcher", spec, origin) from None
 
 
+def batched(run: RunConfig, role: str) -> bool:
+    """Whether ``role``'s requests go through the batch API (``--batch``, ``--judge-batch``)."""
+    return run.batch if role in ("model", "notetaker") else run.judge_batch if role in ("judge", "matcher") else False
+
+
+def batch_factory(run: RunConfig, role: str, spec: ModelSpec) -> ModelFactory:
+    """The factory of ``role``'s batch model; a backend without one is one line, before any model."""
+    flag = "--batch" if role in ("model", "notetaker") else "--judge-batch"
+    if spec.backend != "openai":
+        raise ConfigError(f"{flag}: the {role} {spec.display} has no batch mode here (the openai backend's "
+                          "Batch API only; Anthropic's and Gemini's batch modes are not implemented)", field=flag,
+                          hint=f"drop {flag}, or use an openai: {role}")
+    from mmtasks.models.openai_batch import OpenAIBatchModel
+
+    state_dir = (run.cache_dir or default_cache_dir()) / "batches"
+    return lambda spec, context: OpenAIBatchModel(spec, context, state_dir=state_dir, poll_s=run.batch_poll_s)
+
+
 def _load_component(role: str, spec: ModelSpec, context: ModelContext, ranks: distributed.Ranks,
                     origin: str | None = None, factory: ModelFactory | None = None,
                     ray: RaySettings | None = None) -> ChatModel:
@@ -306,6 +324,11 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             shard_of = shard_record(digest, run)
     if run.max_cost is not None:
         check_priced({"model": model_spec, "judge": judge_spec, "matcher": matcher_spec, "notetaker": notetaker_spec})
+    if run.batch:  # a backend without a batch mode: one line, before any model
+        batch_factory(run, "model", model_spec)
+    for role, spec in (("judge", judge_spec), ("matcher", matcher_spec)):
+        if run.judge_batch and spec is not None:
+            batch_factory(run, role, spec)
     trackers = _trackers(run) if ranks.is_main else None  # a missing library or bad --log-args: one line, now
     models: dict[Target, ChatModel] = {}
     with contextlib.ExitStack() as stack:
@@ -327,7 +350,8 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             judge_spec, origin = judged
             # The judge is checked before any model time is spent.
             try:
-                models["judge"] = _load_component("judge", judge_spec, context, ranks, origin)
+                models["judge"] = _load_component("judge", judge_spec, context, ranks, origin,
+                                                  factory=batch_factory(run, "judge", judge_spec) if run.judge_batch else None)
             except ModelNotFound as exc:
                 official = _official_judge(run, tasks)
                 if official is None:
@@ -336,11 +360,12 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             if origin:
                 log.info("judge: %s (%s; choose the judge with --judge)", judge_spec.display, origin)
         if matching is not None:
-            models["matcher"] = _load_component("matcher", matching[0], context, ranks, matching[1])
+            models["matcher"] = _load_component("matcher", matching[0], context, ranks, matching[1],
+                                                factory=batch_factory(run, "matcher", matching[0]) if run.judge_batch else None)
             if matching[1]:
                 log.info("matcher: %s (%s)", matching[0].display, matching[1])
-        models["model"] = _load_component("model", model_spec, context, ranks, factory=model_factory,
-                                          ray=_ray_settings(run, ranks, model_factory))
+        models["model"] = _load_component("model", model_spec, context, ranks, factory=model_factory or (
+            batch_factory(run, "model", model_spec) if run.batch else None), ray=_ray_settings(run, ranks, model_factory))
         if run.strategy == "notetaking":
             if notetaker_spec is not None:
                 models["notetaker"] = _load_component("notetaker", notetaker_spec, context, ranks)
@@ -573,7 +598,7 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
 
     counts = ReplyCounts()  # finish reasons and reasoning lengths, per task
     table = load_prices()
-    prices: dict[str, Priced] = {target: priced(m.spec, table) for target, m in models.items()}
+    prices: dict[str, Priced] = {target: priced(m.spec, table, batch=batched(run, target)) for target, m in models.items()}
     ledger = TokenLedger(table, prices)  # tokens and cost, per task and component
 
     def replied(request: Request, reply: Reply) -> None:
@@ -644,7 +669,7 @@ def component_prices(run: RunConfig, model_spec: ModelSpec, judge_spec: ModelSpe
     specs: dict[str, ModelSpec | None] = {"model": model_spec, "judge": judge_spec, "matcher": matcher_spec}
     if run.strategy == "notetaking":
         specs["notetaker"] = parse_model_spec(run.notetaker, run.notetaker_args) if run.notetaker else model_spec
-    return {role: priced(spec, table) for role, spec in specs.items() if spec is not None}
+    return {role: priced(spec, table, batch=batched(run, role)) for role, spec in specs.items() if spec is not None}
 
 
 def finish_run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: Path | None,

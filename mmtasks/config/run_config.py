@@ -85,6 +85,13 @@ class RunConfig(BaseModel):
     use_cache: bool = True
     cache_dir: Path | None = None
     allow_failures: bool = False
+    batch: bool = False
+    """``--batch``: the model's requests go through its provider's batch API, wave by wave
+    (:mod:`mmtasks.models.openai_batch`; openai only), priced at the batch discount."""
+    judge_batch: bool = False
+    """``--judge-batch``: the judge's and matcher's requests go through the batch API."""
+    batch_poll_s: float = Field(default=30.0, ge=0, le=3600, allow_inf_nan=False)
+    """Seconds between polls of a pending batch."""
     max_cost: float | None = Field(default=None, gt=0, le=1e9, allow_inf_nan=False)
     """``--max-cost USD``: the run stops (exit 3, resumable from the response cache) once the requests
     it sent cost this much by ``models/prices.yaml``; every component must have a price. Not part of

@@ -1,0 +1,151 @@
+"""A loopback server speaking OpenAI's Batch API (``/v1/files``, ``/v1/batches``) and ``/v1/models``,
+for the ``--batch`` tests: uploaded JSONL files are kept, a batch is ``in_progress`` until the test
+``release()``s it, then ``completed`` with an output file (each line answered by ``reply``) and an
+error file (entries ``expire`` names come back ``batch_expired`` once). It counts every request
+line it received per ``custom_id`` (``sent``), so a test can check that nothing was sent twice."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.chat_wire import completion_body
+
+
+class BatchServer:
+    def __init__(self, models: tuple[str, ...], reply: Callable[[dict], Any] = lambda body: "B") -> None:
+        self.models = models
+        self.reply = reply
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        #: custom_id -> how many times a request line with it was uploaded in a batch
+        self.sent: dict[str, int] = {}
+        #: custom_ids (or a predicate on the body) to expire in their first batch
+        self.expire: Callable[[dict], bool] = lambda body: False
+        self.expired: set[str] = set()
+        self.released = True
+        self.lock = threading.RLock()
+        self.log: list[tuple[str, str]] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                owner.log.append(("GET", self.path))
+                owner._get(self)
+
+            def do_POST(self) -> None:
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    raw = b""
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                        if size == 0:
+                            self.rfile.readline()
+                            break
+                        raw += self.rfile.read(size)
+                        self.rfile.readline()
+                else:
+                    raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                owner.log.append(("POST", self.path))
+                owner._post(self, raw)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "BatchServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _send(self, h: BaseHTTPRequestHandler, status: int, body: Any, raw: bytes | None = None) -> None:
+        data = raw if raw is not None else json.dumps(body).encode()
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json" if raw is None else "application/octet-stream")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    def _get(self, h: BaseHTTPRequestHandler) -> None:
+        path = h.path.split("?")[0]
+        if path == "/v1/models":
+            return self._send(h, 200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "test"} for m in self.models]})
+        if path.startswith("/v1/files/") and path.endswith("/content"):
+            file_id = path.split("/")[3]
+            return self._send(h, 200, None, raw=self.files[file_id])
+        if path.startswith("/v1/batches/"):
+            return self._send(h, 200, self._status(path.split("/")[3]))
+        self._send(h, 404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+
+    def _post(self, h: BaseHTTPRequestHandler, raw: bytes) -> None:
+        path = h.path.split("?")[0]
+        with self.lock:
+            if path == "/v1/files":
+                content = _multipart_file(raw, h.headers.get("Content-Type", ""))
+                file_id = f"file-{len(self.files)}"
+                self.files[file_id] = content
+                return self._send(h, 200, {"id": file_id, "object": "file", "bytes": len(content), "created_at": 0,
+                                           "filename": "batch.jsonl", "purpose": "batch", "status": "processed"})
+            if path == "/v1/batches":
+                body = json.loads(raw)
+                lines = [json.loads(x) for x in self.files[body["input_file_id"]].decode().splitlines() if x.strip()]
+                for line in lines:
+                    assert line["method"] == "POST" and line["url"] == body["endpoint"] == "/v1/chat/completions"
+                    self.sent[line["custom_id"]] = self.sent.get(line["custom_id"], 0) + 1
+                batch_id = f"batch_{len(self.batches)}"
+                self.batches[batch_id] = {"lines": lines, "input_file_id": body["input_file_id"], "done": None}
+                return self._send(h, 200, self._status(batch_id))
+        self._send(h, 404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+
+    def _status(self, batch_id: str) -> dict[str, Any]:
+        with self.lock:
+            batch = self.batches[batch_id]
+            out: dict[str, Any] = {"id": batch_id, "object": "batch", "endpoint": "/v1/chat/completions",
+                                   "input_file_id": batch["input_file_id"], "completion_window": "24h", "created_at": 0,
+                                   "status": "in_progress", "output_file_id": None, "error_file_id": None,
+                                   "request_counts": {"total": len(batch["lines"]), "completed": 0, "failed": 0}}
+            if not self.released:
+                return out
+            if batch["done"] is None:
+                ok, bad = [], []
+                for k, line in enumerate(batch["lines"]):
+                    cid = line["custom_id"]
+                    if cid not in self.expired and self.expire(line["body"]):
+                        self.expired.add(cid)
+                        bad.append({"id": f"r{k}", "custom_id": cid, "response": None,
+                                    "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}})
+                        continue
+                    body = completion_body(line["body"], self.reply(line["body"]), k)
+                    ok.append({"id": f"r{k}", "custom_id": cid, "response": {"status_code": 200, "request_id": f"q{k}", "body": body}, "error": None})
+                done: dict[str, Any] = {"ok": len(ok), "bad": len(bad)}
+                for key, rows in (("output_file_id", ok), ("error_file_id", bad)):
+                    if rows:
+                        file_id = f"file-{len(self.files)}"
+                        self.files[file_id] = ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
+                        done[key] = file_id
+                batch["done"] = done
+            done = batch["done"]
+            out.update(status="completed", output_file_id=done.get("output_file_id"), error_file_id=done.get("error_file_id"),
+                       request_counts={"total": len(batch["lines"]), "completed": done["ok"], "failed": done["bad"]})
+            return out
+
+
+def _multipart_file(raw: bytes, content_type: str) -> bytes:
+    """The ``file`` part of a multipart/form-data body."""
+    boundary = content_type.split("boundary=")[1].strip('"').encode()
+    for part in raw.split(b"--" + boundary):
+        head, sep, body = part.partition(b"\r\n\r\n")
+        if sep and b'name="file"' in head:
+            return body.rsplit(b"\r\n", 1)[0]
+    raise AssertionError("no file part")
