@@ -150,7 +150,8 @@ class Registry(Generic[T]):
         entry = found[0]
         if entry.obj is None:
             entry = self._resolve(entry, file=file, field=field)
-        return entry.obj  # type: ignore[return-value]
+        assert entry.obj is not None  # _resolve imports it, or raises
+        return entry.obj
 
     def names(self, plugins: Collection[Path] = ()) -> list[str]:
         """Every name visible from a task that loaded ``plugins`` (built-ins and installed packages always)."""

@@ -466,13 +466,14 @@ def check_limits(tasks: list[Task], models: dict[Target, ChatModel], overridden:
     request that asks for as many new tokens as the whole context would be refused, every one."""
     problems: list[tuple[str | None, MmtasksError]] = []
     for task in tasks:
-        asked = [("model", task.config.generation, "--gen-kwargs" if overridden else "generation.max_new_tokens")]
+        asked: list[tuple[Target, GenerationConfig, str]] = [
+            ("model", task.config.generation, "--gen-kwargs" if overridden else "generation.max_new_tokens")]
         if task.config.judge is not None:
             asked.append(("judge", task.config.judge.generation, "judge.generation.max_new_tokens"))
         for target, generation, where in asked:
-            model = models.get(target)  # type: ignore[call-overload]
+            model = models.get(target)
             limit = model.max_model_len if model is not None else None
-            if limit is None or generation.max_new_tokens < limit:
+            if model is None or limit is None or generation.max_new_tokens < limit:
                 continue
             flag = COMPONENT_FLAGS[target][0]
             fix = (f"pass --gen-kwargs max_new_tokens=N with N well under {limit} (recorded; not the benchmark's "

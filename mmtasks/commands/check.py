@@ -84,6 +84,7 @@ def print_estimate(run: RunConfig, tasks: list, model: str, model_args: dict) ->
         loaded = load_model(spec, ModelContext(max_images_per_request=64, max_videos_per_request=4))
 
         def counter(request: Request) -> Counted:
+            # load_model is typed as any backend's model; the hf backend's counts its prompt tokens
             return Counted(tokens=loaded.count_prompt_tokens(request))  # type: ignore[attr-defined]
     else:
         raise ConfigError(f"--estimate counts tokens for openai:, anthropic:, gemini: and hf: models, not {spec.backend}:",

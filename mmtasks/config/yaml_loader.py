@@ -8,7 +8,7 @@ import types
 import typing
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -18,8 +18,11 @@ from mmtasks.errors import ConfigError, ConfigProblems
 M = TypeVar("M", bound=BaseModel)
 
 
-#: libyaml's safe loader when PyYAML was built with it (ten times faster), else the pure-Python one
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:  # the two have one interface
+    from yaml import SafeLoader as _SafeLoader
+else:
+    #: libyaml's safe loader when PyYAML was built with it (ten times faster), else the pure-Python one
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: the most nodes a YAML document may hold once its aliases are expanded: far above any task
 #: file (a few thousand), far below an alias bomb (9 levels of 9 aliases: 387 million)
@@ -33,7 +36,7 @@ class _LoadProblem(yaml.YAMLError):
         self.line = line
 
 
-class _StrictLoader(_SafeLoader):  # type: ignore[misc,valid-type]
+class _StrictLoader(_SafeLoader):
     """libyaml's parser and composer (fast), with two checks before anything is built:
     duplicate keys in a mapping, and alias expansion bounded by :data:`MAX_EXPANDED_NODES`."""
 

@@ -207,10 +207,10 @@ def video_runs(parts: tuple[Part, ...]) -> list["Part | VideoRun"]:
         if isinstance(part, Image) and part.frame is not None and part.frame.position == 0:
             clip = part.frame.clip
             n = len(clip.timestamps)
-            run = parts[i:i + n]
-            if len(run) == n and all(isinstance(p, Image) and p.frame is not None and p.frame.clip is clip
-                                     and p.frame.position == k for k, p in enumerate(run)):
-                out.append(VideoRun(clip, tuple(run)))  # type: ignore[arg-type]
+            run = [p for p in parts[i:i + n] if isinstance(p, Image)]
+            if len(run) == n and all(p.frame is not None and p.frame.clip is clip and p.frame.position == k
+                                     for k, p in enumerate(run)):
+                out.append(VideoRun(clip, tuple(run)))
                 i += n
                 continue
         out.append(part)

@@ -123,14 +123,16 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
         records = _read_local(path, report)
         yield from _documents(records, ds, folder, str(path), adapter, report, limit, only, videos, excluded)
     elif ds.hf is not None or ds.hub is not None:
-        repo = ds.hf.path if ds.hf is not None else ds.hub.repo  # type: ignore[union-attr]
+        if ds.hf is not None:
+            repo, revision = ds.hf.path, ds.hf.revision
+        elif ds.hub is not None:
+            repo, revision = ds.hub.repo, ds.hub.revision
         folder = data_root or Path.cwd()
         missing = None
         fetch = None
         if ds.video_archives:
             from mmtasks.documents.hub_files import extracted_videos
 
-            revision = ds.hf.revision if ds.hf is not None else ds.hub.revision  # type: ignore[union-attr]
             archives = extracted_videos(repo, revision, ds.video_archives)
             folder, fetch = archives.folder, archives.ensure
             missing = (f"it is in none of the archives of {repo} ({', '.join(a.path for a in ds.video_archives)}) "

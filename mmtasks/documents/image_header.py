@@ -15,6 +15,7 @@ import os
 import stat
 import struct
 from pathlib import Path
+from typing import IO
 
 from PIL import Image as PILImage
 
@@ -232,13 +233,13 @@ def _more(fd: int | None, data: bytes | None, offset: int, n: int) -> bytes:
     return os.pread(fd, n, offset) if fd is not None else b""
 
 
-def _pil_size(source: "Path | object", head: bytes) -> tuple[int, int] | str | None:
+def _pil_size(source: Path | IO[bytes], head: bytes) -> tuple[int, int] | str | None:
     """PIL's header parse (no pixels), for formats :func:`header_size` does not read; a str is
     the problem (PIL refuses to open an image of more than twice its pixel limit)."""
     if len(head) < 8 and not any(head.startswith(s) for s in _OTHER_SIGNATURES):
         return None
     try:
-        with decoding(), PILImage.open(source) as img:  # type: ignore[arg-type]
+        with decoding(), PILImage.open(source) as img:
             return (img.width, img.height) if img.format else None
     except Undecodable as exc:
         return BEYOND_TWICE_THE_LIMIT if exc.kind == "DecompressionBombError" else None

@@ -546,11 +546,12 @@ class FrameStore:
         if known is not None:
             return known
         files = _frame_files(path) if path.is_dir() else [path]
-        key = _stat_key(path, files) if self._memo is not None else None
+        memo = self._memo
+        key = _stat_key(path, files) if memo is not None else None
         digest = None
-        if key is not None:
+        if memo is not None and key is not None:
             with self._memo_lock:
-                digest = self._memo.get(key)  # type: ignore[union-attr]
+                digest = memo.get(key)
         if digest is None:
             h = hashlib.sha256()
             for f in files:
@@ -562,9 +563,9 @@ class FrameStore:
             with self._lock:
                 self.files_hashed += 1
             # kept only when the file did not change while it was read, nor too recently to tell
-            if key is not None and key == _stat_key(path, files) and not _racy(files):
+            if memo is not None and key is not None and key == _stat_key(path, files) and not _racy(files):
                 with self._memo_lock:
-                    self._memo.put(key, digest)  # type: ignore[union-attr]
+                    memo.put(key, digest)
         with self._lock:
             self._hashes[path] = digest
         return digest

@@ -110,11 +110,13 @@ class ImageEncoder:
             return None
         if image.data is not None:
             size = len(image.data)
-        else:
+        elif image.path is not None:
             try:
-                size = os.stat(image.path).st_size  # type: ignore[arg-type]
+                size = os.stat(image.path).st_size
             except OSError:
                 return None  # the worker's encoding reports it, with the document
+        else:
+            return None
         if size > max_bytes:
             return None
         key = image.content_hash

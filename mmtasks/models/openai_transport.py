@@ -160,6 +160,7 @@ class GuardedTransport(http.AsyncBaseTransport):
             if declared.isdigit() and int(declared) > self.max_bytes:
                 raise self._too_large(request, f"declared {int(declared)} bytes")
             raw = bytearray()
+            # an async transport's response: its stream is the async one (typed as either)
             async for chunk in response.stream:  # type: ignore[union-attr]
                 raw += chunk
                 if len(raw) > self.max_bytes:

@@ -370,8 +370,15 @@ class _Drive:
 
         loop.set_exception_handler(on_loop_error)
         admission = engine.spawn(engine.admit(iter(self.dialogues)))
-        admission.add_done_callback(lambda t: engine.wake.set() if t.cancelled() or t.exception() is None
-                                    else engine.fail(t.exception()))  # type: ignore[arg-type]
+
+        def admitted(t: asyncio.Task[Any]) -> None:
+            error = None if t.cancelled() else t.exception()
+            if error is None:
+                engine.wake.set()
+            else:
+                engine.fail(error)
+
+        admission.add_done_callback(admitted)
 
         async def next_event() -> None:
             await engine.wake.wait()

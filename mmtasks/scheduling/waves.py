@@ -66,8 +66,8 @@ def _serve(sched: "Scheduler", requests: list[Request]) -> list[Reply]:
     for i, req in enumerate(requests):
         model = sched.models.get(req.target)
         if model is None:
-            out[i] = Reply.failure(f"no {req.target} model configured for this run")
-            _replied(sched, req, out[i])  # type: ignore[arg-type]
+            missing = out[i] = Reply.failure(f"no {req.target} model configured for this run")
+            _replied(sched, req, missing)
             continue
         by_model.setdefault(id(model), (model, []))[1].append(i)
     for model, indices in by_model.values():
@@ -91,9 +91,9 @@ def _serve_model(sched: "Scheduler", model: ChatModel, requests: list[Request], 
         hits = cache.get_many(keys.values())
         for i in indices:
             if keys[i] in hits:
-                out[i] = model.finish_reply(requests[i], Reply.from_cache(hits[keys[i]]))
+                cached = out[i] = model.finish_reply(requests[i], Reply.from_cache(hits[keys[i]]))
                 stats.add(stats.cached, requests[i].target)
-                _replied(sched, requests[i], out[i])  # type: ignore[arg-type]
+                _replied(sched, requests[i], cached)
     # Identical requests in one wave are sent once.
     todo: dict[str, list[int]] = {}
     for i in indices:

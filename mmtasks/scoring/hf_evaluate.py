@@ -38,7 +38,7 @@ PREFIX = "evaluate:"
 
 
 def is_evaluate(function: str | None) -> bool:
-    return bool(function) and function.startswith(PREFIX)  # type: ignore[union-attr]
+    return function is not None and function.startswith(PREFIX)
 
 
 @dataclass(frozen=True, eq=False)

@@ -46,7 +46,7 @@ def takes_references(kind: References) -> Callable[[Callable[..., Any]], Callabl
     of integers). Put it under ``@metric``."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn.references = kind  # type: ignore[attr-defined]
+        fn.references = kind  # type: ignore[attr-defined]  # the declaration is kept on the function
         return fn
 
     return deco
@@ -79,6 +79,7 @@ def corpus_metric(name: str, *, references: References = "several",
     (checked when a task naming it loads, so a missing extra is a load error)."""
 
     def deco(fn: CorpusFn) -> CorpusFn:
+        # what the task loader reads, kept on the function itself
         fn.corpus = True  # type: ignore[attr-defined]
         fn.references = references  # type: ignore[attr-defined]
         fn.requires = requires  # type: ignore[attr-defined]
@@ -118,7 +119,7 @@ def takes_args(model: type[MetricArgs]) -> Callable[[Callable[..., Any]], Callab
     ``args``. Put it under ``@metric``: ``@metric("x") @takes_args(XArgs) def x(...)``."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn.metric_args = model  # type: ignore[attr-defined]
+        fn.metric_args = model  # type: ignore[attr-defined]  # the args model is kept on the function
         return fn
 
     return deco
