@@ -190,13 +190,17 @@ def batched(run: RunConfig, role: str) -> bool:
 def batch_factory(run: RunConfig, role: str, spec: ModelSpec) -> ModelFactory:
     """The factory of ``role``'s batch model; a backend without one is one line, before any model."""
     flag = "--batch" if role in ("model", "notetaker") else "--judge-batch"
-    if spec.backend != "openai":
-        raise ConfigError(f"{flag}: the {role} {spec.display} has no batch mode here (the openai backend's "
-                          "Batch API only; Anthropic's and Gemini's batch modes are not implemented)", field=flag,
-                          hint=f"drop {flag}, or use an openai: {role}")
+    if spec.backend not in ("openai", "anthropic"):
+        raise ConfigError(f"{flag}: the {role} {spec.display} has no batch mode here (OpenAI's Batch API and "
+                          "Anthropic's Message Batches only; Gemini's batch mode is not implemented)", field=flag,
+                          hint=f"drop {flag}, or use an openai: or anthropic: {role}")
+    state_dir = (run.cache_dir or default_cache_dir()) / "batches"
+    if spec.backend == "anthropic":
+        from mmtasks.models.anthropic_batch import AnthropicBatchModel
+
+        return lambda spec, context: AnthropicBatchModel(spec, context, state_dir=state_dir, poll_s=run.batch_poll_s)
     from mmtasks.models.openai_batch import OpenAIBatchModel
 
-    state_dir = (run.cache_dir or default_cache_dir()) / "batches"
     return lambda spec, context: OpenAIBatchModel(spec, context, state_dir=state_dir, poll_s=run.batch_poll_s)
 
 

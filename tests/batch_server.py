@@ -149,3 +149,87 @@ def _multipart_file(raw: bytes, content_type: str) -> bytes:
         if sep and b'name="file"' in head:
             return body.rsplit(b"\r\n", 1)[0]
     raise AssertionError("no file part")
+
+
+class AnthropicBatchServer(BatchServer):
+    """Anthropic's Message Batches (``/v1/messages/batches``, ``.../ID``, ``.../ID/results``) and
+    ``GET /v1/models/NAME``; each entry's ``params`` validated against the SDK's
+    ``MessageCreateParamsNonStreaming``; usage counted as tests/provider_servers.py does (words of
+    the text, 10 per image)."""
+
+    def _get(self, h: BaseHTTPRequestHandler) -> None:
+        path = h.path.split("?")[0]
+        if path.startswith("/v1/models/"):
+            name = path.split("/")[3]
+            if name not in self.models:
+                return self._send(h, 404, {"type": "error", "error": {"type": "not_found_error", "message": name}})
+            return self._send(h, 200, {"id": name, "type": "model", "display_name": name, "created_at": "2025-01-01T00:00:00Z"})
+        if path.startswith("/v1/messages/batches/") and path.endswith("/results"):
+            batch_id = path.split("/")[4]
+            self._anthropic_status(batch_id)
+            return self._send(h, 200, None, raw=self.files[self.batches[batch_id]["done"]["results"]])
+        if path.startswith("/v1/messages/batches/"):
+            return self._send(h, 200, self._anthropic_status(path.split("/")[4]))
+        self._send(h, 404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+
+    def _post(self, h: BaseHTTPRequestHandler, raw: bytes) -> None:
+        from anthropic.types import message_create_params as at
+        from pydantic import TypeAdapter
+
+        if h.path.split("?")[0] != "/v1/messages/batches":
+            return self._send(h, 404, {"type": "error", "error": {"type": "not_found_error", "message": h.path}})
+        body = json.loads(raw)
+        adapter = TypeAdapter(at.MessageCreateParamsNonStreaming)
+        with self.lock:
+            for entry in body["requests"]:
+                adapter.validate_python(entry["params"])  # the SDK's own type (a bad body fails the test)
+                self.sent[entry["custom_id"]] = self.sent.get(entry["custom_id"], 0) + 1
+            batch_id = f"msgbatch_{len(self.batches)}"
+            self.batches[batch_id] = {"lines": [{"custom_id": e["custom_id"], "body": e["params"]} for e in body["requests"]],
+                                      "done": None, "base": f"http://{h.headers['Host']}"}
+        self._send(h, 200, self._anthropic_status(batch_id))
+
+    def _anthropic_status(self, batch_id: str) -> dict[str, Any]:
+        with self.lock:
+            batch = self.batches[batch_id]
+            n = len(batch["lines"])
+            out: dict[str, Any] = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress",
+                                   "request_counts": {"processing": n, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
+                                   "created_at": "2025-01-01T00:00:00Z", "expires_at": "2025-01-02T00:00:00Z",
+                                   "ended_at": None, "archived_at": None, "cancel_initiated_at": None, "results_url": None}
+            if not self.released:
+                return out
+            if batch["done"] is None:
+                rows, ok, expired = [], 0, 0
+                for line in batch["lines"]:
+                    cid, params = line["custom_id"], line["body"]
+                    if cid not in self.expired and self.expire(params):
+                        self.expired.add(cid)
+                        expired += 1
+                        rows.append({"custom_id": cid, "result": {"type": "expired"}})
+                        continue
+                    text = self.reply(params)
+                    ok += 1
+                    rows.append({"custom_id": cid, "result": {"type": "succeeded", "message": {
+                        "id": f"msg_{cid[:8]}", "type": "message", "role": "assistant", "model": params["model"],
+                        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+                        "usage": {"input_tokens": _anthropic_prompt_tokens(params), "output_tokens": len(text.split())}}}})
+                file_id = f"file-{len(self.files)}"
+                self.files[file_id] = ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
+                batch["done"] = {"results": file_id, "ok": ok, "expired": expired}
+            done = batch["done"]
+            out.update(processing_status="ended", ended_at="2025-01-01T01:00:00Z",
+                       results_url=f"{batch['base']}/v1/messages/batches/{batch_id}/results",
+                       request_counts={"processing": 0, "succeeded": done["ok"], "errored": 0, "canceled": 0,
+                                       "expired": done["expired"]})
+            return out
+
+
+def _anthropic_prompt_tokens(params: dict) -> int:
+    system = params.get("system")
+    count = len(system.split()) if isinstance(system, str) else 0
+    for message in params["messages"]:
+        content = message["content"]
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            count += len(block.get("text", "").split()) if block["type"] == "text" else 10 if block["type"] == "image" else 0
+    return count

@@ -197,6 +197,10 @@ class AnthropicModel(APIModel):
                                counter.attempts, True)
         finally:
             ATTEMPTS.reset(token)
+        return self.message_reply(message, counter.attempts)
+
+    def message_reply(self, message: Any, attempts: int = 1) -> Reply:
+        """A Messages API answer as a reply: its text and thinking, stop reason and tokens."""
         texts = [b.text for b in message.content if getattr(b, "type", None) == "text"]
         thoughts = [b.thinking for b in message.content if getattr(b, "type", None) == "thinking" and b.thinking]
         stop = message.stop_reason
@@ -207,7 +211,7 @@ class AnthropicModel(APIModel):
         reasoning = "\n\n".join(thoughts) or None
         text = "".join(texts)
         if not texts and reasoning is None and finish != LENGTH:
-            return self.failed(f"the reply has no content (stop_reason={stop})", counter.attempts, False)
+            return self.failed(f"the reply has no content (stop_reason={stop})", attempts, False)
         return Reply(text=text, reasoning=reasoning, finish_reason=finish, prompt_tokens=prompt,
                      completion_tokens=usage.output_tokens, cached_tokens=cached)
 

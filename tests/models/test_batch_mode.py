@@ -1,5 +1,5 @@
-"""``--batch`` on OpenAI's Batch API (issue 37) against a loopback server of its files and batches
-endpoints (tests/batch_server.py): the wave's requests in one JSONL batch, results into the same
+"""``--batch`` on OpenAI's Batch API and Anthropic's Message Batches (issue 37) against loopback
+servers of their endpoints (tests/batch_server.py): the wave's requests in one JSONL batch, results into the same
 response cache, a run stopped while its batch is pending resumes the same batch with no request
 sent twice (counted on the server), an expired entry is retried in a new batch, and the cost
 shows the batch discount."""
@@ -112,3 +112,37 @@ def test_mmdu_model_and_judge_batched_wave_by_wave(tmp_path: Path, capsys: pytes
         assert cost["model"]["batch"] is True and cost["judge"]["batch"] is True
         judge = data["tokens"]["mmdu"]["judge"]
         assert cost["judge"]["total"] == pytest.approx((judge["prompt"] * 0.15 + judge["completion"] * 0.60) / 1e6 * 0.5, abs=1e-6)
+
+
+def anthropic_command(server: BatchServer, tmp_path: Path, *more: str) -> list[str]:
+    return ["--tasks", "muirbench", "--data-dir", str(SAMPLE), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+            "--output-path", str(tmp_path / "out"), "--model", "anthropic:claude-haiku-4-5", "--batch", "--batch-poll-s", "0",
+            "--model-args", f"base_url={server.base_url.removesuffix('/v1')},api_key_env=MMTASKS_TEST_KEY,max_retries=0,timeout=20",
+            *more]
+
+
+def test_anthropic_message_batches_stopped_resumed_expired_retried_and_half_price(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("anthropic")
+    from mmtasks.models.anthropic_batch import AnthropicBatchModel
+    from tests.batch_server import AnthropicBatchServer
+
+    with AnthropicBatchServer(models=("claude-haiku-4-5",)) as server:
+        server.released = False
+        server.expire = lambda params: not server.expired  # the first entry expires once
+        monkeypatch.setattr(AnthropicBatchModel, "MAX_POLLS", 2)
+        code = main(anthropic_command(server, tmp_path))
+        err = capsys.readouterr().err
+        assert code != 0 and "still pending after 2 polls" in err, err
+        assert len(server.batches) == 1
+        server.released = True
+        monkeypatch.setattr(AnthropicBatchModel, "MAX_POLLS", 100)
+        assert main(anthropic_command(server, tmp_path)) == 0, capsys.readouterr().err
+        # the pending batch polled again (not sent again); only the expired entry went into a second one
+        assert len(server.batches) == 2 and len(server.batches["msgbatch_1"]["lines"]) == 1
+        assert sorted(server.sent.values()) == [1] * 8 + [2]
+        data = results(tmp_path)
+        tokens = data["tokens"]["muirbench"]["model"]
+        assert tokens["replies"] == 9 and not data["problems"]["muirbench"].get("request_failures")
+        # claude-haiku-4-5: 1.00 input, 5.00 output per million; Message Batches at half price
+        assert data["cost"]["total"] == pytest.approx((tokens["prompt"] * 1.0 + tokens["completion"] * 5.0) / 1e6 * 0.5, abs=1e-6)
