@@ -91,8 +91,8 @@ def _run_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray-replicas", type=int, default=None, metavar="N",
                    help="--launcher ray: how many model replicas (default: as many as the cluster's GPUs/CPUs hold)")
     p.add_argument("--batch", action="store_true",
-                   help="send the model's requests through the provider's batch API (openai:, anthropic:; half price, results "
-                        "within 24 h), one batch per wave; a killed run resumes the same batches (docs/users/cost.md)")
+                   help="send the model's requests through the provider's batch API (openai:, anthropic:, gemini:; half price, "
+                        "results within 24 h), one batch per wave; a killed run resumes the same batches (docs/users/cost.md)")
     p.add_argument("--judge-batch", action="store_true", help="the judge's and matcher's requests through the batch API")
     p.add_argument("--batch-poll-s", type=float, default=30.0, metavar="S", help="seconds between polls of a pending batch (default 30)")
     p.add_argument("--max-cost", type=float, default=None, metavar="USD",

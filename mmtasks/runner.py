@@ -190,11 +190,15 @@ def batched(run: RunConfig, role: str) -> bool:
 def batch_factory(run: RunConfig, role: str, spec: ModelSpec) -> ModelFactory:
     """The factory of ``role``'s batch model; a backend without one is one line, before any model."""
     flag = "--batch" if role in ("model", "notetaker") else "--judge-batch"
-    if spec.backend not in ("openai", "anthropic"):
-        raise ConfigError(f"{flag}: the {role} {spec.display} has no batch mode here (OpenAI's Batch API and "
-                          "Anthropic's Message Batches only; Gemini's batch mode is not implemented)", field=flag,
-                          hint=f"drop {flag}, or use an openai: or anthropic: {role}")
+    if spec.backend not in ("openai", "anthropic", "gemini"):
+        raise ConfigError(f"{flag}: the {role} {spec.display} has no batch mode (OpenAI's Batch API, Anthropic's "
+                          "Message Batches and the Gemini API's Batch Mode only)", field=flag,
+                          hint=f"drop {flag}, or use an openai:, anthropic: or gemini: {role}")
     state_dir = (run.cache_dir or default_cache_dir()) / "batches"
+    if spec.backend == "gemini":
+        from mmtasks.models.gemini_batch import GeminiBatchModel
+
+        return lambda spec, context: GeminiBatchModel(spec, context, state_dir=state_dir, poll_s=run.batch_poll_s)
     if spec.backend == "anthropic":
         from mmtasks.models.anthropic_batch import AnthropicBatchModel
 

@@ -233,3 +233,79 @@ def _anthropic_prompt_tokens(params: dict) -> int:
         for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
             count += len(block.get("text", "").split()) if block["type"] == "text" else 10 if block["type"] == "image" else 0
     return count
+
+
+class GeminiBatchServer(BatchServer):
+    """The Gemini API's Batch Mode: ``POST /v1beta/models/M:batchGenerateContent`` (inline requests,
+    each ``request`` validated against the SDK's ``Content``/``GenerationConfig``),
+    ``GET /v1beta/batches/ID`` (``metadata.state``, ``metadata.output.inlinedResponses``), and
+    ``GET /v1beta/models/M`` (v1 alike); usage: words of the text, 10 per image."""
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def _get(self, h: BaseHTTPRequestHandler) -> None:
+        path = "/v1beta/" + h.path.split("?")[0].split("/", 2)[2]  # either API version
+        if path.startswith("/v1beta/models/"):
+            name = path.split("/")[3]
+            return self._send(h, 200, {"name": f"models/{name}", "displayName": name, "inputTokenLimit": 1048576,
+                                       "outputTokenLimit": 65536})
+        if path.startswith("/v1beta/batches/"):
+            return self._send(h, 200, self._gemini_status(path.split("/")[3]))
+        self._send(h, 404, {"error": {"code": 404, "message": path, "status": "NOT_FOUND"}})
+
+    def _post(self, h: BaseHTTPRequestHandler, raw: bytes) -> None:
+        from google.genai import types
+
+        path = "/v1beta/" + h.path.split("?")[0].split("/", 2)[2]  # either API version
+        if not path.endswith(":batchGenerateContent"):
+            return self._send(h, 404, {"error": {"code": 404, "message": path, "status": "NOT_FOUND"}})
+        body = json.loads(raw)
+        requests = body["batch"]["inputConfig"]["requests"]["requests"]
+        with self.lock:
+            lines = []
+            for entry in requests:
+                for content in entry["request"]["contents"]:
+                    types.Content.model_validate_json(json.dumps(content))  # the SDK's own types
+                types.GenerationConfig.model_validate_json(json.dumps(entry["request"].get("generationConfig", {})))
+                key = entry["metadata"]["key"]
+                self.sent[key] = self.sent.get(key, 0) + 1
+                lines.append({"custom_id": key, "body": entry["request"]})
+            batch_id = f"batch-{len(self.batches)}"
+            self.batches[batch_id] = {"lines": lines, "done": None}
+        self._send(h, 200, self._gemini_status(batch_id))
+
+    def _gemini_status(self, batch_id: str) -> dict[str, Any]:
+        with self.lock:
+            batch = self.batches[batch_id]
+            out: dict[str, Any] = {"name": f"batches/{batch_id}",
+                                   "metadata": {"@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+                                                "name": f"batches/{batch_id}", "state": "BATCH_STATE_RUNNING",
+                                                "model": "models/x"}}
+            if not self.released:
+                return out
+            if batch["done"] is None:
+                rows = []
+                for line in batch["lines"]:
+                    key, request = line["custom_id"], line["body"]
+                    if key not in self.expired and self.expire(request):
+                        self.expired.add(key)
+                        rows.append({"error": {"code": 503, "message": "unavailable"}, "metadata": {"key": key}})
+                        continue
+                    text = self.reply(request)
+                    prompt = sum(len(p.get("text", "").split()) + (10 if "inlineData" in p else 0)
+                                 for c in request["contents"] for p in c.get("parts", []))
+                    system = request.get("systemInstruction")
+                    if system:
+                        prompt += sum(len(p.get("text", "").split()) for p in system.get("parts", []))
+                    rows.append({"response": {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+                                                              "finishReason": "STOP", "index": 0}],
+                                              "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": len(text.split()),
+                                                                "totalTokenCount": prompt + len(text.split())}},
+                                 "metadata": {"key": key}})
+                batch["done"] = rows
+            out["done"] = True
+            out["metadata"].update(state="BATCH_STATE_SUCCEEDED",
+                                   output={"inlinedResponses": {"inlinedResponses": batch["done"]}})
+            return out

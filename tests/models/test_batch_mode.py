@@ -1,4 +1,4 @@
-"""``--batch`` on OpenAI's Batch API and Anthropic's Message Batches (issue 37) against loopback
+"""``--batch`` on OpenAI's Batch API, Anthropic's Message Batches and Gemini's Batch Mode (issue 37) against loopback
 servers of their endpoints (tests/batch_server.py): the wave's requests in one JSONL batch, results into the same
 response cache, a run stopped while its batch is pending resumes the same batch with no request
 sent twice (counted on the server), an expired entry is retried in a new batch, and the cost
@@ -146,3 +146,31 @@ def test_anthropic_message_batches_stopped_resumed_expired_retried_and_half_pric
         assert tokens["replies"] == 9 and not data["problems"]["muirbench"].get("request_failures")
         # claude-haiku-4-5: 1.00 input, 5.00 output per million; Message Batches at half price
         assert data["cost"]["total"] == pytest.approx((tokens["prompt"] * 1.0 + tokens["completion"] * 5.0) / 1e6 * 0.5, abs=1e-6)
+
+
+def test_gemini_batch_mode_stopped_resumed_failed_entry_retried_and_half_price(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("google.genai")
+    from mmtasks.models.gemini_batch import GeminiBatchModel
+    from tests.batch_server import GeminiBatchServer
+
+    with GeminiBatchServer(models=("gemini-2.5-flash",)) as server:
+        server.released = False
+        server.expire = lambda request: not server.expired  # the first entry fails once (503)
+        monkeypatch.setattr(GeminiBatchModel, "MAX_POLLS", 2)
+        args = ["--tasks", "muirbench", "--data-dir", str(SAMPLE), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+                "--output-path", str(tmp_path / "out"), "--model", "gemini:gemini-2.5-flash", "--batch", "--batch-poll-s", "0",
+                "--model-args", f"base_url={server.base_url},api_key_env=MMTASKS_TEST_KEY,max_retries=0,timeout=20"]
+        code = main(args)
+        err = capsys.readouterr().err
+        assert code != 0 and "still pending after 2 polls" in err, err
+        server.released = True
+        monkeypatch.setattr(GeminiBatchModel, "MAX_POLLS", 100)
+        assert main(args) == 0, capsys.readouterr().err
+        assert len(server.batches) == 2 and len(server.batches["batch-1"]["lines"]) == 1
+        assert sorted(server.sent.values()) == [1] * 8 + [2]
+        data = results(tmp_path)
+        tokens = data["tokens"]["muirbench"]["model"]
+        assert tokens["replies"] == 9 and not data["problems"]["muirbench"].get("request_failures")
+        # gemini-2.5-flash: 0.30 input, 2.50 output per million; Batch Mode at half price
+        assert data["cost"]["total"] == pytest.approx((tokens["prompt"] * 0.3 + tokens["completion"] * 2.5) / 1e6 * 0.5, abs=1e-6)
