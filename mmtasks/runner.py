@@ -623,7 +623,10 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
                      "--max-cost) resumes without paying for them again" if cache is not None else
                      "--no-cache: the replies received were not kept")
 
-    scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished, on_reply=replied)
+    # a batch API takes whole waves: every dialogue's turn k in one batch (the barrier-free engine would
+    # hand a batch model whatever was queued when it was idle, down to one request)
+    scheduler = Scheduler(models=models, cache=cache, max_live=run.max_live, on_finish=finished, on_reply=replied,
+                          barrier_free=False if run.batch or run.judge_batch else None)
     if cache is not None:
         rouge.remember_segments(cache.memo("segments"))
     try:

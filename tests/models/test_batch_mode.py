@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -174,3 +175,25 @@ def test_gemini_batch_mode_stopped_resumed_failed_entry_retried_and_half_price(
         assert tokens["replies"] == 9 and not data["problems"]["muirbench"].get("request_failures")
         # gemini-2.5-flash: 0.30 input, 2.50 output per million; Batch Mode at half price
         assert data["cost"]["total"] == pytest.approx((tokens["prompt"] * 0.3 + tokens["completion"] * 2.5) / 1e6 * 0.5, abs=1e-6)
+
+
+def test_a_batched_model_judged_by_an_interactive_judge_still_sends_whole_waves(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], chat_server: Any) -> None:
+    """With an interactive API judge the scheduler would hand the batched model whatever was queued
+    when it was idle (a first batch of one request): a run with a batch model goes wave by wave."""
+    from tests.mmdu_data import judge_reply, scores
+
+    chat_server.models = ("gpt-4o-mini",)
+    chat_server.reply = lambda body: judge_reply(scores(7, 7, 7, 7, 7, 7, 8))
+    with BatchServer(models=("gpt-4o",)) as server:
+        server.reply = lambda body: "an answer"
+        code = main(["--tasks", "mmdu", "--data-dir", str(SAMPLE), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+                     "--output-path", str(tmp_path / "out"), "--model", "openai:gpt-4o", "--batch", "--batch-poll-s", "0",
+                     "--model-args", f"base_url={server.base_url},api_key_env=MMTASKS_TEST_KEY,max_retries=0,timeout=20",
+                     "--judge", "openai:gpt-4o-mini",
+                     "--judge-args", f"base_url={chat_server.base_url},api_key_env=MMTASKS_TEST_KEY,max_retries=0"])
+        assert code == 0, capsys.readouterr().err
+        samples = [json.loads(line) for line in (tmp_path / "out" / "samples" / "mmdu.jsonl").read_text().splitlines()]
+        turns = max(len(s["responses"]) for s in samples)
+        assert len(server.batches) == turns  # one batch per turn, each holding every dialogue's turn
+        assert len(server.batches["batch_0"]["lines"]) == len(samples)
