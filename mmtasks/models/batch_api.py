@@ -22,7 +22,7 @@ from typing import Any
 
 from mmtasks.core.request import Reply, Request
 from mmtasks.errors import ModelError
-from mmtasks.results.writer import atomic_write_text
+from mmtasks.documents.archives import write_atomically
 
 log = logging.getLogger("mmtasks")
 
@@ -152,4 +152,4 @@ def _write_state(path: Path | None, state: dict[str, Any]) -> None:
     if path is None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(state, indent=1))
+    write_atomically(path, json.dumps(state, indent=1))

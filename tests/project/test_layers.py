@@ -27,7 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("task.py", "plugin.py"),
     ("models/", "cache/", "scheduling/", "distributed.py"),
     ("results/", "comparison/", "leaderboard/", "agreement/", "view/", "trackers/"),
-    ("runner.py", "preflight.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py", "integrations/"),
+    ("runner.py", "preflight.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py", "integrations/",
+     "estimate.py"),
 )
 
 
