@@ -16,10 +16,16 @@ import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from mmtasks.errors import ConfigError
 from mmtasks.leaderboard.schema import Benchmark, Chart, ChartOption, Column, Entry, Leaderboard
 from mmtasks.results.writer import Content, write_file_set
+
+if TYPE_CHECKING:  # the plot extra
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 FORMATS = ("png", "svg")
 #: the page's palette (leaderboard/app.js), so a model keeps its colour in the page and the figures
@@ -27,7 +33,7 @@ _COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#d
            "#475569", "#9333ea", "#ea580c", "#0d9488", "#be123c", "#4f46e5", "#a16207", "#15803d"]
 
 
-def _pyplot():
+def _pyplot() -> ModuleType:
     """pyplot on the Agg backend, or a clear error when matplotlib is not installed."""
     try:
         import matplotlib
@@ -94,7 +100,7 @@ def _value(entry: Entry, column: Column) -> float:
     return cell.value if cell is not None and cell.value is not None else math.nan
 
 
-def _bar_figure(plt, bench: Benchmark, entries: list[Entry]):
+def _bar_figure(plt: ModuleType, bench: Benchmark, entries: list[Entry]) -> Figure:
     # one panel per scale, so 0-5 scores and 0-1 precisions are not drawn on one axis
     groups: dict[tuple[float, float, str], list[Column]] = {}
     for column in bench.columns:
@@ -125,7 +131,7 @@ def _bar_figure(plt, bench: Benchmark, entries: list[Entry]):
     return fig
 
 
-def _radar_figure(plt, bench: Benchmark, columns: list[Column], entries: list[Entry]):
+def _radar_figure(plt: ModuleType, bench: Benchmark, columns: list[Column], entries: list[Entry]) -> Figure:
     fig = plt.figure(figsize=(6.4, 6.0))
     ax = fig.add_subplot(projection="polar")
     ax.set_theta_offset(math.pi / 2)  # first axis at the top, clockwise, as on the page
@@ -147,7 +153,7 @@ def _radar_figure(plt, bench: Benchmark, columns: list[Column], entries: list[En
     return fig
 
 
-def _breakdown_figure(plt, bench: Benchmark, chart: Chart, entries: list[Entry]):
+def _breakdown_figure(plt: ModuleType, bench: Benchmark, chart: Chart, entries: list[Entry]) -> Figure | None:
     panels = [(option, series) for option in chart.options if (series := _series(chart, option, entries))]
     if not panels or not chart.buckets:
         return None
@@ -196,14 +202,14 @@ def _scale_text(low: float, high: float, unit: str) -> str:
     return f"{low:g}-{high:g}{unit}"
 
 
-def _style_axes(ax) -> None:
+def _style_axes(ax: Axes) -> None:
     ax.grid(axis="y", color="#e2e8f0", linewidth=0.8)
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
 
 
-def _legend(fig, entries: Sequence[Entry], color_indexes: Sequence[int], *, bars: bool) -> None:
+def _legend(fig: Figure, entries: Sequence[Entry], color_indexes: Sequence[int], *, bars: bool) -> None:
     """One legend under the figure, built from the entries (not from whichever axes has them all)."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
