@@ -32,6 +32,9 @@ class BatchWaves:
 
     #: a wave is one batch: the scheduler hands whole waves to ``generate``
     supports_async = False
+    #: the whole batch is paid once it ends: the wave engine caches all its replies before a watcher
+    #: (``--max-cost``) stops the run
+    paid_per_wave = True
     #: the most polls of one batch before the run stops (resumable: the batch id is kept)
     MAX_POLLS = 100_000
     #: the provider's name in the state file's name

@@ -105,6 +105,10 @@ def _serve_model(sched: "Scheduler", model: ChatModel, requests: list[Request], 
     batch = [requests[g[0]] for g in groups]
     for req in batch:
         stats.add(stats.sent, req.target)
+    # a model paid per wave (a batch API: ``paid_per_wave``) was paid for all of it when its replies
+    # come: a watcher stopping the run (--max-cost) stops it once every reply of the wave is cached
+    whole_wave = getattr(type(model), "paid_per_wave", False)
+    stopped: Exception | None = None
     for j, received in model.generate(batch):
         # cached as received (reasoning field and finish reason included), split when delivered
         if received.ok and use_cache:
@@ -113,6 +117,13 @@ def _serve_model(sched: "Scheduler", model: ChatModel, requests: list[Request], 
         reply = model.finish_reply(batch[j], received)
         for i in groups[j]:
             out[i] = reply
-            _replied(sched, requests[i], reply)
+            try:
+                _replied(sched, requests[i], reply)
+            except Exception as exc:
+                if not whole_wave:
+                    raise
+                stopped = stopped or exc
         if not reply.ok:
             stats.add(stats.failed, batch[j].target)
+    if stopped is not None:
+        raise stopped

@@ -197,3 +197,15 @@ def test_a_batched_model_judged_by_an_interactive_judge_still_sends_whole_waves(
         turns = max(len(s["responses"]) for s in samples)
         assert len(server.batches) == turns  # one batch per turn, each holding every dialogue's turn
         assert len(server.batches["batch_0"]["lines"]) == len(samples)
+
+
+def test_max_cost_reached_inside_a_batch_keeps_the_whole_batch_and_resumes_sending_nothing_twice(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A batch is paid whole when it ends: --max-cost reached at its first reply stops the run after
+    every reply of the batch is in the cache, so the same command sends none of them again."""
+    with BatchServer(models=("gpt-4o",)) as server:
+        assert main(command(server, tmp_path, "--max-cost", "0.000001")) == 3
+        assert "stopped at --max-cost" in capsys.readouterr().err
+        assert main(command(server, tmp_path)) == 0, capsys.readouterr().err
+        assert len(server.batches) == 1 and set(server.sent.values()) == {1}
+        assert results(tmp_path)["tokens"]["muirbench"]["model"]["from_cache"] == 9
