@@ -131,3 +131,20 @@ def test_replicas_that_do_not_fit_are_refused(cluster, tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "3 replica(s) of openai:test-model" in err[0] and "--ray-replicas" in err[0], err
+
+
+def test_hf_replicas_on_the_cpu_equal_one_process(cluster, tmp_path, tiny_llava_dir, monkeypatch):
+    """Two replicas of a tiny LLaVA through transformers, each on the CPU (num_gpus 0 on a cluster
+    without GPUs), each pulling batches of 2: the files of one process."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    common = ["--tasks", "realbench_ranking_easy,realbench_extraction_hard", "--model", f"hf:{tiny_llava_dir}",
+              "--model-args", "dtype=float32", "--limit", "3", "--batch-size", "2", "--data-dir", str(SAMPLE),
+              "--no-progress", "--allow-failures"]
+    assert main([*common, "--output-path", str(tmp_path / "single"), "--cache-dir", str(tmp_path / "c1")]) == 0
+    assert main([*common, "--output-path", str(tmp_path / "ray"), "--cache-dir", str(tmp_path / "c2"),
+                 "--launcher", "ray", "--ray-replicas", "2"]) == 0
+    assert comparable_results(tmp_path / "ray" / "results.json") == comparable_results(tmp_path / "single" / "results.json")
+    assert samples_files(tmp_path / "ray") == samples_files(tmp_path / "single")
+    answered = json.loads((tmp_path / "ray" / "results.json").read_text())["run_stats"]["ray"]["answered"]
+    sent = json.loads((tmp_path / "single" / "results.json").read_text())["run_stats"]["sent"]["model"]
+    assert sum(answered.values()) == sent and len(answered) == 2
