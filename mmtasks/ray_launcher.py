@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -189,6 +190,7 @@ class RayReplicas(ChatModel):
         self._ray = ray
         self._started = False
         if not ray.is_initialized():
+            _check_reachable(settings.address)
             try:
                 ray.init(address=settings.address, include_dashboard=False, log_to_driver=False,
                          logging_level=logging.ERROR, namespace=NAMESPACE)
@@ -345,6 +347,33 @@ class RayReplicas(ChatModel):
         if self._started:
             self._ray.shutdown()
             self._started = False
+
+
+#: seconds to wait for a TCP connection to ``--ray-address`` (Ray itself retries for minutes)
+CONNECT_TIMEOUT_S = 10.0
+
+
+def check_settings(settings: RaySettings) -> None:
+    """What can be checked before any model is built: Ray is installed, and the cluster to join
+    answers (unless this process already joined one)."""
+    if not _ray().is_initialized():
+        _check_reachable(settings.address)
+
+
+def _check_reachable(address: str | None) -> None:
+    """``--ray-address HOST:PORT`` that nothing answers: one line, at once (``auto``, ``ray://``
+    and None are left to Ray)."""
+    if address is None or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        raise ConfigError(f"--ray-address {address!r} is not HOST:PORT", field="--ray-address")
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ConfigError(f"no Ray cluster answers at {address}: {exc.strerror or exc}", field="--ray-address",
+                          hint="start one with `ray start --head` (its address is printed), or drop --ray-address "
+                               "to start a local cluster for the run") from None
 
 
 def _replicas_that_fit(where: Placement, resources: dict[str, float]) -> int:

@@ -337,6 +337,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
     for role, spec in (("judge", judge_spec), ("matcher", matcher_spec)):
         if run.judge_batch and spec is not None:
             batch_factory(run, role, spec)
+    ray_settings = _ray_settings(run, ranks, model_factory)  # Ray missing or its cluster unreachable: one line, now
     trackers = _trackers(run) if ranks.is_main else None  # a missing library or bad --log-args: one line, now
     models: dict[Target, ChatModel] = {}
     with contextlib.ExitStack() as stack:
@@ -373,7 +374,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             if matching[1]:
                 log.info("matcher: %s (%s)", matching[0].display, matching[1])
         models["model"] = _load_component("model", model_spec, context, ranks, factory=model_factory or (
-            batch_factory(run, "model", model_spec) if run.batch else None), ray=_ray_settings(run, ranks, model_factory))
+            batch_factory(run, "model", model_spec) if run.batch else None), ray=ray_settings)
         if run.strategy == "notetaking":
             if notetaker_spec is not None:
                 models["notetaker"] = _load_component("notetaker", notetaker_spec, context, ranks)
@@ -398,7 +399,14 @@ def _ray_settings(run: RunConfig, ranks: distributed.Ranks, factory: ModelFactor
     if factory is not None:
         raise ConfigError("--launcher ray loads the model in each replica; a model in memory cannot be replicated",
                           field="--launcher")
-    return RaySettings(address=run.ray_address, replicas=run.ray_replicas)
+    if run.batch:
+        raise ConfigError("--batch sends the model's requests through its provider's batch API: no replicas to place",
+                          field="--launcher", hint="drop --launcher ray or --batch")
+    from mmtasks.ray_launcher import check_settings
+
+    settings = RaySettings(address=run.ray_address, replicas=run.ray_replicas)
+    check_settings(settings)
+    return settings
 
 
 def _trackers(run: RunConfig) -> Trackers | None:

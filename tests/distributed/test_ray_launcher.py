@@ -12,6 +12,7 @@ holding one call (batch size 1), asks each replica what it did, and kills one th
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from pathlib import Path
 
@@ -58,6 +59,22 @@ class Hold:
 
     def release(self) -> None:
         self._released.set()
+
+
+def test_an_unreachable_cluster_is_one_line_before_any_model(tmp_path, capsys):
+    """Ray itself retries an address that nothing answers for minutes: the run says so at once
+    (this test runs before the module's cluster is started: the process has joined none)."""
+    assert not ray.is_initialized()
+    with socket.socket() as closed:  # bound, not listening: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{closed.getsockname()[1]}"
+        code = main(["--tasks", "realbench_ranking_easy", "--model", "random", "--limit", "2", "--data-dir", str(SAMPLE),
+                     "--output-path", str(tmp_path / "out"), "--no-cache", "--no-progress",
+                     "--launcher", "ray", "--ray-address", address])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"no Ray cluster answers at {address}" in err[0] and "--ray-address" in err[0], err
+    assert not ray.is_initialized() and not (tmp_path / "out").exists()
 
 
 @pytest.fixture(scope="module")
