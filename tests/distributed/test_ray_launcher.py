@@ -165,3 +165,32 @@ def test_hf_replicas_on_the_cpu_equal_one_process(cluster, tmp_path, tiny_llava_
     answered = json.loads((tmp_path / "ray" / "results.json").read_text())["run_stats"]["ray"]["answered"]
     sent = json.loads((tmp_path / "single" / "results.json").read_text())["run_stats"]["sent"]["model"]
     assert sum(answered.values()) == sent and len(answered) == 2
+
+
+@pytest.mark.parametrize(("model", "args", "gpus", "expected", "placed"), [
+    ("hf", {}, 0, 0, {"device": "cpu"}),  # a cluster without GPUs: the CPU
+    ("hf", {}, 8, 1, {"device": "cuda:0"}),  # one GPU each by default: the replica sees only its own
+    ("hf", {"num_gpus": 2}, 8, 2, {"device_map": "auto"}),  # several: spread over them
+    ("hf", {"num_gpus": 1, "device_map": "auto"}, 8, 1, {"device_map": "auto"}),  # the user's placement kept
+    ("vllm", {"tensor_parallel_size": 4, "pipeline_parallel_size": 2}, 16, 8,
+     {"tensor_parallel_size": 4, "pipeline_parallel_size": 2}),
+    ("openai", {}, 8, 0, {}),
+])
+def test_a_replicas_resources_come_from_the_model_args(model, args, gpus, expected, placed):
+    from mmtasks.models.base import ModelSpec
+    from mmtasks.ray_launcher import placement
+
+    where = placement(ModelSpec(backend=model, name="m", args=args), gpus)
+    assert where.num_gpus == expected
+    assert where.spec.args == placed  # num_gpus is the launcher's, never the backend's
+    assert where.spec.identity() == ModelSpec(backend=model, name="m", args=args).identity()
+
+
+@pytest.mark.parametrize("model", ["vllm", "openai"])
+def test_num_gpus_is_refused_where_it_would_do_nothing(model):
+    from mmtasks.errors import ConfigError
+    from mmtasks.models.base import ModelSpec
+    from mmtasks.ray_launcher import placement
+
+    with pytest.raises(ConfigError, match="num_gpus"):
+        placement(ModelSpec(backend=model, name="m", args={"num_gpus": 2}), 8)
