@@ -24,12 +24,15 @@ from mmtasks import __version__, logs
 from mmtasks.errors import MmtasksError
 from mmtasks.secrets import redact, register_env_secrets
 
-SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view", "compare", "publish-results", "serve", "merge")
+SUBCOMMANDS = ("run", "check", "tasks", "cache", "leaderboard", "models", "judge", "view", "compare", "publish-results", "serve", "merge", "run-set")
 
 
 def _run_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tasks", required=True, metavar="TASKS", help="comma-separated task and group names (see `mmtasks tasks`)")
-    p.add_argument("--model", required=True, metavar="SPEC", help="backend:name (hf:, vllm:, openai:, anthropic:, gemini:), random, replay:PATH or a preset[@mode] (see `mmtasks models`)")
+    p.add_argument("--config", type=Path, default=None, metavar="FILE",
+                   help="a run file (YAML: option names to values) or a results.json, whose recorded config reruns "
+                        "it; the flags given here win (docs/running-at-scale.md)")
+    p.add_argument("--tasks", default=None, metavar="TASKS", help="comma-separated task and group names (see `mmtasks tasks`)")
+    p.add_argument("--model", default=None, metavar="SPEC", help="backend:name (hf:, vllm:, openai:, anthropic:, gemini:), random, replay:PATH or a preset[@mode] (see `mmtasks models`)")
     p.add_argument("--model-args", default="", metavar="K=V,...", help="passed to the model's backend (e.g. dtype=bfloat16,device_map=auto)")
     p.add_argument("--run-name", default=None, metavar="NAME", help="display name of the run (e.g. LLaVA-1.5-13B), recorded in "
                    "results.json and shown by the leaderboard and the run viewer beside the model spec")
@@ -120,6 +123,7 @@ OTHER_COMMANDS = """other commands (each has --help):
   mmtasks leaderboard   the static leaderboard and figures (build, plot, schema, publish)
   mmtasks judge         agreement between two runs' judge verdicts
   mmtasks merge         merge the --shard I/N slices of a run into one run folder
+  mmtasks run-set       many models x tasks from a manifest: retries, resume, one leaderboard
   mmtasks compare       is B better than A? paired differences, McNemar, intervals
   mmtasks view          a static site of every answer of a run, or two side by side
   mmtasks publish-results  a run's scores on the model's Hub page (.eval_results/, a pull request)
@@ -182,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mmtasks.shards import add_merge_parser
 
     _add_common(add_merge_parser(sub))
+    from mmtasks.run_set import add_run_set_parser
+
+    _add_common(add_run_set_parser(sub))
     configure_leaderboard(sub.add_parser("leaderboard", help="build the static leaderboard or plot figures",
                                          description="The static leaderboard and figures from run folders."))
     return parser
@@ -249,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
             from mmtasks.commands.publish_results import publish_results_command
 
             return publish_results_command(args)
+        if args.command == "run-set":
+            from mmtasks.run_set import run_set_command
+
+            return run_set_command(args)
         if args.command == "merge":
             from mmtasks.shards import merge_command
 

@@ -725,7 +725,7 @@ def finish_run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], 
             repeat_summaries[task.name] = spread
             # documents evaluated, not samples: each ran K times (the other counts cover every repeat)
             results[task.name].n_samples = len({s.doc_id for s in scored[task.name]})
-    config = run.public()
+    config = {"tasks": list(run.tasks), **run.public()}  # the tasks as asked: a results.json is a run file
     if run.run_name is not None:  # recorded, but not in the resume identity (_identity): a rename is the same run
         config["run_name"] = run.run_name
     config["model_spec"] = model_spec.model_dump()

@@ -25,10 +25,6 @@ from mmtasks.config.run_config import RunConfig
 from mmtasks.core.sample import Sample
 from mmtasks.errors import ConfigError, DataError, MmtasksError
 
-#: results.json config keys a run records beside RunConfig.public() (specs, displays, version)
-_RECORDED_ONLY = {"model_spec", "judge_spec", "matcher_spec", "mmtasks_version", "shard_of", "run_name"}
-
-
 class MergeError(MmtasksError):
     """Slices that cannot be merged into one run."""
 
@@ -38,13 +34,9 @@ class MergeError(MmtasksError):
 def run_config_from_recorded(config: dict[str, Any], **fields: Any) -> RunConfig:
     """The :class:`RunConfig` a results.json's ``config`` records (``fields`` add the rest:
     tasks, data_dir, output_path ...)."""
-    given = {k: v for k, v in config.items() if k not in _RECORDED_ONLY}
-    video = given.pop("video", None) or {}
-    if given.get("strategy") is None:
-        given.pop("strategy", None)
-    if config.get("matcher_spec") is not None:
-        given["matcher"] = config["matcher_spec"]["backend"] + (f":{config['matcher_spec']['name']}" if config["matcher_spec"].get("name") else "")
-    return RunConfig.build(**given, **video, **({"run_name": config["run_name"]} if config.get("run_name") else {}), **fields)
+    from mmtasks.config.run_file import recorded_fields
+
+    return RunConfig.build(**{**recorded_fields(config), **fields})
 
 
 def _read(folder: Path) -> dict[str, Any]:
@@ -76,7 +68,7 @@ def _what_differs(a: dict[str, Any], b: dict[str, Any]) -> str | None:
         if sa["tasks"][task] != sb["tasks"][task]:
             return f"task {task!r}'s config differs"
     for key in sorted(set(ca) | set(cb)):
-        if key in ("shard", "shard_of", "mmtasks_version", "run_name"):
+        if key in ("shard", "shard_of", "mmtasks_version", "run_name", "tasks"):
             continue
         if ca.get(key) != cb.get(key):
             return f"config {key!r} is {json.dumps(cb.get(key))}, not {json.dumps(ca.get(key))}"

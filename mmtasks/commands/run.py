@@ -15,7 +15,24 @@ from mmtasks.trackers import parse_log_args
 
 
 def run_config_from_args(args: argparse.Namespace) -> RunConfig:
-    return RunConfig.build(
+    if getattr(args, "config", None) is not None:  # a run file (or results.json) under the flags given
+        from mmtasks.cli import build_parser
+        from mmtasks.config.run_file import read_run_file, with_run_file
+
+        run_parser = build_parser()._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr,index]
+        defaults = argparse.Namespace(**{a.dest: a.default for a in run_parser._actions if a.dest != "help"})
+        return with_run_file(args.config, read_run_file(args.config), _fields(args), _fields(defaults))
+    if args.tasks is None or args.model is None:
+        from mmtasks.errors import ConfigError
+
+        missing = "--tasks" if args.tasks is None else "--model"
+        raise ConfigError(f"{missing} is required (or a run file: --config run.yaml)", field=missing)
+    return RunConfig.build(**_fields(args))
+
+
+def _fields(args: argparse.Namespace) -> dict:
+    """The RunConfig fields the flags say."""
+    return dict(
         tasks=args.tasks,
         model=args.model,
         model_args=parse_component_args(args.model_args, "--model-args"),
