@@ -45,12 +45,16 @@ LONGEST_FILES = (
 #: files whose every test is `slow` besides those that mark themselves: the longest of the suite
 #: (measured), left out of the fast tier (`make test-fast`, `-m "not slow"`)
 SLOW_FILES = frozenset(LONGEST_FILES)
+#: single tests of the other files that took over 0.5 s in a measured run of the fast tier
+#: (scripts/fast_tier.py --update writes the list)
+SLOW_TESTS = frozenset(line.strip() for line in (Path(__file__).parent / "tests" / "slow_tests.txt").read_text(encoding="utf-8").splitlines()
+                       if line.strip() and not line.startswith("#"))
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name in SLOW_FILES:
+        if item.path.name in SLOW_FILES or item.nodeid in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
     if not hasattr(config, "workerinput"):  # not an xdist worker
         return
