@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             from mmtasks.commands.run import run_command
 
-            return run_command(args)
+            return run_command(args, parser._subparsers._group_actions[0].choices["run"])  # type: ignore[union-attr,index]
         if args.command == "check":
             from mmtasks.commands.check import check_command
 

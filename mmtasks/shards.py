@@ -34,7 +34,7 @@ class MergeError(MmtasksError):
 def run_config_from_recorded(config: dict[str, Any], **fields: Any) -> RunConfig:
     """The :class:`RunConfig` a results.json's ``config`` records (``fields`` add the rest:
     tasks, data_dir, output_path ...)."""
-    from mmtasks.config.run_file import recorded_fields
+    from mmtasks.run_file import recorded_fields
 
     return RunConfig.build(**{**recorded_fields(config), **fields})
 

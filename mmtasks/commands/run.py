@@ -14,12 +14,14 @@ from mmtasks.report import print_problems, print_results_table
 from mmtasks.trackers import parse_log_args
 
 
-def run_config_from_args(args: argparse.Namespace) -> RunConfig:
+def run_config_from_args(args: argparse.Namespace, run_parser: argparse.ArgumentParser | None = None) -> RunConfig:
+    """The run the flags say; with ``--config``, the run file's options under the flags that differ from
+    ``run_parser``'s defaults (the ``run`` command's parser, which the CLI passes)."""
     if getattr(args, "config", None) is not None:  # a run file (or results.json) under the flags given
-        from mmtasks.cli import build_parser
-        from mmtasks.config.run_file import read_run_file, with_run_file
+        from mmtasks.run_file import read_run_file, with_run_file
 
-        run_parser = build_parser()._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr,index]
+        if run_parser is None:
+            raise ValueError("a run file needs the run command's parser, for its defaults")
         defaults = argparse.Namespace(**{a.dest: a.default for a in run_parser._actions if a.dest != "help"})
         return with_run_file(args.config, read_run_file(args.config), _fields(args), _fields(defaults))
     if args.tasks is None or args.model is None:
@@ -83,8 +85,8 @@ def _fields(args: argparse.Namespace) -> dict:
     )
 
 
-def run_command(args: argparse.Namespace) -> int:
-    config = run_config_from_args(args)
+def run_command(args: argparse.Namespace, run_parser: argparse.ArgumentParser | None = None) -> int:
+    config = run_config_from_args(args, run_parser)
     if args.no_progress:  # the libraries' own bars too ("Generating test split")
         quiet_library_bars()
     result = run(config)

@@ -68,7 +68,7 @@ from mmtasks.errors import ConfigError, DataError, ModelError, ModelNotFound
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
 from mmtasks.models.openai_args import (
-    DEFAULT_BASE_URL, DEFAULT_KEY_HOSTS, KEY_HOSTS_ENV, effective_deadline, key_goes_to, parse_openai_args,
+    DEFAULT_BASE_URL, DEFAULT_KEY_HOSTS, KEY_HOSTS_ENV, effective_deadline, key_goes_to, parse_openai_args, pool_urls,
 )
 from mmtasks.models.openai_http import http
 from mmtasks.models.openai_payload import (
@@ -134,13 +134,11 @@ class OpenAIModel(ChatModel):
     takes_settings = frozenset(OPTIONAL_SETTINGS) - {"n", "thinking_budget"}
 
     def __new__(cls, spec: ModelSpec, context: ModelContext | None = None) -> Any:
-        from mmtasks.models.openai_pool import pool_urls
-
         urls = pool_urls(spec.args.get("base_url"))
         if urls is not None:  # a pool of replicas: one OpenAIModel per endpoint
             from mmtasks.models.openai_pool import OpenAIPool
 
-            return OpenAIPool(spec.model_copy(update={"args": {**spec.args, "base_url": urls}}), context)
+            return OpenAIPool(spec.model_copy(update={"args": {**spec.args, "base_url": urls}}), context, member=cls)
         return super().__new__(cls)
 
     def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:

@@ -120,3 +120,17 @@ def parse_openai_args(args: dict[str, Any]) -> OpenAIArgs:
 
 def effective_deadline(args: OpenAIArgs) -> float:
     return args.deadline if args.deadline is not None else 2 * args.timeout
+
+
+def pool_urls(value: Any) -> list[str] | None:
+    """The endpoints of a pool given as ``base_url``: a list, ``[A,B]`` or ``A,B``; None for one URL."""
+    if isinstance(value, list):
+        return [str(v).strip() for v in value]
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1]
+            return [u.strip() for u in text.split(",")]
+        if "," in text:
+            return [u.strip() for u in text.split(",")]
+    return None

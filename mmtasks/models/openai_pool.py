@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from mmtasks.core.request import GenerationConfig, Reply, Request
@@ -30,20 +30,6 @@ log = logging.getLogger("mmtasks")
 
 #: seconds an endpoint that failed to answer is left out before it is tried again
 DOWN_FOR_S = 30.0
-
-
-def pool_urls(value: Any) -> list[str] | None:
-    """The endpoints of a pool given as ``base_url``: a list, ``[A,B]`` or ``A,B``; None for one URL."""
-    if isinstance(value, list):
-        return [str(v).strip() for v in value]
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("[") and text.endswith("]"):
-            text = text[1:-1]
-            return [u.strip() for u in text.split(",")]
-        if "," in text:
-            return [u.strip() for u in text.split(",")]
-    return None
 
 
 def _moves(reply: Reply) -> bool:
@@ -60,16 +46,16 @@ class OpenAIPool(ChatModel):
 
     supports_async = True
 
-    def __init__(self, spec: ModelSpec, context: ModelContext | None = None) -> None:
-        from mmtasks.models.openai_api import OpenAIModel
-
+    def __init__(self, spec: ModelSpec, context: ModelContext | None = None, *,
+                 member: Callable[[ModelSpec, ModelContext | None], ChatModel]) -> None:
+        """``member``: builds the backend of one endpoint (``OpenAIModel``, which builds this pool)."""
         super().__init__(spec, context)
         urls = spec.args.get("base_url")
         if not isinstance(urls, list) or not urls or not all(isinstance(u, str) and u.strip() for u in urls):
             raise ConfigError("base_url as a pool is a list of URLs: base_url=[http://A/v1,http://B/v1]", field="--model-args")
         if len(set(urls)) != len(urls):
             raise ConfigError("base_url lists an endpoint twice", field="--model-args")
-        self.members = [OpenAIModel(spec.model_copy(update={"args": {**spec.args, "base_url": url}}), context) for url in urls]
+        self.members = [member(spec.model_copy(update={"args": {**spec.args, "base_url": url}}), context) for url in urls]
         self.args = self.members[0].args
         self._outstanding = [0] * len(urls)
         self._down_until = [0.0] * len(urls)

@@ -15,7 +15,6 @@ from mmtasks.cli import main
 from mmtasks.errors import ConfigError, ModelError
 from mmtasks.models.base import ModelSpec, load_model, parse_args_string
 from tests.chat_server import ChatServer
-from tests.chat_wire import echo_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample"
@@ -37,12 +36,20 @@ def run(out: Path, cache: Path, base_url: str, *extra: str) -> int:
 def test_a_replica_killed_mid_run_loses_nothing(tmp_path, capsys):
     a, b, c = replica(), replica(), replica()
     try:
-        def kill_b_on_second_call(body: dict) -> str:
-            if b.calls == 2:  # B dies while answering its second request
-                threading.Thread(target=b.close, daemon=True).start()
-            return echo_reply(body)
+        closing: list[threading.Thread] = []
 
-        b.reply = kill_b_on_second_call
+        def b_dies(body: dict) -> bool:
+            """From its second request on, B hangs up without an answer, and shuts down: the request
+            it held must move to another replica (before, B answered it while closing, and whether any
+            request moved depended on how fast the others were served)."""
+            if b.calls < 2:
+                return False
+            if not closing:
+                closing.append(threading.Thread(target=b.close, daemon=True))
+                closing[0].start()
+            return True
+
+        b.inject("disconnect", times=10**6, match=b_dies)
         urls = [a.base_url, b.base_url, c.base_url]
         b_url = b.base_url
         assert run(tmp_path / "pool", tmp_path / "cache", "[" + ",".join(urls) + "]") == 0  # no failure: exit 0

@@ -25,10 +25,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scoring/", "prompts.py", "answers.py"),
     ("dialogues/",),
     ("task.py", "plugin.py"),
-    ("models/", "cache/", "scheduling/", "distributed.py", "ray_launcher.py"),
+    ("models/", "cache/", "scheduling/", "distributed.py", "rank_agreement.py", "ray_launcher.py"),
     ("results/", "comparison/", "leaderboard/", "agreement/", "view/", "trackers/"),
     ("runner.py", "preflight.py", "api.py", "cli.py", "commands/", "report.py", "progress.py", "__main__.py", "integrations/",
-     "estimate.py"),
+     "estimate.py", "run_file.py", "shards.py", "run_set.py"),
 )
 
 
