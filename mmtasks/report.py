@@ -241,8 +241,9 @@ def token_lines(results: dict[str, Any]) -> list[str]:
         currency = cost.get("currency", "USD")
         each = ", ".join(f"{t} {_usd(c.get('total'), currency)}" for t, c in components.items())
         line = f"cost: {_usd(cost.get('total'), currency)} ({each})"
-        if cost.get("sent") is not None and cost.get("sent") != cost.get("total"):
-            line += f"; sent by this run {_usd(cost.get('sent'), currency)}"
+        sent = ((results.get("run_stats") or {}).get("cost_sent") or {}).get("total")
+        if sent is not None and sent != cost.get("total"):
+            line += f"; sent by this run {_usd(sent, currency)}"
         lines.append(line)
         lines.extend(f"  {note}" for note in cost.get("notes") or [] if cost.get("total") is None)
     return lines

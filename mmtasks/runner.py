@@ -28,7 +28,7 @@ from mmtasks.progress import Progress
 from mmtasks.ray_launcher import RayReplicas, RaySettings
 from mmtasks.results.files import OutputError, SamplesFile, SamplesWriter, claim_output_folder, run_fingerprint
 from mmtasks.models.prices import PriceTable, load_prices, unpriced_note
-from mmtasks.results.costs import MaxCostReached, Priced, TokenLedger, cost_summary, priced, token_totals
+from mmtasks.results.costs import MaxCostReached, Priced, TokenLedger, cost_summary, priced, this_runs_share, token_totals
 from mmtasks.results.results_json import build_results, write_results
 from mmtasks.core.request import COMPONENT_FLAGS, GenerationConfig, Reply, Request, Target
 from mmtasks.scheduling.first_failures import FirstFailures
@@ -753,6 +753,8 @@ def finish_run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], 
     prices = component_prices(run, model_spec, judge_spec, matcher_spec, table)
     if shard_of is not None:  # a slice's reply counts and tokens, added up by mmtasks merge
         config["shard_of"] = {**shard_of, "replies": replies, "tokens": spent}
+    tokens, cost = token_totals(spent), cost_summary(spent, prices, table)
+    stats.update(this_runs_share(tokens, cost))
     from mmtasks.results.run_card import build_card
 
     card = build_card({t.name: t.config for t in tasks}, root,
@@ -762,8 +764,7 @@ def finish_run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], 
                          n_original=n_original, groups=groups,
                          run_config=config, stats=stats, matcher=matched, replies=replies,
                          generation=generation, repeats=repeat_summaries, variants=variants,
-                         group_scores=group_scores, tokens=token_totals(spent),
-                         cost=cost_summary(spent, prices, table))
+                         group_scores=group_scores, tokens=tokens, cost=cost)
     if run.output_path is not None:
         write_results(run.output_path / "results.json", data)
     return RunOutcome(results=data, samples=given)

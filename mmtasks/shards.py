@@ -163,7 +163,10 @@ def merge(out: Path, folders: list[Path], *, data_dir: Path | None = None, inclu
             by_task[task.name].extend(SamplesFile(path, full=True))
     check_scored_once(expected, {t: ((s.doc_id, s.repeat) for s in rows) for t, rows in by_task.items()},
                       {t.name: repeats_for(t.scoring, run.repeats) for t in tasks})
-    stats = distributed.merge_stats([{k: v for k, v in d.get("run_stats", {}).items() if k != "total_evaluation_time_s"}
+    # the slices' own figures summed, less those the merged run computes again from their ledgers
+    # (this run's share of the tokens and cost: finish_run's this_runs_share)
+    recomputed = ("total_evaluation_time_s", "tokens_from_cache", "cost_sent")
+    stats = distributed.merge_stats([{k: v for k, v in d.get("run_stats", {}).items() if k not in recomputed}
                                      for _, d in slices])
     stats["replies"] = distributed.merge_stats([d["config"]["shard_of"].get("replies", {}) for _, d in slices])
     stats["tokens"] = distributed.merge_stats([d["config"]["shard_of"].get("tokens", {}) for _, d in slices])

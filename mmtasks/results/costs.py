@@ -151,3 +151,17 @@ def cost_summary(ledger: Mapping[str, Mapping[str, Mapping[str, float]]], prices
     sent = total(every, "usd_sent") if whole is not None else None
     return {"currency": table.currency, "total": whole, "sent": sent, "tasks": tasks, "components": components,
             "notes": notes}
+
+
+def this_runs_share(tokens: dict[str, dict[str, dict[str, int]]], cost: dict[str, Any]) -> dict[str, Any]:
+    """Take out of results.json's ``tokens`` and ``cost`` what depends on this run rather than on its
+    replies (which came from the cache, what this run paid for) and return it for ``run_stats``
+    (``tokens_from_cache``, ``cost_sent``): a resumed run's results then equal an uninterrupted
+    run's, as everything outside ``run_stats`` must."""
+    from_cache = {task: {target: row.pop("from_cache") for target, row in targets.items() if "from_cache" in row}
+                  for task, targets in tokens.items()}
+    sent = {"total": cost.pop("sent", None),
+            "tasks": {task: row.pop("sent", None) for task, row in cost.get("tasks", {}).items()},
+            "components": {target: row.pop("sent", None) for target, row in cost.get("components", {}).items()}}
+    return {"tokens_from_cache": {task: rows for task, rows in from_cache.items() if rows}, "cost_sent": sent}
+

@@ -469,8 +469,8 @@ class TokenCounts(_Strict):
     does not report is absent)."""
 
     replies: NonNegativeInt = 0
-    from_cache: NonNegativeInt = 0
-    """Replies served from the response cache (their tokens as counted when they were sent)."""
+    """Replies, those served from the response cache included (their tokens as counted when they were
+    sent; how many came from the cache is ``run_stats.tokens_from_cache``)."""
     without_counts: NonNegativeInt = 0
     """Replies whose backend reported no prompt or completion tokens (their component's cost is null)."""
     prompt: NonNegativeInt = 0
@@ -489,20 +489,18 @@ class ComponentCost(_Open):
     batch: bool = False
     price: dict[str, Any] | None = None
     total: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    sent: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class RunCost(_Open):
     """``cost``: what the run's tokens cost by ``models/prices.yaml`` (:mod:`mmtasks.results.costs`).
-    ``total``: every reply, the cached ones at what they cost when sent; ``sent``: the requests this
-    run sent. Null where a component has no price or some replies no token counts (``notes`` say
+    ``total``: every reply, the cached ones at what they cost when sent (what this run paid for is
+    ``run_stats.cost_sent``: it differs between a resumed run and an uninterrupted one). Null where a component has no price or some replies no token counts (``notes`` say
     which), never 0."""
 
     currency: str = "USD"
     total: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    sent: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     tasks: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """task -> ``total``, ``sent`` and ``components`` (component -> cost or null)."""
+    """task -> ``total`` and ``components`` (component -> cost or null)."""
     components: dict[str, ComponentCost] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
@@ -514,6 +512,12 @@ class RunStats(_Open):
     sent: dict[str, NonNegativeInt] = Field(default_factory=dict)
     cached: dict[str, NonNegativeInt] = Field(default_factory=dict)
     failed: dict[str, NonNegativeInt] = Field(default_factory=dict)
+    tokens_from_cache: dict[str, dict[str, NonNegativeInt]] = Field(default_factory=dict)
+    """task -> component -> how many of its replies (``tokens[task][component].replies``) came from the
+    response cache."""
+    cost_sent: dict[str, Any] = Field(default_factory=dict)
+    """What this run paid for, the replies from the cache left out: ``total``, ``tasks`` (task -> cost)
+    and ``components`` (component -> cost), each null where ``cost`` is."""
 
 
 #: dimension -> bucket -> {metric: value, "n": count}

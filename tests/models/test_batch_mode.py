@@ -50,7 +50,7 @@ def test_one_batch_per_wave_and_the_cost_at_half_price(tmp_path: Path, capsys: p
         assert data["cost"]["total"] == pytest.approx(full * 0.5, abs=1e-6)
         # the replies are in the response cache: the same command sends nothing
         assert main(command(server, tmp_path)) == 0
-        assert len(server.batches) == 1 and results(tmp_path)["tokens"]["muirbench"]["model"]["from_cache"] == 9
+        assert len(server.batches) == 1 and results(tmp_path)["run_stats"]["tokens_from_cache"]["muirbench"]["model"] == 9
 
 
 def test_a_run_stopped_while_its_batch_is_pending_resumes_the_same_batch(
@@ -208,4 +208,4 @@ def test_max_cost_reached_inside_a_batch_keeps_the_whole_batch_and_resumes_sendi
         assert "stopped at --max-cost" in capsys.readouterr().err
         assert main(command(server, tmp_path)) == 0, capsys.readouterr().err
         assert len(server.batches) == 1 and set(server.sent.values()) == {1}
-        assert results(tmp_path)["tokens"]["muirbench"]["model"]["from_cache"] == 9
+        assert results(tmp_path)["run_stats"]["tokens_from_cache"]["muirbench"]["model"] == 9

@@ -110,7 +110,7 @@ def test_tokens_and_cost_per_task_and_component_and_a_resumed_run_pays_nothing_a
     for kind in ("prompt", "completion", "cached"):
         assert model[kind] == sum(t[kind] for s in samples for t in s["tokens"]), kind
     sent = sum(1 for c in server.log if c.path == "/v1/messages")
-    assert model["replies"] + judge["replies"] == sent and model["from_cache"] == 0
+    assert model["replies"] + judge["replies"] == sent and not results["run_stats"]["tokens_from_cache"]
     assert model["completion"] == 4 * model["replies"]  # "model answer here" + "think": the server's word count
     assert model["cached"] == 3 * model["replies"] and judge["prompt"] > 0
     # cost by hand from models/prices.yaml: sonnet 4.5 3.00/0.30/15.00, haiku 4.5 1.00/0.10/5.00
@@ -118,7 +118,7 @@ def test_tokens_and_cost_per_task_and_component_and_a_resumed_run_pays_nothing_a
     cost = results["cost"]
     assert cost["components"]["model"]["total"] == pytest.approx(want_model, abs=1e-6)
     assert cost["components"]["judge"]["total"] == pytest.approx(want_judge, abs=1e-6)
-    assert cost["total"] == pytest.approx(want_model + want_judge, abs=1e-6) == cost["sent"]
+    assert cost["total"] == pytest.approx(want_model + want_judge, abs=1e-6) == results["run_stats"]["cost_sent"]["total"]
     assert cost["tasks"]["mmdu"]["total"] == cost["total"]
     assert cost["components"]["model"]["price"]["source"].startswith("https://")
     assert f"model {model['prompt']:,} in / {model['completion']:,} out" in table_text
@@ -127,8 +127,11 @@ def test_tokens_and_cost_per_task_and_component_and_a_resumed_run_pays_nothing_a
     assert main(command(server, out, cache)) == 0
     again = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert sum(1 for c in server.log if c.path == "/v1/messages") == sent
-    assert again["tokens"]["mmdu"]["model"]["from_cache"] == model["replies"]
-    assert again["cost"]["total"] == cost["total"] and again["cost"]["sent"] == 0.0
+    assert again["run_stats"]["tokens_from_cache"]["mmdu"]["model"] == model["replies"]
+    assert again["run_stats"]["cost_sent"]["total"] == 0.0
+    # what the replies cost is the results' (equal whether they came from the cache or not); what this
+    # run paid is its run_stats'
+    assert again["tokens"] == results["tokens"] and again["cost"] == cost
 
 
 def test_max_cost_stops_the_run_and_the_same_command_resumes_sending_nothing_twice(
@@ -146,7 +149,7 @@ def test_max_cost_stops_the_run_and_the_same_command_resumes_sending_nothing_twi
     bodies = [json.dumps(c.body, sort_keys=True) for c in server.log if c.path == "/v1/messages"]
     assert len(bodies) == len(set(bodies))  # no request sent twice: the first run's reply came from the cache
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    assert results["tokens"]["mmdu"]["model"]["from_cache"] == 1
+    assert results["run_stats"]["tokens_from_cache"]["mmdu"]["model"] == 1
 
 
 def test_max_cost_refuses_a_component_without_a_price_before_any_request(
