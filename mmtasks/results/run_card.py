@@ -1,18 +1,6 @@
-"""The run card of ``results.json`` (``run_card``): what produced the results.
-
-- ``data[task]``: a Hub dataset's repository and the commit its files came from (the revision the
-  task pins, else the Hugging Face cache's record of the ref it downloaded, else one question to
-  the Hub); local data's records file and the SHA-256 of its bytes (a changed record changes it).
-- ``doc_ids[task]``: SHA-256 of the document ids scored, in document order, one per line.
-- ``model``: the Hub commit of the weights, or for a local folder a SHA-256 over its
-  ``config.json``, its ``*.index.json`` files and the headers of its ``*.safetensors`` files (the
-  first 8 bytes give the header's length; the tensors are never read), names and sizes of other
-  weight files; a backend says which (:meth:`mmtasks.models.base.ChatModel.revision`).
-- ``versions``: mmtasks, transformers, vLLM, torch, datasets, huggingface_hub and Python, read from
-  the installed packages' metadata (nothing is imported for it).
-- ``hardware``: the CPU's name and count, the GPUs (torch's names when the run imported torch,
-  else ``nvidia-smi``'s, else none), the platform.
-"""
+"""Building the run card of ``results.json`` (``run_card``): what produced the results. What each
+field holds, and how the data and weights are identified, is the typed card's docstring
+(:mod:`mmtasks.core.provenance`)."""
 
 from __future__ import annotations
 
