@@ -92,9 +92,11 @@ class ModelNotFound(ModelError):
     snapshot, a typo. The runner turns it, for a task's official judge, into one line saying
     where the judge was cited and how to choose another."""
 
-    def __init__(self, message: str, *, detail: str = "", **kwargs: Any) -> None:
+    def __init__(self, message: str, *, detail: str = "", model: str = "", **kwargs: Any) -> None:
         #: the server's own words (its error message), without the spec and endpoint
         self.detail = detail
+        #: the spec (as displayed) of the model that is not served: which component of a run it was
+        self.model = model
         super().__init__(message, **kwargs)
 
 

@@ -8,7 +8,7 @@ import copy
 import functools
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,6 +156,21 @@ def retired_judge(official: tuple[Task, str], exc: ModelNotFound) -> ModelError:
         file=file, line=line, field="judge.default_model",
         hint="choose another judge with --judge SPEC, e.g. --judge openai:gpt-4o or --judge anthropic:claude-sonnet-4-5 "
              "(a judge other than the official one is recorded in results.json), or run --predict-only")
+
+
+def _not_served_mid_run(exc: ModelNotFound, run: RunConfig, tasks: list[Task], models: Mapping[Target, ChatModel],
+                        judged: tuple[ModelSpec, str | None] | None) -> MmtasksError:
+    """A 404 naming a model after its readiness check passed: for the task's official judge, the
+    same line as at the start (:func:`retired_judge`); for another component, the backend's line
+    naming that component and its flag."""
+    roles = [role for role, m in models.items() if m.spec.display == exc.model]
+    role = "judge" if "judge" in roles else (roles[0] if roles else "model")
+    if role == "judge":
+        official = _official_judge(run, tasks)
+        if official is not None:
+            return retired_judge(official, exc)
+    return for_component(exc, role, models[role].spec.display if role in models else None,
+                         judged[1] if role == "judge" and judged is not None else None)
 
 
 def _matcher_spec(run: RunConfig, tasks: list[Task]) -> tuple[ModelSpec, str | None] | None:
@@ -381,8 +396,11 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
             else:
                 models["notetaker"] = models["model"]
         check_limits(tasks, models, overridden="max_new_tokens" in {**model_spec.generation, **run.gen_kwargs})
-        outcome = _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started, matcher_spec,
-                       liaison, expected, shard_of)
+        try:
+            outcome = _run(run, tasks, groups, root, scans, models, model_spec, judge_spec, ranks, started, matcher_spec,
+                           liaison, expected, shard_of)
+        except ModelNotFound as exc:  # a model retired while the run went on (its replies so far are cached)
+            raise _not_served_mid_run(exc, run, tasks, models, judged) from None
         if trackers is not None and outcome.is_main:
             trackers.log_run(outcome.results, {task: (s.to_json() for s in rows) for task, rows in outcome.samples.items()},
                              run.output_path)

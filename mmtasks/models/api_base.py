@@ -308,7 +308,7 @@ class APIModel(ChatModel):
                     f"pass api_key_env={self._withheld} to send it to this endpoint") if self._withheld else "check the key"
             raise ModelError(redact(f"{where}: {what} (HTTP {status}: {detail})"), field="--model", hint=hint) from None
         if status == 404:
-            raise ModelNotFound(redact(f"{where}: not found (HTTP 404: {detail})"), detail=redact(detail), field="--model",
+            raise ModelNotFound(redact(f"{where}: not found (HTTP 404: {detail})"), detail=redact(detail), model=self.spec.display, field="--model",
                                 hint="check the model name and base_url") from None
 
     # -- a wave, on a loop of our own ----------------------------------------------

@@ -423,7 +423,7 @@ class OpenAIModel(ChatModel):
             raise ModelError(redact(f"{where}: {what} (HTTP {status}: {detail})"), field="--model", hint=self._key_hint()) from None
         if status == 404:
             known = f"; the server lists: {', '.join(models[:10])}" if models else ""
-            raise ModelNotFound(redact(f"{where}: not found (HTTP 404: {detail}){known}"), detail=redact(detail), field="--model",
+            raise ModelNotFound(redact(f"{where}: not found (HTTP 404: {detail}){known}"), detail=redact(detail), model=self.spec.display, field="--model",
                                 hint="check the model name and base_url") from None
         if status == 429 and error_code(raw) == "insufficient_quota":
             raise ModelError(redact(f"{where}: quota exhausted (HTTP 429: {detail})"), field="--model") from None

@@ -73,3 +73,51 @@ def test_a_native_judge_that_is_not_served_stops_before_any_model_time(backend: 
     line = error_line(err)
     assert code == 2 and f"judge {backend}:retired-2024: " in line and "not found (HTTP 404" in line, line
     assert calls == 0  # the model description was asked, no generation
+
+
+def test_an_official_judge_retired_mid_run_is_the_same_one_line(capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The provider answers the readiness ping, then 404s every judge call (a snapshot retired while
+    the run was going): the run stops with the same one line naming the official judge, where it
+    is cited and how to choose another, not the backend's bare 404."""
+    seen: list[int] = []
+
+    def after_the_ping(body: dict) -> bool:
+        seen.append(1)
+        return len(seen) > 1
+
+    with ChatServer(models=("gpt-4o-2024-05-13",), strict_models=True) as server:
+        server.inject(404, times=10_000, match=after_the_ping, code="model_not_found",
+                      message="The model `gpt-4o-2024-05-13` has been deprecated")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000")
+        code = main(["--tasks", "mmdu", "--model", "random", "--data-dir", str(SAMPLE), "--no-progress",
+                     "--cache-dir", str(tmp_path / "cache"), "--output-path", str(tmp_path / "out")])
+        err = capsys.readouterr().err
+        calls = server.calls
+    assert calls >= 2  # the ping passed: the 404 came mid-run
+    line = error_line(err)
+    assert code == 2, err
+    assert "task 'mmdu''s official judge openai:gpt-4o-2024-05-13 is no longer served (HTTP 404: " in line, line
+    assert "has been deprecated" in line and "choose another judge with --judge SPEC" in line, line
+    assert "sk-test" not in err
+
+
+def test_a_chosen_judge_retired_mid_run_names_the_judge_not_the_model(capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: "field '--model': openai:gpt-9 at ...: not found" although --model was `random`."""
+    seen: list[int] = []
+
+    def after_the_ping(body: dict) -> bool:
+        seen.append(1)
+        return len(seen) > 1
+
+    with ChatServer(models=("gpt-9",), strict_models=True) as server:
+        server.inject(404, times=10_000, match=after_the_ping, code="model_not_found", message="gone")
+        monkeypatch.setenv("MMTASKS_TEST_KEY", "sk-test-not-a-real-key-000")
+        code = main(["--tasks", "mmdu", "--model", "random", "--data-dir", str(SAMPLE), "--no-cache", "--no-progress",
+                     "--judge", "openai:gpt-9", "--judge-args", f"base_url={server.base_url},api_key_env=MMTASKS_TEST_KEY"])
+        err = capsys.readouterr().err
+    line = error_line(err)
+    assert code == 2 and "field '--judge'" in line and "judge openai:gpt-9: " in line and "not found (HTTP 404: gone)" in line, line
+    assert "official" not in line and "--model" not in line, line
