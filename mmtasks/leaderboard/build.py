@@ -83,6 +83,7 @@ def build_leaderboard(
                 id=bench.id,
                 title=bench.title,
                 description=bench.description,
+                category=bench.category,
                 headline=bench.headline,
                 columns=[column.model_copy() for column in bench.columns],
                 charts=[_chart_with_buckets(chart.chart(), entries, chart.bucket_order) for chart in bench.charts],

@@ -16,10 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 # the leaderboard refuse the run (it had its own copy, which did not know ``guessed``).
 from mmtasks.results.schema import Coverage
 
-__all__ = ["SCHEMA_VERSION", "Benchmark", "Cell", "Chart", "ChartOption", "Citation", "Column", "Coverage",
+__all__ = ["CATEGORIES", "SCHEMA_VERSION", "Benchmark", "Category", "Cell", "Chart", "ChartOption", "Citation", "Column", "Coverage",
            "Entry", "Leaderboard", "NSamples", "RunRef"]
 
 SCHEMA_VERSION: Final = 2
+
+#: A benchmark's kind, its ``leaderboard.yaml``'s ``category``: the overview page groups the
+#: benchmarks' headlines by it, in this order.
+Category = Literal["multi-image", "multi-turn", "video", "single-image", "reasoning", "documents"]
+CATEGORIES: Final[tuple[str, ...]] = ("multi-image", "multi-turn", "video", "single-image", "reasoning", "documents")
 
 
 class _Model(BaseModel):
@@ -212,6 +217,9 @@ class Benchmark(_Model):
     id: str
     title: str
     description: str
+    category: Category | None = None
+    """The benchmark's kind (its ``leaderboard.yaml``'s ``category``); ``null`` for the automatic
+    "Other tasks" tab."""
     headline: str
     """Column key the table is sorted by at first."""
     columns: list[Column]

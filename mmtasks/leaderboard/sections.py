@@ -17,6 +17,7 @@ A minimal file (a folder holding the task ``mybench``)::
     id: mybench
     title: MyBench
     description: "What it measures, and the scale."
+    category: multi-image
     headline: acc
     columns:
       - {key: acc, label: Acc., title: "Accuracy (0-100)", task: mybench, metric: acc}
@@ -34,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mmtasks.config.task_registry import LEADERBOARD_FILE, TaskRegistry
 from mmtasks.config.yaml_loader import read_yaml, validate
 from mmtasks.errors import ConfigError
-from mmtasks.leaderboard.schema import Chart, ChartOption, Citation, Column
+from mmtasks.leaderboard.schema import CATEGORIES, Category, Chart, ChartOption, Citation, Column
 
 
 class _Strict(BaseModel):
@@ -87,6 +88,10 @@ class Section(_Strict):
     """Stable identifier of the tab (``Benchmark.id`` in leaderboard.json)."""
     title: str
     description: str
+    category: Category | None = None
+    """The benchmark's kind: ``multi-image``, ``multi-turn``, ``video``, ``single-image``,
+    ``reasoning`` or ``documents``; the overview groups the headlines by it. Required in a
+    ``leaderboard.yaml`` (:func:`load_section`); ``None`` only for the automatic tab."""
     headline: str
     """The column key the table is sorted by."""
     order: int | None = None
@@ -146,6 +151,8 @@ def _check(section: Section, path: Path, known_tasks: Collection[str] | None) ->
     def fail(message: str, field: str, hint: str | None = None) -> None:
         raise ConfigError(message, file=path, field=field, hint=hint)
 
+    if section.category is None:
+        fail("missing key 'category'", "category", f"one of: {', '.join(CATEGORIES)}")
     keys = [column.key for column in section.columns]
     measured = {c.key for c in section.columns if c.task is not None}
     for i, column in enumerate(section.columns):

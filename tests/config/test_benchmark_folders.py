@@ -19,6 +19,7 @@ from mmtasks.config.benchmark_folders import BenchmarkFolder, demo_tasks, folder
 from mmtasks.config.benchmark_pages import generated_files
 from mmtasks.config.task_registry import TaskRegistry
 from mmtasks.errors import ConfigError
+from mmtasks.leaderboard.sections import load_section
 from tests.cli_process import REPO, SAMPLE
 
 
@@ -41,6 +42,10 @@ def test_every_builtin_folder_has_its_card_notes_generator_and_demo_tasks() -> N
         assert (folder.path / "make_sample.py").is_file(), folder.name
         assert folder.section("Official or ours"), folder.name
         assert set(folder.card.demo) <= known, folder.name
+        # its leaderboard tab reads (a missing `category:` is a one-line error naming the file)
+        tab = folder.path / "leaderboard.yaml"
+        if tab.is_file():
+            assert load_section(tab, known_tasks=set(registry.task_names)).category is not None
     assert demo_tasks(folders)  # what `make demo` runs (the Makefile reads it)
 
 

@@ -32,6 +32,7 @@ SMALL = """\
 id: mybench
 title: My Bench
 description: "A copy of a multiple-choice benchmark under another name."
+category: multi-image
 headline: acc
 columns:
   - {key: acc, label: Acc., title: "Accuracy (0-100)", task: mybench_mc, metric: acc}
@@ -133,6 +134,9 @@ def test_tasks_registry_does_not_take_a_section_for_a_task(capsys: pytest.Captur
         (("      - {label: Accuracy, task: mybench_mc, metric: acc}", "      - {label: Accuracy, task: nope, metric: acc}"),
          "charts.0.options.0.task", "unknown task 'nope'"),
         (("title: My Bench\n", ""), "title", "required key is missing"),
+        (("category: multi-image\n", ""), "category",
+         "missing key 'category' (one of: multi-image, multi-turn, video, single-image, reasoning, documents)"),
+        (("category: multi-image", "category: charts"), "category", "Input should be 'multi-image'"),
     ],
 )
 def test_section_errors_name_the_file_and_the_key(tmp_path: Path, change: tuple[str, str], field: str, words: str) -> None:
