@@ -1,0 +1,156 @@
+"""MMBench's CircularEval against the peers' code run verbatim (reference/ beside this file):
+
+- the task (``circular_acc``, per category and l2-category) against VLMEvalKit's ``mcq_circular_eval``
+  and ``report_acc`` at e8e78f05 in its exact-matching mode (no judge model: what mmtasks does
+  without ``--matcher``), with ``can_infer`` of the same commit;
+- the variant ``lmms_eval`` against lmms-eval's ``MMBench_Evaluator.eval_result`` at 75571cfe, its
+  GPT step answering "E" (lmms-eval's "none of the options") for every copy it is asked about.
+
+The same hand-written tricky replies go through ``mmtasks.api.evaluate`` and through theirs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from PIL import Image as PILImage
+
+from mmtasks.api import evaluate
+
+REFERENCE = Path(__file__).parent / "reference"
+OFFSET = 1_000_000
+
+#: (index, question options in the original's order, gold letter of the original, category, l2-category)
+QUESTIONS = [
+    (1, ["red", "blue", "green", "yellow"], "B", "attribute_recognition", "finegrained_perception (instance-level)"),
+    (2, ["yes", "no"], "A", "image_topic", "coarse_perception"),
+    (3, ["a circle", "a triangle", "a square"], "C", "spatial_relationship", "finegrained_perception (cross-instance)"),
+    (4, ["one", "two", "three", "four"], "D", "object_localization", "finegrained_perception (instance-level)"),
+    (5, ["cat", "dog", "bird", "fish"], "A", "image_scene", "coarse_perception"),
+    (6, ["left", "right"], "B", "physical_relation", "relation_reasoning"),
+]
+#: index -> reply, one per circular copy (the k-th shift rotates the options left by k)
+REPLIES = {
+    1: "B", 1000001: "A", 2000001: "The correct answer is **D**.", 3000001: "C",
+    2: "A", 1000002: "The answer is B",
+    3: "C", 1000003: "I think it is B", 2000003: "A",
+    4: "D", 1000004: "C.", 2000004: "(B)", 3000004: "Answer: A",
+    5: "A", 1000005: "cat", 2000005: "C since the bird in the picture is what the question asks about", 3000005: "B",
+    6: "B", 1000006: "Cannot determine the answer",
+}
+
+
+def load(name: str, **given: Any) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update(given)
+    spec.loader.exec_module(module)
+    return module
+
+
+def records() -> list[dict[str, Any]]:
+    out = []
+    letters = "ABCD"
+    for index, options, gold, category, l2 in QUESTIONS:
+        n = len(options)
+        for k in range(n):
+            shifted = options[k:] + options[:k]
+            out.append({"index": index + k * OFFSET, "question": f"question {index}?", "hint": None,
+                        **{c: (shifted[i] if i < n else None) for i, c in enumerate(letters)},
+                        "answer": letters[(letters.index(gold) - k) % n], "category": category, "image": "images/x.jpg",
+                        "source": "test", "l2-category": l2, "comment": None, "split": "dev"})
+    assert {r["index"] for r in out} == set(REPLIES)
+    return out
+
+
+def run_ours(tmp_path: Path) -> dict[str, Any]:
+    folder = tmp_path / "data" / "mmbench"
+    (folder / "images").mkdir(parents=True)
+    PILImage.new("RGB", (8, 8), (200, 0, 0)).save(folder / "images" / "x.jpg")
+    (folder / "MMBench_DEV_EN_V11.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records()), encoding="utf-8")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"task": "mmbench_dev_en_v11", "doc_id": str(i), "responses": [r]}) + "\n"
+                            for i, r in REPLIES.items()), encoding="utf-8")
+    evaluate("mmbench_dev_en_v11", f"replay:{pred}", data_dir=tmp_path / "data", output_path=tmp_path / "out",
+             use_cache=False, allow_failures=True)
+    return json.loads((tmp_path / "out" / "results.json").read_text())
+
+
+def breakdowns_of(results: dict[str, Any]) -> dict[str, Any]:
+    return results["breakdowns"]["mmbench_dev_en_v11"]
+
+
+def vlmevalkit_tables(pd: Any) -> Any:
+    matching = load("matching_util_e8e78f0")
+    store: dict[str, Any] = {}
+
+    def dump(obj: Any, path: str) -> None:
+        store[path] = obj.copy() if hasattr(obj, "copy") else obj
+
+    mc = load("multiple_choice_e8e78f0", can_infer=matching.can_infer, dump=dump, load=lambda path: store[path],
+              istype=lambda s, t: isinstance(s, t), get_pred_file_format=lambda: "pkl", timestr=lambda: "t",
+              track_progress_rich=None, logger=logging.getLogger("vlmevalkit"))
+    meta = pd.DataFrame(records())
+    data = meta.copy()
+    data["prediction"] = [REPLIES[i] for i in data["index"]]
+    scored = mc.mcq_circular_eval(None, data, meta, 1, "/nonexistent/result.pkl", "MMBench_DEV_EN_V11")
+    return mc.report_acc(scored), mc.MMB_abbrs
+
+
+def test_circular_eval_equals_vlmevalkits(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    results = run_ours(tmp_path)
+    table, abbrs = vlmevalkit_tables(pd)
+    ours = results["results"]["mmbench_dev_en_v11"]
+    theirs = table.iloc[0]
+    assert ours["circular_acc"] == pytest.approx(100 * float(theirs["Overall"]))
+    # by hand: 1 ("The correct answer is **D**." reads D, the gold of copy 2), 2, 3 and 4 have every
+    # copy right; 5's copy 2 names C as the first of 13 words (not among the last four, and the
+    # reply is too long for the option texts): unread; 6's refusal reads Z: 4 of 6
+    assert ours["circular_acc"] == pytest.approx(100 * 4 / 6)
+    assert breakdowns_of(results)["category"]["image_scene"]["circular_acc"] == 0.0
+    breakdowns = results["breakdowns"]["mmbench_dev_en_v11"]
+    for name, column in (("category", "category"), ("l2_category", "l2-category")):
+        for label, row in breakdowns[name].items():
+            assert row["circular_acc"] == pytest.approx(100 * float(theirs[abbrs.get(label, label)])), (name, label)
+    assert set(breakdowns["l2_category"]) == {q[4] for q in QUESTIONS}
+
+
+def test_the_lmms_eval_variant_equals_lmms_evals(tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
+    pytest.importorskip("requests")
+    results = run_ours(tmp_path)
+    module = load("lmms_eval_mmbench_evals_75571cf")
+    evaluator = module.MMBench_Evaluator(sys_prompt="There are several options:")
+    asked: list[str] = []
+
+    def gpt(prompt: str, **_: Any) -> str:
+        asked.append(prompt)
+        return "E"  # lmms-eval's "none of the options": wrong, as an unread reply is without a matcher
+
+    evaluator.get_chat_response = gpt
+    rows = []
+    for r in records():
+        rows.append({"index": r["index"], "question": r["question"], "answer": r["answer"], "prediction": REPLIES[r["index"]].strip(),
+                     "hint": r["hint"], "source": r["source"], "split": r["split"], "category": r["category"],
+                     "L2-category": r["l2-category"], **{c: r.get(c, "nan") for c in "ABCDE"}})
+    overall, by_category, by_l2 = evaluator.eval_result(rows, eval_method="openai")
+    variant = results["variants"]["mmbench_dev_en_v11"]["lmms_eval"]
+    assert variant["metrics"]["circular_acc"] == pytest.approx(100 * overall)
+    for label, row in variant["breakdowns"]["category"].items():
+        assert row["circular_acc"] == pytest.approx(100 * by_category[label]), label
+    for label, row in variant["breakdowns"]["l2_category"].items():
+        assert row["circular_acc"] == pytest.approx(100 * by_l2[label]), label
+    # by hand: lmms-eval does not strip "**D**." (unread: wrong) and reads the refusal as nothing
+    # (wrong): 1 and 6 wrong; it reads 5's lone C wherever it stands: 4 of 6, not VLMEvalKit's four
+    assert variant["metrics"]["circular_acc"] == pytest.approx(100 * 4 / 6)
+    assert variant["breakdowns"]["category"]["attribute_recognition"]["circular_acc"] == 0.0
+    assert variant["breakdowns"]["category"]["image_scene"]["circular_acc"] == 100.0
+    assert asked  # the unread copies went to its GPT step
