@@ -6,4 +6,4 @@ aggregators (``per_turn_mean``: :mod:`mmtasks.scoring.turn_aggregation`) and jud
 from __future__ import annotations
 
 from mmtasks.scoring import (aggregation, caption_metrics, metrics, parsers, text_metrics, turn_aggregation,  # noqa: F401  (register)
-                             verdicts)
+                             verdicts, vqa_metrics)

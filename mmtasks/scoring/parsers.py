@@ -643,6 +643,14 @@ def verbatim_answer(text: str, doc: Mapping[str, Any]) -> str:
     return text.strip()
 
 
+@parser("raw")
+def raw_answer(text: str, doc: Mapping[str, Any]) -> str:
+    """The reply exactly as the model returned it, whitespace included; never unparsed. For
+    metrics whose reference code reads the reply untouched (``anls`` divides by its length as
+    given, ``relaxed_accuracy`` compares it as it is)."""
+    return text
+
+
 
 # --- labels of a declared space -------------------------------------------------
 
