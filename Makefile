@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml $(DEMO_STAMP)
 	# torchvision fails to import beside a torch it was not built for). pip takes both from this
 	# machine's local wheel folder; the plain `torch` requirement would download a multi-GB build.
 	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
-	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,video,captions,test,anthropic,gemini,trackers,docs]'
+	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,video,captions,test,anthropic,gemini,tokens,trackers,docs]'
 	# bytecode for every installed module, the ones the demo install left uncompiled (--no-compile:
 	# the openai SDK and its HTTP stack) too: the suite starts many Python processes, and where
 	# PYTHONDONTWRITEBYTECODE is set each compiled them again (0.4 s for each that imports the SDK). A module that

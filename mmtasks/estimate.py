@@ -3,11 +3,14 @@ will cost, from the rendered prompts, before any request is sent.
 
 Counting, per provider (docs/users/cost.md):
 
-- text: none of the three publishes its current tokenizer as a library that works offline
-  (tiktoken downloads its encodings on first use; Anthropic and Gemini count on their servers), so
-  a text part counts as its characters / 4, rounded up: the rule of thumb all three publish
-  ("a token is about 4 characters" of English text). OpenAI's chat format adds 3 tokens per
-  message and 3 to prime the reply (OpenAI cookbook, "How to count tokens with tiktoken").
+- text, OpenAI: its published tokenizer (o200k_base or cl100k_base by model name, as tiktoken
+  maps them), from ``bpe-openai`` (the ``tokens`` extra): tiktoken itself downloads its encodings
+  on first use, bpe-openai ships the same files (SHA-256 equal to tiktoken's, checked in a test)
+  with GitHub's exact BPE. The chat format adds 3 tokens per message, the role's tokens and 3 to
+  prime the reply (OpenAI cookbook, "How to count tokens with tiktoken"). Without the extra, and
+  for Anthropic and Gemini (neither publishes its tokenizer: both count on their servers), a text
+  part counts as its characters / 4, rounded up: the rule of thumb all three publish ("a token is
+  about 4 characters" of English text).
 - images, the providers' published formulas (:func:`openai_image_tokens`,
   :func:`anthropic_image_tokens`, :func:`gemini_image_tokens`), on the image as stored.
 
@@ -40,7 +43,32 @@ OPENAI_REPLY_PRIMING = 3
 
 
 def text_tokens(text: str) -> int:
+    """The rule of thumb: characters / 4, rounded up."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+#: tiktoken's model-name prefixes of the older encoding (tiktoken/model.py MODEL_PREFIX_TO_ENCODING
+#: and MODEL_TO_ENCODING: gpt-4, gpt-4-*, gpt-3.5-turbo*, text-embedding-3-*); every newer chat
+#: model (gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1, o3, o4-mini ...) is o200k_base
+CL100K_MODELS = ("gpt-4-", "gpt-3.5", "gpt-35-", "text-embedding-3-", "text-embedding-ada-002")
+
+
+def openai_encoding_name(model: str) -> str:
+    """The tokenizer OpenAI's ``model`` counts with, as tiktoken's ``encoding_name_for_model``
+    maps it (names it does not know: o200k_base, the encoding of every model since gpt-4o: ours)."""
+    name = model.split("/")[-1]
+    return "cl100k_base" if name == "gpt-4" or name.startswith(CL100K_MODELS) else "o200k_base"
+
+
+def openai_text_counter(model: str) -> Callable[[str], int] | None:
+    """The token count of a text by OpenAI's tokenizer for ``model`` (special-token strings in it
+    counted as ordinary text, as the API reads a message); None without ``bpe-openai``."""
+    try:
+        import bpe_openai
+    except ImportError:
+        return None
+    encoding = bpe_openai.get_encoding(openai_encoding_name(model))
+    return lambda text: len(encoding.encode_ordinary(text))
 
 
 def openai_image_tokens(width: int, height: int, detail: str | None) -> int:
@@ -108,15 +136,16 @@ class Counted:
 
 
 def _api_count(messages: Iterable[Message], image_rule: Callable[[int, int, str | None], int],
-               per_message: int = 0, priming: int = 0) -> Counted:
+               text: Callable[[str], int] = text_tokens, per_message: int = 0, priming: int = 0,
+               role: bool = False) -> Counted:
     out = Counted()
     n = 0
     for message in messages:
         n += 1
-        out.tokens += per_message
+        out.tokens += per_message + (text(message.role) if role else 0)
         for part in message.parts:
             if isinstance(part, Text):
-                out.tokens += text_tokens(part.text)
+                out.tokens += text(part.text)
             elif isinstance(part, Image):
                 size = image_size(part)
                 if size is None:
@@ -127,14 +156,17 @@ def _api_count(messages: Iterable[Message], image_rule: Callable[[int, int, str 
     return out
 
 
-def count_request(backend: str, request: Request) -> Counted:
-    """A request's input tokens by ``backend``'s published counting."""
+def count_request(backend: str, request: Request, text: Callable[[str], int] | None = None) -> Counted:
+    """A request's input tokens by ``backend``'s published counting (``text``: the provider's
+    tokenizer, :func:`openai_text_counter`; None: characters / 4)."""
     if backend == "openai":
-        return _api_count(request.messages, openai_image_tokens, OPENAI_PER_MESSAGE, OPENAI_REPLY_PRIMING)
+        if text is None:
+            return _api_count(request.messages, openai_image_tokens, text_tokens, OPENAI_PER_MESSAGE, OPENAI_REPLY_PRIMING)
+        return _api_count(request.messages, openai_image_tokens, text, OPENAI_PER_MESSAGE, OPENAI_REPLY_PRIMING, role=True)
     if backend == "anthropic":
-        return _api_count(request.messages, lambda w, h, _d: anthropic_image_tokens(w, h))
+        return _api_count(request.messages, lambda w, h, _d: anthropic_image_tokens(w, h), text or text_tokens)
     if backend == "gemini":
-        return _api_count(request.messages, lambda w, h, _d: gemini_image_tokens(w, h))
+        return _api_count(request.messages, lambda w, h, _d: gemini_image_tokens(w, h), text or text_tokens)
     raise ValueError(f"no published counting for backend {backend!r}")
 
 

@@ -67,7 +67,7 @@ def check_command(args: argparse.Namespace) -> int:
 def print_estimate(run: RunConfig, tasks: list, model: str, model_args: dict) -> None:
     """``--estimate``'s lines: per task, the first requests' input tokens and cost, then the total."""
     from mmtasks.documents.paths import data_root
-    from mmtasks.estimate import API_BACKENDS, Counted, count_request, estimate
+    from mmtasks.estimate import API_BACKENDS, Counted, count_request, estimate, openai_encoding_name, openai_text_counter
     from mmtasks.models.base import ModelContext, load_model, parse_model_spec
     from mmtasks.models.prices import load_prices, unpriced_note
 
@@ -75,10 +75,17 @@ def print_estimate(run: RunConfig, tasks: list, model: str, model_args: dict) ->
     table = load_prices()
     loaded = None
     if spec.backend in API_BACKENDS:
-        how = "text ~4 characters a token (the providers' rule of thumb), images by the provider's published formula"
+        tokenizer = openai_text_counter(spec.name) if spec.backend == "openai" else None
+        if tokenizer is not None:
+            how = f"text by OpenAI's {openai_encoding_name(spec.name)} tokenizer, images by its published formula"
+        elif spec.backend == "openai":
+            how = ("text ~4 characters a token (the rule of thumb: install mmtasks[tokens] for OpenAI's tokenizer), "
+                   "images by its published formula")
+        else:
+            how = "text ~4 characters a token (the provider's rule of thumb), images by its published formula"
 
         def counter(request: Request) -> Counted:
-            return count_request(spec.backend, request)
+            return count_request(spec.backend, request, tokenizer)
     elif spec.backend == "hf":
         how = "the model's own chat template and processor"
         loaded = load_model(spec, ModelContext(max_images_per_request=64, max_videos_per_request=4))

@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from mmtasks.cli import main
-from mmtasks.estimate import anthropic_image_tokens, gemini_image_tokens, openai_image_tokens, text_tokens
+from mmtasks.estimate import (
+    anthropic_image_tokens,
+    gemini_image_tokens,
+    openai_encoding_name,
+    openai_image_tokens,
+    openai_text_counter,
+    text_tokens,
+)
 
 REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 SAMPLE = REPO / "data" / "sample"
@@ -53,6 +60,73 @@ def test_text_is_characters_over_four_rounded_up() -> None:
     assert [text_tokens(t) for t in ("", "abcd", "abcde", "x" * 400)] == [0, 1, 2, 100]
 
 
+def _tiktoken_encoding(name: str) -> Any:
+    """tiktoken's own ``Encoding`` for ``name`` (its pattern and special tokens from
+    tiktoken_ext.openai_public), its ranks read from bpe-openai's bundled file instead of the
+    download; the file's SHA-256 is the one tiktoken expects (load_tiktoken_bpe checks it)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    pytest.importorskip("bpe_openai")
+    import gzip
+    import importlib.resources
+    import tempfile
+
+    import tiktoken.load
+    from tiktoken_ext import openai_public
+
+    data = importlib.resources.files("bpe_openai.data").joinpath(f"{name}.tiktoken.gz").read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        local = Path(tmp) / f"{name}.tiktoken"
+        local.write_bytes(gzip.decompress(data))
+        original = tiktoken.load.load_tiktoken_bpe
+
+        def from_local(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+            assert blobpath.endswith(f"/{name}.tiktoken") and expected_hash
+            return original(str(local), expected_hash=expected_hash)  # raises on another hash
+
+        openai_public.load_tiktoken_bpe = from_local
+        try:
+            constructor = getattr(openai_public, name)()
+        finally:
+            openai_public.load_tiktoken_bpe = original
+    return tiktoken.Encoding(**constructor)
+
+
+#: text a tokenizer port gets wrong first: CJK, emoji, digits, whitespace runs, contractions, a special token
+TRICKY = ["Hello, world!", "图中有几个圆？请回答 A、B 或 C。", "🙂👍🏽 mixed ümlauts and ß", "1234567 3.14159 1e-9",
+          "  two  spaces\n\n\ttab\r\nCRLF", "I'll they're you've WE'D", "<|endoftext|> is text here",
+          "Answer with the option's letter from the given choices directly.\n(A) 12\n(B) 15"]
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_the_bundled_tokenizer_is_tiktokens_own(name: str) -> None:
+    """bpe-openai's files are tiktoken's (the SHA-256 tiktoken expects) and its encoding gives
+    tiktoken's tokens, on text a port gets wrong first."""
+    reference = _tiktoken_encoding(name)
+    import bpe_openai
+
+    ours = bpe_openai.get_encoding(name)
+    for text in TRICKY:
+        assert ours.encode_ordinary(text) == reference.encode_ordinary(text), text
+
+
+def test_openai_text_by_its_tokenizer_by_hand() -> None:
+    pytest.importorskip("bpe_openai")
+    count = openai_text_counter("gpt-4o")
+    assert count is not None
+    # o200k_base: "Hello" "," " world" "!" (13225, 11, 2375, 0)
+    assert count("Hello, world!") == 4
+    assert count("") == 0
+    # a special token's string in the data is text (the API does not read it as the token)
+    assert count("<|endoftext|>") > 1
+
+
+def test_the_encoding_of_each_model_is_tiktokens() -> None:
+    tiktoken_model = pytest.importorskip("tiktoken.model")
+    for model in ["gpt-4o", "gpt-4o-2024-05-13", "gpt-4o-mini", "gpt-4.1-mini", "gpt-4.5-preview", "gpt-5", "gpt-5-mini",
+                  "o1", "o3-mini", "o4-mini", "gpt-4", "gpt-4-turbo", "gpt-4-0613", "gpt-3.5-turbo", "gpt-3.5-turbo-0125"]:
+        assert openai_encoding_name(model) == tiktoken_model.encoding_name_for_model(model), model
+
+
 def _image_size(data: bytes) -> tuple[int, int]:
     from PIL import Image
 
@@ -62,21 +136,27 @@ def _image_size(data: bytes) -> tuple[int, int]:
 
 def _published_servers() -> dict[str, Any]:
     """Loopback servers of each wire format whose usage counts the body by the published rules:
-    text characters / 4 (per part, rounded up; OpenAI's 3 per message and 3 priming), images by
-    the provider's formula on the size of the bytes on the wire."""
+    OpenAI's text by tiktoken itself (o200k_base; the cookbook's 3 per message, the role, 3
+    priming), Anthropic's and Gemini's as characters / 4 (per part, rounded up: neither publishes
+    its tokenizer), images by the provider's formula on the size of the bytes on the wire."""
     from tests.chat_server import ChatServer
     from tests.provider_servers import AnthropicServer, GeminiServer
+
+    encoding = _tiktoken_encoding("o200k_base")
+
+    def tokens(text: str) -> int:
+        return len(encoding.encode_ordinary(text))
 
     class OpenAIPublished(ChatServer):
         def answer(self, body: dict, reply: Any, index: int, path: str) -> dict:
             out = super().answer(body, reply, index, path)
-            count = 3
+            count = 3  # the cookbook's num_tokens_from_messages: 3 priming the reply
             for message in body["messages"]:
-                count += 3
+                count += 3 + tokens(message["role"])  # 3 per message, and its role's tokens
                 content = message.get("content")
                 for part in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
                     if part.get("type") == "text":
-                        count += text_tokens(part["text"])
+                        count += tokens(part["text"])
                     elif part.get("type") == "image_url":
                         url = part["image_url"]["url"]
                         size = _image_size(base64.b64decode(url.split(",", 1)[1]))
@@ -143,6 +223,8 @@ def test_the_estimate_is_within_5_percent_of_the_usage_counted_by_the_published_
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     counted = results["tokens"]["muirbench"]["model"]["prompt"]
     assert counted > 0 and abs(estimated - counted) <= 0.05 * counted, (estimated, counted)
+    if backend == "openai":  # the same tokenizer and the cookbook's rule on both sides: exact
+        assert estimated == counted, (estimated, counted)
 
 
 def test_hf_estimate_equals_the_prompt_tokens_the_run_counts(
