@@ -257,7 +257,7 @@ class VideoConfig(_Strict):
     """Sampling by time: one frame every 1/fps seconds from the start, at most ``max_frames``."""
     max_frames: int | None = Field(default=None, ge=1, le=MAX_VIDEO_FRAMES)
     """With ``fps``: the cap; more candidate frames than this are thinned to this many, uniformly."""
-    sampling: Literal["linspace", "centers", "segment_middles", "interior"] = "linspace"
+    sampling: Literal["linspace", "centers", "segment_middles", "interior", "stride"] = "linspace"
     """How ``num_frames`` spreads: ``linspace``: ``numpy.linspace(0, n-1, k, dtype=int)`` exactly, first
     and last frame included, each frame once when n <= k (lmms-eval's ``read_video_pyav``);
     ``centers``: ``int(s/2 + round(s*i))`` with ``s = (n-1)/k``, the middle of each of k segments,
@@ -265,7 +265,13 @@ class VideoConfig(_Strict):
     of frames is then numbered from 1 and bounded by its file count (its ``read_frame``);
     ``segment_middles``: ``(round(s*i) + round(s*(i+1))) // 2`` with ``s = (n-1)/k``, each frame once
     (video-slicer's ``get_seq_frames``, the script the Video-MME README links); ``interior``:
-    ``int(i * n/(k+1))`` for i = 1..k, the ends left out (VLMEvalKit's Video-MME frames)."""
+    ``int(i * n/(k+1))`` for i = 1..k, the ends left out (VLMEvalKit's Video-MME frames);
+    ``stride``: ``m = min(k, int(D))`` frames (at most one a second of the duration D), ``step * i``
+    for i = 0..m-1 with ``step = int(int(D * fps) / m)``, from the first frame (LongVideoBench's
+    ``load_video``; D is ``duration_field``'s value, else the video's)."""
+    duration_field: str | None = None
+    """With ``sampling: stride``: a record field holding the video's duration in seconds, which the
+    rule uses instead of the file's (LongVideoBench's ``duration``)."""
     max_side: int | None = Field(default=None, ge=1)
     """Resize bound: each frame is scaled down (aspect kept) so its longer side is at most this."""
     max_pixels: int | None = Field(default=None, ge=1, le=MAX_IMAGE_PIXELS)

@@ -211,7 +211,20 @@ def interior_points(n: int, num: int) -> list[int]:
     return [int(i * step) for i in range(1, num + 1)]
 
 
-def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = None, end: float | None = None) -> list[int]:
+def stride_points(duration: float, fps: float, num: int) -> list[int]:
+    """LongVideoBench's ``load_video`` (github.com/longvideobench/LongVideoBench
+    ``longvideobench/longvideobench_dataset.py``, commit fc3c553): ``m = min(num, int(duration))``
+    frames, ``int(int(duration * fps) / m) * i`` for i = 0 .. m-1 (the last frames of the video are
+    never reached). A video shorter than a second (the authors' code divides by zero): frame 0 (ours)."""
+    count = min(num, int(duration))
+    if count <= 0:
+        return [0]
+    step = int(int(duration * fps) / count)
+    return [step * i for i in range(count)]
+
+
+def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = None, end: float | None = None,
+                   duration: float | None = None) -> list[int]:
     """The frame indices ``rule`` names for a video of ``info``, in order, as the reference code
     sends them (``centers`` may repeat an index in a clip of fewer frames than asked for).
 
@@ -224,7 +237,10 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = N
     ``max(1, round(start * fps))`` and ``min(round(end * fps), n)`` (n: the folder's files), frame
     j being the j-th file; ``sampling: segment_middles``: video-slicer's segment middles
     (:func:`segment_middles`, the rule the Video-MME README links); ``sampling: interior``:
-    VLMEvalKit's ``int(i * n / (k + 1))`` (:func:`interior_points`). ``fps`` f, ``max_frames`` m (ours): the frames shown at 0, 1/f, 2/f ...
+    VLMEvalKit's ``int(i * n / (k + 1))`` (:func:`interior_points`); ``sampling: stride``:
+    LongVideoBench's (:func:`stride_points`) over ``duration`` seconds (the record's, else the
+    video's), an index past the last frame (a record's duration longer than the file) clamped to
+    it (ours: decord would fail). ``fps`` f, ``max_frames`` m (ours): the frames shown at 0, 1/f, 2/f ...
     seconds (those before the end), thinned to m of them (``linspace`` over their positions) when
     more.
 
@@ -250,6 +266,9 @@ def sample_indices(info: VideoInfo, rule: "VideoConfig", start: float | None = N
             return [first + i for i in segment_middles(last - first + 1, k)]
         if rule.sampling == "interior":
             return [first + i for i in interior_points(last - first + 1, k)]
+        if rule.sampling == "stride":
+            span = duration if duration is not None else (last - first + 1) / info.fps
+            return [min(last, first + i) for i in stride_points(span, info.fps, k)]
         if k >= last - first + 1:  # no more frames than asked for: each once (lmms-eval's min(total, k))
             return list(range(first, last + 1))
         return linspace_int(first, last, k)
@@ -749,7 +768,8 @@ class VideoReader:
                 if self.config.subtitles_required:
                     raise VideoProblem(f"subtitles file not found: {srt} (dataset.video.subtitles is true)") from None
         window = [self._seconds(rec or {}, name) for name in (self.config.start_field, self.config.end_field)]
-        indices = tuple(sample_indices(info, self.config, *window))
+        duration = self._seconds(rec or {}, self.config.duration_field) if self.config.sampling == "stride" else None
+        indices = tuple(sample_indices(info, self.config, window[0], window[1], duration=duration))
         bound = Bound(self.config.max_side, self.config.max_pixels)
         return VideoClip(path=path, info=info, indices=indices, bound=bound, store=self.store, doc_id=doc_id, label=label,
                          rule=self.config.rule(), cues=cues, subtitle_lines=self.config.subtitle_lines)
@@ -786,4 +806,4 @@ def looks_like_video(path: Path) -> bool:
 
 __all__ = ["Bound", "Cue", "FrameStore", "INSTALL_HINT", "VideoClip", "VideoInfo", "VideoProblem", "VideoReader",
            "decode_frames", "interior_points", "linspace_int", "looks_like_video", "parse_srt", "per_frame", "probe",
-           "sample_indices", "segment_centers", "segment_middles", "video_file_problem", "windowed"]
+           "sample_indices", "segment_centers", "segment_middles", "stride_points", "video_file_problem", "windowed"]

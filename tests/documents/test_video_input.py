@@ -125,6 +125,13 @@ def test_the_rules_name_their_frames() -> None:
     assert sample_indices(info, VideoConfig(fps=1, max_frames=4)) == [0, 2, 4, 8]
     assert sample_indices(info, VideoConfig(fps=1, max_frames=8)) == [0, 2, 4, 6, 8]
     assert sample_indices(info, VideoConfig(num_frames=20)) == list(range(10))  # fewer frames than asked: each once
+    # stride (LongVideoBench's load_video): min(3, int(5.0)) = 3 frames, int(int(10.0) / 3) = 3 apart
+    assert sample_indices(info, VideoConfig(num_frames=3, sampling="stride")) == [0, 3, 6]
+    # at most one a second: min(8, 5) = 5 frames, 2 apart; a record's 4.2 s: 4 frames, int(8 / 4) = 2
+    assert sample_indices(info, VideoConfig(num_frames=8, sampling="stride")) == [0, 2, 4, 6, 8]
+    assert sample_indices(info, VideoConfig(num_frames=8, sampling="stride"), duration=4.2) == [0, 2, 4, 6]
+    # a record's 9 s of a 5 s file: 9 frames int(18 / 9) = 2 apart, past the last frame clamped to it
+    assert sample_indices(info, VideoConfig(num_frames=16, sampling="stride"), duration=9.0) == [0, 2, 4, 6, 8, 9, 9, 9, 9]
     with pytest.raises(ValueError, match="exactly one frame rule"):
         VideoConfig(num_frames=8, fps=1)
     with pytest.raises(ValueError, match="fps needs max_frames"):
