@@ -17,9 +17,17 @@
   // the record policy's treatments (coverage[task]: reason -> count), named as the results table and the viewer name them
   const TREATMENTS = [["excluded", "excluded"], ["kept_as_text", "kept as text"], ["scored_wrong", "scored wrong"]];
 
+  // the overview's groups, in this order (leaderboard.yaml's category); benchmarks without one last
+  const CATEGORIES = [["multi-image", "Multi-image"], ["multi-turn", "Multi-turn"], ["video", "Video"],
+                      ["single-image", "Single-image"], ["reasoning", "Reasoning"], ["documents", "Documents"]];
+  const OTHER_CATEGORY = ["other", "Other"];
+  const OVERVIEW = "overview";
+
   const state = {
     data: null,
-    benchId: null,
+    benchId: null,     // null: the overview
+    variant: "",       // "" : each benchmark's own rule (the headline); else a scoring variant's name
+    overviewSort: { key: "avg_rank", dir: "asc" },
     showPaper: true,
     showStderr: true,
     sort: {},          // benchmark id -> {key, dir}
@@ -103,14 +111,16 @@
     }
     renderMeta(data);
     const benchmarks = Array.isArray(data.benchmarks) ? data.benchmarks : [];
-    const fromHash = hashId();
-    const first = benchmarks.find(b => b.id === fromHash) || benchmarks[0];
     renderTabs(benchmarks);
-    if (first) selectBenchmark(first.id, false);
-    window.addEventListener("hashchange", function () {
-      const id = hashId();
-      if (benchmarks.some(b => b.id === id) && id !== state.benchId) selectBenchmark(id, false);
-    });
+    route();
+    window.addEventListener("hashchange", route);
+  }
+
+  /** The page the link's #fragment names: a benchmark's id, else the overview. */
+  function route() {
+    const id = hashId();
+    const found = (state.data.benchmarks || []).some(b => b.id === id) ? id : null;
+    if (found !== state.benchId || !document.getElementById("panel").firstChild) selectBenchmark(found, false);
   }
 
   // The tab named by the link's #fragment; a fragment that is not valid percent-encoding
@@ -142,27 +152,49 @@
 
   // ---- tabs --------------------------------------------------------------------------
 
-  function renderTabs(benchmarks) {
-    const tabs = document.getElementById("tabs");
-    tabs.replaceChildren();
+  /** The benchmarks grouped by category, in CATEGORIES' order: [[key, label, [bench...]], ...]. */
+  function byCategory(benchmarks) {
+    const known = new Set(CATEGORIES.map(c => c[0]));
+    const groups = CATEGORIES.concat([OTHER_CATEGORY]).map(([key, label]) => [key, label, []]);
     for (const bench of benchmarks) {
-      const runs = (bench.entries || []).filter(e => e.source === "run").length;
-      const button = el("button", {
-        type: "button", role: "tab", class: "tab", id: "tab-" + bench.id,
-        "data-bench": bench.id, "aria-selected": "false", "aria-controls": "panel",
-      }, bench.title, el("span", { class: "tab-count", title: runs + " model(s) run by mmtasks" }, String(runs)));
-      button.addEventListener("click", () => selectBenchmark(bench.id, true));
-      tabs.appendChild(button);
+      const key = known.has(bench.category) ? bench.category : OTHER_CATEGORY[0];
+      groups.find(g => g[0] === key)[2].push(bench);
     }
+    return groups.filter(g => g[2].length > 0);
   }
 
+  /** The navigation: the overview, then one line per category with its benchmarks' pages. */
+  function renderTabs(benchmarks) {
+    const tabs = document.getElementById("tabs");
+    const overview = el("button", { type: "button", role: "tab", class: "tab tab-overview", id: "tab-overview",
+      "data-bench": "", "aria-selected": "false", "aria-controls": "panel" }, "Overview");
+    overview.addEventListener("click", () => selectBenchmark(null, true));
+    const groups = byCategory(benchmarks).map(function ([key, label, members]) {
+      return el("div", { class: "nav-group", "data-category": key },
+        el("span", { class: "nav-category" }, label),
+        members.map(function (bench) {
+          const runs = (bench.entries || []).filter(e => e.source === "run").length;
+          const button = el("button", {
+            type: "button", role: "tab", class: "tab", id: "tab-" + bench.id,
+            "data-bench": bench.id, "aria-selected": "false", "aria-controls": "panel",
+          }, bench.title, el("span", { class: "tab-count", title: runs + " model(s) run by mmtasks" }, String(runs)));
+          button.addEventListener("click", () => selectBenchmark(bench.id, true));
+          return button;
+        }));
+    });
+    tabs.replaceChildren(el("div", { class: "nav-group nav-home" }, overview), ...groups);
+  }
+
+  /** Show a benchmark's page (id) or the overview (null). */
   function selectBenchmark(id, updateHash) {
     state.benchId = id;
     for (const tab of document.querySelectorAll(".tab")) {
-      tab.setAttribute("aria-selected", tab.getAttribute("data-bench") === id ? "true" : "false");
+      tab.setAttribute("aria-selected", tab.getAttribute("data-bench") === (id || "") ? "true" : "false");
     }
-    if (updateHash) history.replaceState(null, "", "#" + encodeURIComponent(id));
-    renderPanel();
+    if (updateHash) history.replaceState(null, "", "#" + (id === null ? OVERVIEW : encodeURIComponent(id)));
+    document.body.classList.toggle("wide", id === null);  // the overview's columns take the window's width
+    if (id === null) renderOverview(); else renderPanel();
+    if (updateHash) window.scrollTo(0, 0);
   }
 
   function currentBench() {
@@ -170,6 +202,10 @@
   }
 
   // ---- panel -------------------------------------------------------------------------
+
+  function rerender() {
+    if (state.benchId === null) renderOverview(); else renderPanel();
+  }
 
   function renderPanel() {
     const bench = currentBench();
@@ -186,6 +222,7 @@
         renderControls(bench)),
       el("div", { class: "card table-card" }, renderTable(bench, entries)),
       renderCitation(bench),
+      renderVariantTable(bench),
       renderRadars(bench, entries),
       renderCharts(bench, entries),
     ].filter(part => part !== null && part !== undefined));
@@ -203,8 +240,325 @@
     const stderr = el("input", { type: "checkbox", id: "toggle-stderr", checked: state.showStderr });
     stderr.addEventListener("change", () => { state.showStderr = stderr.checked; renderPanel(); });
     return el("div", { class: "controls" },
+      variantPicker(bench.variants || []),
       el("label", { class: "toggle" }, paper, " Show paper results"),
       el("label", { class: "toggle" }, stderr, " Show \u00b1 stderr"));
+  }
+
+  // ---- scoring variants -----------------------------------------------------------------
+
+  /** The scoring picker: each benchmark's own rule, or one of the variants (the same replies scored
+   * another harness's way); null when there is none to choose. The choice is kept across pages. */
+  function variantPicker(variants) {
+    if (!variants.length) return null;
+    const select = el("select", { id: "variant-select", "aria-label": "Scoring" },
+      el("option", { value: "", selected: state.variant === "" }, "headline (the benchmark's own rule)"),
+      variants.map(v => el("option", { value: v.name, selected: state.variant === v.name, title: v.description || "" },
+        v.name + (v.count ? " (" + v.count + " benchmark" + (v.count > 1 ? "s" : "") + ")" : ""))));
+    select.addEventListener("change", function () {
+      state.variant = select.value;
+      rerender();
+      const again = document.getElementById("variant-select");
+      if (again) again.focus();
+    });
+    return el("label", { class: "picker" }, "Scoring ", select);
+  }
+
+  /** The cell shown for a column: the chosen variant's when the entry has it, else the headline's.
+   * {cell, variant: true when it is the variant's, absent: true when a variant is chosen the cell lacks}. */
+  function shownCell(entry, key) {
+    const own = get(entry, "values", key) || {};
+    if (!state.variant) return { cell: own, variant: false, absent: false };
+    const other = get(entry, "variants", state.variant, key);
+    if (other) return { cell: other, variant: true, absent: false };
+    return { cell: own, variant: false, absent: true };
+  }
+
+  /** Per benchmark: each run row's headline by the benchmark's own rule beside each variant's, and
+   * what each variant changes and where its rule comes from. */
+  function renderVariantTable(bench) {
+    const variants = bench.variants || [];
+    if (!variants.length) return null;
+    const column = (bench.columns || []).find(c => c.key === bench.headline);
+    const rows = (bench.entries || []).filter(e => e.source === "run");
+    const head = el("tr", {}, el("th", { scope: "col" }, "Model"),
+      el("th", { scope: "col", class: "num" }, "Headline"),
+      variants.map(v => el("th", { scope: "col", class: "num", "data-variant": v.name, title: v.description || v.name }, v.name)));
+    const body = rows.map(function (entry) {
+      const own = get(entry, "values", bench.headline);
+      const base = own && isNum(own.value) ? own.value : null;
+      return el("tr", { "data-entry": entry.id }, el("td", { class: "model-col" }, entry.model),
+        el("td", { class: "num" }, base === null ? MISSING : formatValue(base, column)),
+        variants.map(function (v) {
+          const cell = get(entry, "variants", v.name, bench.headline);
+          if (!cell || !isNum(cell.value)) {
+            return el("td", { class: "num missing", "data-variant": v.name,
+              title: "no " + v.name + " value for the headline (the variant covers " + (v.tasks || []).join(", ") + ")" }, MISSING);
+          }
+          const delta = base === null ? "" : " (" + signed(cell.value - base) + ")";
+          return el("td", { class: "num", "data-variant": v.name, "data-value": String(cell.value) },
+            formatValue(cell.value, column) + delta);
+        }));
+    });
+    return el("section", { class: "section card variants-card", id: "variants-" + bench.id },
+      el("h3", {}, "Why the numbers differ: scoring variants"),
+      el("p", { class: "hint" }, "The same replies scored each variant's way; the headline is the benchmark's own rule. " +
+        "In brackets: the variant minus the headline."),
+      el("div", { class: "table-scroll" }, el("table", { class: "board variants" }, el("thead", {}, head), el("tbody", {}, body))),
+      el("ul", { class: "variant-notes" }, variants.map(v => el("li", { "data-variant": v.name },
+        el("strong", {}, v.name), ": ", v.description || "", v.source ? el("span", { class: "source" }, " \u00b7 source: " + v.source) : null))));
+  }
+
+  // ---- the overview: models x benchmark headlines ----------------------------------------
+
+  /** Every scoring variant of the benchmarks, by name, with how many benchmarks have it. */
+  function allVariants(benchmarks) {
+    const found = new Map();
+    for (const bench of benchmarks) {
+      for (const v of bench.variants || []) {
+        if (!found.has(v.name)) found.set(v.name, { name: v.name, description: v.description, count: 0 });
+        found.get(v.name).count += 1;
+      }
+    }
+    return Array.from(found.values()).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Ranks of values (1 = best; equal values share the mean of their places). */
+  function ranksOf(items, higherIsBetter) {
+    const sorted = items.slice().sort((a, b) => higherIsBetter ? b.value - a.value : a.value - b.value);
+    const ranks = new Map();
+    for (let i = 0; i < sorted.length;) {
+      let j = i;
+      while (j + 1 < sorted.length && sorted[j + 1].value === sorted[i].value) j++;
+      for (let k = i; k <= j; k++) ranks.set(sorted[k].key, (i + j) / 2 + 1);
+      i = j + 1;
+    }
+    return ranks;
+  }
+
+  /** The overview's data: the benchmarks with a run row (in category order), one row per model
+   * configuration (Entry.model_id) with its headline cell per benchmark, its ranks, average rank
+   * and coverage. A chance-judge row's value shows but takes no rank. */
+  function overviewModel() {
+    const groups = byCategory((state.data.benchmarks || []).filter(b => (b.entries || []).some(e => e.source === "run")));
+    const benches = groups.flatMap(g => g[2]);
+    const models = new Map();
+    for (const bench of benches) {
+      const column = (bench.columns || []).find(c => c.key === bench.headline) || {};
+      const items = [];
+      for (const entry of bench.entries || []) {
+        if (entry.source !== "run") continue;
+        const key = entry.model_id || entry.id;
+        if (!models.has(key)) models.set(key, { key, entry, cells: {}, ranks: {} });
+        const model = models.get(key);
+        const shown = shownCell(entry, bench.headline);
+        const value = isNum(shown.cell.value) ? shown.cell.value : null;
+        const cell = { entry, value, column, ranked: isRanked(entry), variant: shown.variant, absent: shown.absent };
+        // a ranked row with a value wins over a chance-judge row of the same model, which wins over no value
+        const order = c => (c.value === null ? 2 : c.ranked ? 0 : 1);
+        const previous = model.cells[bench.id];
+        if (!previous || order(cell) < order(previous)) model.cells[bench.id] = cell;
+        if (isRanked(entry) && !isRanked(model.entry)) model.entry = entry;
+      }
+      for (const model of models.values()) {
+        const cell = model.cells[bench.id];
+        if (cell && cell.ranked && cell.value !== null) items.push({ key: model.key, value: cell.value });
+      }
+      const ranks = ranksOf(items, column.higher_is_better !== false);
+      for (const [key, rank] of ranks) models.get(key).ranks[bench.id] = rank;
+    }
+    const rows = Array.from(models.values());
+    for (const row of rows) {
+      const ranks = Object.values(row.ranks);
+      row.coverage = ranks.length;
+      row.avgRank = ranks.length ? ranks.reduce((a, b) => a + b, 0) / ranks.length : null;
+    }
+    return { groups, benches, rows };
+  }
+
+  function sortOverview(rows) {
+    const { key, dir } = state.overviewSort;
+    const sign = dir === "asc" ? 1 : -1;
+    const byName = (a, b) => a.entry.model.localeCompare(b.entry.model);
+    const byRank = function (a, b) {
+      if (a.avgRank === null && b.avgRank === null) return b.coverage - a.coverage || byName(a, b);
+      if (a.avgRank === null) return 1;
+      if (b.avgRank === null) return -1;
+      return a.avgRank - b.avgRank || b.coverage - a.coverage || byName(a, b);
+    };
+    return rows.slice().sort(function (a, b) {
+      if (key === "model") return sign * byName(a, b);
+      if (key === "coverage") return sign * (a.coverage - b.coverage) || byRank(a, b);
+      if (key === "avg_rank") {
+        if (a.avgRank === null || b.avgRank === null) return byRank(a, b);
+        return sign * (a.avgRank - b.avgRank) || b.coverage - a.coverage || byName(a, b);
+      }
+      const va = a.cells[key] ? a.cells[key].value : null, vb = b.cells[key] ? b.cells[key].value : null;
+      if (va === null && vb === null) return byRank(a, b);
+      if (va === null) return 1;
+      if (vb === null) return -1;
+      return sign * (va - vb) || byRank(a, b);
+    });
+  }
+
+  function overviewHeader(key, label, title, extraClass) {
+    const sort = state.overviewSort;
+    const active = sort.key === key;
+    const button = el("button", { type: "button", class: "sort", title: title },
+      label, el("span", { class: "arrow", "aria-hidden": "true" }, active ? (sort.dir === "asc" ? "\u25b2" : "\u25bc") : "\u2195"));
+    button.addEventListener("click", function () {
+      if (sort.key === key) sort.dir = sort.dir === "asc" ? "desc" : "asc";
+      else state.overviewSort = { key, dir: key === "avg_rank" || key === "model" ? "asc" : "desc" };
+      renderOverview();
+      const again = document.querySelector('#overview th[data-key="' + CSS.escape(key) + '"] button');
+      if (again) again.focus();
+    });
+    return el("th", { scope: "col", class: extraClass, "data-key": key, rowspan: "2",
+      "aria-sort": active ? (sort.dir === "asc" ? "ascending" : "descending") : "none" }, button);
+  }
+
+  function renderOverview() {
+    const panel = document.getElementById("panel");
+    panel.setAttribute("aria-labelledby", "tab-overview");
+    const { groups, benches, rows } = overviewModel();
+    const variants = allVariants(state.data.benchmarks || []);
+    const head1 = el("tr", {},
+      el("th", { scope: "col", class: "rank", rowspan: "2" }, "#"),
+      overviewHeader("model", "Model", "Sort by model name", "model-col"),
+      overviewHeader("avg_rank", "Avg. rank", "Mean of the model's ranks over the benchmarks it has (1 = best on each; ties share the mean place)", "num avg-rank"),
+      overviewHeader("coverage", "Cov.", "How many of the " + benches.length + " benchmarks the model has a ranked headline on", "num coverage-col"),
+      groups.map(([key, label, members]) => el("th", { scope: "colgroup", class: "category", colspan: String(members.length),
+        "data-category": key }, label)));
+    const head2 = el("tr", {}, benches.map(function (bench) {
+      const column = (bench.columns || []).find(c => c.key === bench.headline) || {};
+      const has = !state.variant || (bench.variants || []).some(v => v.name === state.variant);
+      const sort = state.overviewSort;
+      const button = el("button", { type: "button", class: "sort bench-sort", title: "Sort by " + bench.title, "aria-label": "Sort by " + bench.title },
+        el("span", { class: "arrow", "aria-hidden": "true" }, sort.key === bench.id ? (sort.dir === "asc" ? "\u25b2" : "\u25bc") : "\u2195"));
+      button.addEventListener("click", function () {
+        if (sort.key === bench.id) sort.dir = sort.dir === "asc" ? "desc" : "asc";
+        else state.overviewSort = { key: bench.id, dir: column.higher_is_better === false ? "asc" : "desc" };
+        renderOverview();
+      });
+      return el("th", { scope: "col", class: "num bench-col" + (has ? "" : " no-variant"), "data-bench": bench.id,
+        "data-category": bench.category || OTHER_CATEGORY[0],
+        title: bench.title + ": " + (column.title || bench.headline) + (has ? "" : " (no " + state.variant + " variant: the headline)") },
+        el("a", { class: "bench-link", href: "#" + encodeURIComponent(bench.id) }, bench.title), button);
+    }));
+    const body = el("tbody", {});
+    let place = 0;
+    for (const row of sortOverview(rows)) {
+      const entry = row.entry;
+      const badges = [];
+      if (benches.some(b => row.cells[b.id] && row.cells[b.id].entry.official_judge === false)) {
+        badges.push(el("span", { class: "badge badge-judge", title: "Some benchmark was scored by a judge other than its " +
+          "official one (marked \u2020 on the value)" }, "non-official judge"));
+      }
+      if (benches.some(b => row.cells[b.id] && row.cells[b.id].entry.official_protocol === false)) {
+        badges.push(el("span", { class: "badge badge-unofficial" }, "not official protocol"));
+      }
+      if (benches.some(b => row.cells[b.id] && !row.cells[b.id].ranked)) {
+        badges.push(el("span", { class: "badge badge-chance", title: "Some values come from the chance-level random judge: " +
+          "shown, never ranked" }, "chance judge"));
+      }
+      body.appendChild(el("tr", { class: "run-row", "data-model": row.key },
+        el("td", { class: "rank" }, row.avgRank === null ? MISSING : String(++place)),
+        el("td", { class: "model-col", title: entryTooltip(entry) },
+          el("div", { class: "model-line" }, el("span", { class: "model-name" }, entry.model), badges)),
+        el("td", { class: "num avg-rank", "data-key": "avg_rank", "data-value": row.avgRank === null ? null : String(row.avgRank) },
+          row.avgRank === null ? MISSING : row.avgRank.toFixed(2)),
+        el("td", { class: "num coverage-col", "data-key": "coverage", "data-value": String(row.coverage),
+          title: row.coverage + " of " + benches.length + " benchmarks" }, row.coverage + "/" + benches.length),
+        benches.map(bench => overviewCell(bench, row))));
+    }
+    if (!rows.length) {
+      body.appendChild(el("tr", {}, el("td", { class: "empty", colspan: String(benches.length + 4) },
+        "No run of any benchmark yet: the benchmarks' pages show the papers' numbers.")));
+    }
+    panel.replaceChildren(
+      el("div", { class: "bench-head" },
+        el("div", {},
+          el("h2", {}, "Overview"),
+          el("p", { class: "description" }, "Each benchmark's headline for every model configuration run by mmtasks, " +
+            "grouped by kind. A model's rank on a benchmark is its place among these rows (1 = best; equal values share " +
+            "the mean place); the average rank is over the benchmarks it has, and coverage counts them. A benchmark's " +
+            "name opens its page, with every column, the papers' rows and the breakdowns.")),
+        el("div", { class: "controls" }, variantPicker(variants))),
+      el("div", { class: "card table-card" }, el("div", { class: "table-scroll" },
+        el("table", { class: "board overview", id: "overview" }, el("thead", {}, head1, head2), body))),
+      el("p", { class: "legend-note" }, "\u2020 scored by a judge other than the benchmark's official one. " +
+        "Grey: from the chance-level random judge, not ranked. Italic: the chosen scoring variant's value."),
+      renderWhyTable(benches));
+  }
+
+  function overviewCell(bench, row) {
+    const cell = row.cells[bench.id];
+    if (!cell || cell.value === null) {
+      return el("td", { class: "num missing", "data-bench": bench.id,
+        title: bench.title + ": " + (cell ? "no headline value" : "not run") }, MISSING);
+    }
+    const classes = ["num"];
+    const tip = [bench.title + ": " + formatValue(cell.value, cell.column)];
+    if (cell.variant) { classes.push("variant"); tip.push("scored the " + state.variant + " way"); }
+    if (cell.absent) { classes.push("no-variant"); tip.push("no " + state.variant + " variant: the benchmark's own rule"); }
+    const rank = row.ranks[bench.id];
+    if (rank !== undefined) tip.push("rank " + rank);
+    if (rank === 1) classes.push("best");
+    if (!cell.ranked) { classes.push("chance"); tip.push("chance-level random judge: not ranked"); }
+    const parts = [el("span", { class: "value" }, overviewNumber(cell.value, cell.column))];
+    if (cell.entry.official_judge === false) {
+      classes.push("unofficial-judge");
+      const official = Object.values(cell.entry.official_judges || {});
+      tip.push("judged by " + (cell.entry.judge || "another judge") + ", not the official " + (official.join(", ") || "judge"));
+      parts.push(el("span", { class: "judge-mark", "aria-label": "non-official judge" }, "\u2020"));
+    }
+    const td = el("td", { class: classes.join(" "), "data-bench": bench.id, "data-value": String(cell.value),
+      "data-rank": rank === undefined ? null : String(rank), title: tip.join(", ") }, parts);
+    const span = ((cell.column.scale_max - cell.column.scale_min) || 1);
+    td.style.setProperty("--heat", String(Math.max(0, Math.min(1, (cell.value - (cell.column.scale_min || 0)) / span))));
+    return td;
+  }
+
+  /** One decimal at most: 40 columns must fit. */
+  function overviewNumber(value, column) {
+    const decimals = Math.min(1, Number.isInteger(column.decimals) ? column.decimals : 1);
+    return value.toFixed(decimals) + (column.unit || "");
+  }
+
+  /** Per benchmark and variant: what the variant changes, whose rule, and the headline beside it
+   * (means over the run rows that have both). */
+  function renderWhyTable(benches) {
+    const lines = [];
+    for (const bench of benches) {
+      const column = (bench.columns || []).find(c => c.key === bench.headline) || {};
+      for (const v of bench.variants || []) {
+        const pairs = (bench.entries || []).filter(e => e.source === "run" && isRanked(e)).map(e => [
+          get(e, "values", bench.headline, "value"), get(e, "variants", v.name, bench.headline, "value")])
+          .filter(([a, b]) => isNum(a) && isNum(b));
+        const mean = xs => xs.reduce((a, b) => a + b, 0) / xs.length;
+        const base = pairs.length ? mean(pairs.map(p => p[0])) : null;
+        const other = pairs.length ? mean(pairs.map(p => p[1])) : null;
+        lines.push(el("tr", { "data-bench": bench.id, "data-variant": v.name },
+          el("td", {}, el("a", { href: "#" + encodeURIComponent(bench.id) }, bench.title)),
+          el("td", {}, el("code", {}, v.name)),
+          el("td", { class: "why-description" }, v.description || ""),
+          el("td", { class: "why-source" }, v.source || MISSING),
+          el("td", { class: "num" }, String(pairs.length)),
+          el("td", { class: "num why-headline" }, base === null ? MISSING : formatValue(base, column)),
+          el("td", { class: "num why-variant" }, other === null ? MISSING : formatValue(other, column)),
+          el("td", { class: "num why-delta" }, base === null ? MISSING : signed(other - base))));
+      }
+    }
+    const body = lines.length ? lines
+      : [el("tr", {}, el("td", { class: "empty", colspan: "8" }, "No run of these benchmarks has scoring variants."))];
+    return el("section", { class: "section card why-card", id: "why-differ" },
+      el("h3", {}, "Why the numbers differ"),
+      el("p", { class: "hint" }, "Each benchmark's headline is its authors' rule; a scoring variant scores the same " +
+        "replies the way another harness does (docs/scoring-variants.md). Means over the ranked run rows that have both."),
+      el("div", { class: "table-scroll" }, el("table", { class: "board why", id: "why-table" },
+        el("thead", {}, el("tr", {}, ["Benchmark", "Variant", "What it changes", "Source", "Rows", "Headline", "Variant",
+          "\u0394"].map((h, i) => el("th", { scope: "col", class: i >= 4 ? "num" : null }, h)))),
+        el("tbody", {}, body))));
   }
 
   function renderCitation(bench) {
@@ -224,7 +578,7 @@
   }
 
   function cellValue(entry, key) {
-    const cell = get(entry, "values", key);
+    const cell = shownCell(entry, key).cell;
     return cell && isNum(cell.value) ? cell.value : null;
   }
 
@@ -363,6 +717,13 @@
         title: "Scored by the chance-level random judge: these numbers exercise the pipeline and say nothing " +
           "about the model. Not ranked." }, "chance judge"));
     }
+    if (entry.official_judge === false) {
+      const official = Object.entries(entry.official_judges || {}).map(([task, judge]) => judge + " (" + task + ")");
+      badges.push(el("span", { class: "badge badge-judge",
+        title: "Judged by " + (entry.judge || "another judge") + ", not the official judge " +
+          (official.join(", ") || "its tasks declare") + ": not comparable with the official judgement." },
+        "non-official judge"));
+    }
     if (entry.official_protocol === false) {
       badges.push(el("span", { class: "badge badge-unofficial",
         title: "The run changed the benchmark's generation settings (--gen-kwargs, named beside the model): " +
@@ -484,9 +845,12 @@
   }
 
   function valueCell(bench, entry, column, best, headline) {
-    const cell = get(entry, "values", column.key) || {};
+    const shown = shownCell(entry, column.key);
+    const cell = shown.cell;
     const classes = ["num"];
     if (headline) classes.push("headline");
+    if (shown.variant) classes.push("variant");
+    if (shown.absent && (bench.variants || []).some(v => v.name === state.variant)) classes.push("no-variant");
     if (!isNum(cell.value)) {
       classes.push("missing");
       return el("td", { class: classes.join(" "), "data-key": column.key,
@@ -503,6 +867,7 @@
       parts.push(el("span", { class: "coverage" }, formatPercent(cell.coverage)));
     }
     const tip = [column.label + ": " + formatValue(cell.value, column)];
+    if (shown.variant) tip.push("scored the " + state.variant + " way");
     if (isNum(cell.stderr)) tip.push("stderr " + cell.stderr);
     if (Number.isInteger(cell.n)) tip.push("n = " + cell.n);
     if (isNum(cell.coverage)) tip.push("coverage " + cell.coverage.toFixed(1) + "% of the data scored");

@@ -37,6 +37,7 @@ from mmtasks.leaderboard.schema import (
     Leaderboard,
     NSamples,
     RunRef,
+    Variant,
 )
 from mmtasks.leaderboard.sections import Section, auto_section, discover_sections
 from mmtasks.leaderboard.significance import mark_ties, section_mde
@@ -88,6 +89,7 @@ def build_leaderboard(
                 columns=[column.model_copy() for column in bench.columns],
                 charts=[_chart_with_buckets(chart.chart(), entries, chart.bucket_order) for chart in bench.charts],
                 citation=table.cite() if table is not None else None,
+                variants=_variants(bench, task_runs),
                 minimum_detectable_effect=section_mde(bench, measured, task_runs),
                 entries=entries,
             )
@@ -209,11 +211,15 @@ def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run], views: 
             parts = [bench.column(key).task for key in column.mean_of]
             values[column.key] = _mean_cell(column, values, [coverage.get(t) if t else None for t in parts])
     chance = any(run.results.chance_judged(task) for task, run in task_runs.items())
+    officials = {task: official for task, run in task_runs.items() if (official := official_judge(run, task))}
     return Entry(
         id="run-" + hashlib.sha1(identity.encode("utf-8")).hexdigest()[:12],
         source="run",
         ranked=not chance,
         chance_judge=chance,
+        official_judge=not any(_other_judge(run, task) for task, run in task_runs.items()),
+        official_judges=officials,
+        model_id="run-" + hashlib.sha1(run_identity(newest).encode("utf-8")).hexdigest()[:12],
         official_protocol=all(run.results.config.official_protocol for run in task_runs.values()),
         model=config.display_name,
         run_name=config.run_name,
@@ -225,6 +231,7 @@ def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run], views: 
         mmtasks_version=config.mmtasks_version,
         date=newest.iso_date,
         values=values,
+        variants=_variant_cells(bench, task_runs, coverage),
         metrics={task: run.results.metrics(task) for task, run in task_runs.items()},
         problems={task: dict(run.results.problems[task]) for task, run in task_runs.items()
                   if task in run.results.problems},
@@ -240,6 +247,69 @@ def _run_entry(bench: Section, identity: str, task_runs: dict[str, Run], views: 
         },
         runs=_run_refs(task_runs, views),
     )
+
+
+def official_judge(run: Run, task: str) -> str | None:
+    """The official judge ``task`` declares (its config's ``judge.default_model``), when the run
+    judged it and the task declares one."""
+    judge = (run.results.configs.get(task) or {}).get("judge")
+    official = judge.get("default_model") if isinstance(judge, dict) else None
+    return official if isinstance(official, str) and official and run.results.judged(task) else None
+
+
+def _other_judge(run: Run, task: str) -> bool:
+    """Whether ``task`` was judged by a judge other than its official one (the chance-level
+    ``random`` judge aside: it is marked as such)."""
+    official = official_judge(run, task)
+    judge = run.results.config.judge
+    return (official is not None and judge is not None and not run.results.chance_judged(task)
+            and judge.strip() != official.strip())
+
+
+def _variants(bench: Section, task_runs: Mapping[str, Mapping[str, Run]]) -> list[Variant]:
+    """The scoring variants the section's runs have, by name (description and source from the
+    newest run that has it), with the section's tasks that declare it."""
+    newest: dict[str, tuple[float, str, str | None]] = {}  # name -> (date, description, source)
+    tasks: dict[str, set[str]] = {}
+    for runs in task_runs.values():
+        for task, run in runs.items():
+            for name, record in run.results.variants.get(task, {}).items():
+                tasks.setdefault(name, set()).add(task)
+                if name not in newest or run.results.date >= newest[name][0]:
+                    newest[name] = (run.results.date, record.description, record.source)
+    return [Variant(name=name, description=newest[name][1], source=newest[name][2],
+                    tasks=[t for t in bench.tasks if t in tasks[name]]) for name in sorted(newest)]
+
+
+def _variant_cells(bench: Section, task_runs: Mapping[str, Run], coverage: Mapping[str, Coverage]) -> dict[str, dict[str, Cell]]:
+    """Variant -> column key -> cell, for the columns each variant of the row's runs scores."""
+    names = sorted({name for task, run in task_runs.items() for name in run.results.variants.get(task, {})})
+    out: dict[str, dict[str, Cell]] = {}
+    for name in names:
+        cells: dict[str, Cell] = {}
+        scored = dict(coverage)  # the variant's own coverage where it has one (it may score fewer)
+        for column in bench.columns:
+            run = task_runs.get(column.task) if column.task is not None else None
+            if run is None or column.task is None or column.metric is None:
+                continue
+            record = run.results.variants.get(column.task, {}).get(name)
+            metrics = run.results.variant_metrics(column.task, name)
+            if record is None or column.metric not in metrics:
+                continue
+            n_record = run.results.n_samples.get(column.task)
+            if record.coverage is not None:
+                scored[column.task] = record.coverage
+            cells[column.key] = Cell(
+                value=metrics[column.metric], stderr=metrics.get(f"{column.metric}_stderr"),
+                n=record.coverage.scored if record.coverage is not None else (n_record.effective if n_record else None),
+                coverage=record.coverage.percent if record.coverage is not None else None)
+        for column in bench.columns:
+            if column.mean_of and all(key in cells for key in column.mean_of):
+                parts = [bench.column(key).task for key in column.mean_of]
+                cells[column.key] = _mean_cell(column, cells, [scored.get(t) if t else None for t in parts])
+        if cells:
+            out[name] = cells
+    return out
 
 
 def _cell(column: Column, run: Run | None) -> Cell:

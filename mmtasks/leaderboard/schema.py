@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from mmtasks.results.schema import Coverage
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "Benchmark", "Category", "Cell", "Chart", "ChartOption", "Citation", "Column", "Coverage",
-           "Entry", "Leaderboard", "NSamples", "RunRef"]
+           "Entry", "Leaderboard", "NSamples", "RunRef", "Variant"]
 
 SCHEMA_VERSION: Final = 2
 
@@ -174,9 +174,18 @@ class Entry(_Model):
     chance_judge: bool = False
     """The row's judge-scored values come from the chance-level ``random`` judge: they
     exercise the pipeline and are not a judgement of the model."""
+    official_judge: bool = True
+    """False when a task of the row was scored by a judge other than the official one its task
+    declares (``judge.default_model``, chosen away with ``--judge``): its judged numbers are not
+    the benchmark's official judgement (the chance-level ``random`` judge is :attr:`chance_judge`)."""
+    official_judges: dict[str, str] = Field(default_factory=dict)
+    """Judged task -> the official judge its task declares (``judge.default_model``), when it declares one."""
     official_protocol: bool = True
     """False when a run behind the row changed the tasks' generation settings or prompt (``--gen-kwargs``, a preset's ``generation``, ``chat_template_kwargs``, ``--system-instruction``;
     named in :attr:`model`): its numbers are not the benchmark's official protocol."""
+    model_id: str | None = None
+    """Run rows: one model configuration across benchmarks (``run-<hash>`` of the identity without
+    the chance-judge flag): the overview's row. ``null`` for paper rows."""
     model: str
     """Display name: for runs the run's name (``--run-name``) or else the model spec (a ``replay:``
     or local path spec shows the file's name, never the machine's path); the paper's name for paper rows."""
@@ -194,6 +203,10 @@ class Entry(_Model):
     """Paper rows only."""
     values: dict[str, Cell]
     """Column key -> cell, for every column of the benchmark."""
+    variants: dict[str, dict[str, Cell]] = Field(default_factory=dict)
+    """Scoring variant -> column key -> the cell as the variant scores the same replies
+    (results.json's ``variants[task][name]``): a task's column when its run has the variant, a
+    computed column when every column it is the mean of has it. Run rows only."""
     metrics: dict[str, dict[str, float]] = Field(default_factory=dict)
     """Every metric of every task of this benchmark that has a value, as in ``results.json``
     (counters are not metrics: see :attr:`problems`)."""
@@ -211,6 +224,18 @@ class Entry(_Model):
     documents: the paired comparison with it."""
 
 
+class Variant(_Model):
+    """A scoring variant some run of the benchmark has (results.json's ``variants[task][name]``)."""
+
+    name: str
+    description: str = ""
+    """Whose rule, and how it differs from the headline (the task's ``variants:``)."""
+    source: str | None = None
+    """Where the rule comes from: repository, file, commit."""
+    tasks: list[str] = Field(default_factory=list)
+    """The benchmark's tasks that declare it."""
+
+
 class Benchmark(_Model):
     """One tab of the leaderboard."""
 
@@ -226,6 +251,8 @@ class Benchmark(_Model):
     charts: list[Chart]
     citation: Citation | None = None
     """The paper the reference rows come from."""
+    variants: list[Variant] = Field(default_factory=list)
+    """The scoring variants of its runs, by name (a table can be switched to one of them)."""
     minimum_detectable_effect: float | None = None
     """The headline difference this benchmark's documents can detect at 80% power (two-sided 5%),
     from the median standard error of its run rows, assuming the two models' errors independent (correlated

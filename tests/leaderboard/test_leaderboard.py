@@ -255,7 +255,7 @@ def test_schema_doc_covers_every_field() -> None:
     assert f"version {lb_schema.SCHEMA_VERSION}" in doc
     models = [lb_schema.Leaderboard, lb_schema.Benchmark, lb_schema.Column, lb_schema.Chart,
               lb_schema.ChartOption, lb_schema.Entry, lb_schema.Cell, lb_schema.RunRef,
-              lb_schema.Citation, lb_schema.NSamples, lb_schema.Coverage]
+              lb_schema.Citation, lb_schema.NSamples, lb_schema.Coverage, lb_schema.Variant]
     undocumented = [f"{m.__name__}.{name}" for m in models for name in m.model_fields if f"`{name}`" not in doc]
     assert not undocumented, f"document these in docs/leaderboard-schema.md: {undocumented}"
 
@@ -369,7 +369,10 @@ def test_page_in_headless_chromium(browser, served_site, tmp_path: Path) -> None
     page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type in ("error", "warning") else None)
     page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
     page.goto(url)
+    page.wait_for_selector("#overview tbody tr")  # the page opens on the overview; a benchmark's name opens its page
+    page.locator('#overview th[data-bench="realbench"] a').click()
     page.wait_for_selector("#board-realbench tbody tr")
+    assert page.url.endswith("#realbench")
 
     # table values (runs, a paper row, missing values shown as a dash with a reason)
     qwen_id = run_entry_id(site, "realbench", QWEN)

@@ -201,7 +201,7 @@ def test_a_link_with_a_bad_percent_escape_shows_the_board(tmp_path: Path) -> Non
         problems: list[str] = []
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto((tmp_path / "site" / "index.html").as_uri() + "#%")
-        page.wait_for_selector("#board-realbench tbody tr")  # before: only "URI malformed"
+        page.wait_for_selector("#overview tbody tr")  # the overview; before: only "URI malformed"
         assert not problems, problems
         browser.close()
 
