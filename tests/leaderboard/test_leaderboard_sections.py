@@ -213,13 +213,15 @@ def test_discovery_order_builtin_then_installed_packages_then_include_paths(
     ids = [s.id for s in discover_sections([zeta, alpha, early])]
     # with an order: ascending (between the built-ins); without: built-in, installed, include paths as given
     assert ids == ["realbench", "early", "mmdu", "mmrc", "muirbench", "llava_bench_wild", "mmmu", "mmmu_pro", "blink", "mantis_eval", "mirb", "mmiu",
-                   "mmt_bench_mi", "mm_mt_bench", "llava_interleave", "videomme", "mvbench", "ocrbench", "pkg", "zeta", "alpha"]
+                   "mmt_bench_mi", "mm_mt_bench", "llava_interleave", "videomme", "mvbench", "longvideobench", "ocrbench",
+                   "mathvista", "mmbench", "mme", "pope", "realworldqa", "chartqa", "pkg", "zeta", "alpha"]
 
 
 def test_a_tab_needs_a_row() -> None:
     """No run of its tasks and no paper rows: no tab (an empty tab would say nothing)."""
     assert build_leaderboard([], include_paper=False).benchmarks == []
-    assert [b.id for b in build_leaderboard([]).benchmarks] == ["realbench", "mmdu", "mmrc", "mmmu", "mmmu_pro", "blink", "mirb", "mmiu", "ocrbench"]  # their papers' rows
+    assert [b.id for b in build_leaderboard([]).benchmarks] == ["realbench", "mmdu", "mmrc", "mmmu", "mmmu_pro", "blink", "mirb", "mmiu", "longvideobench",
+                                                             "ocrbench", "mathvista", "mme", "realworldqa", "chartqa"]  # their papers' rows
 
 
 # --- real runs of the new benchmarks land on their own tabs ----------------------------------
@@ -235,7 +237,8 @@ def test_muirbench_and_llava_bench_runs_land_on_their_own_tabs(tmp_path: Path, c
     assert "MUIRBench 1 run / 0 paper" in captured.out and "LLaVA-Bench (In-the-Wild) 1 run / 0 paper" in captured.out
     board = json.loads((site / "leaderboard.json").read_text())
     tabs = {b["id"]: b for b in board["benchmarks"]}
-    assert list(tabs) == ["realbench", "mmdu", "mmrc", "muirbench", "llava_bench_wild", "mmmu", "mmmu_pro", "blink", "mirb", "mmiu", "ocrbench"]  # + tabs with paper rows
+    assert list(tabs) == ["realbench", "mmdu", "mmrc", "muirbench", "llava_bench_wild", "mmmu", "mmmu_pro", "blink", "mirb", "mmiu",
+                          "longvideobench", "ocrbench", "mathvista", "mme", "realworldqa", "chartqa"]  # + tabs with paper rows
 
     # MUIRBench uses no judge: the row is ranked, whatever --judge said
     [muir] = tabs["muirbench"]["entries"]

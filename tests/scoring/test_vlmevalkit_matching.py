@@ -1,0 +1,32 @@
+"""VLMEvalKit's exact matching (``can_infer``) as the generic rule reads it: hand-checked replies.
+
+Each benchmark that uses it compares it with VLMEvalKit's code run verbatim in its own tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from mmtasks.scoring.parsers import OptionText, read_by
+from mmtasks.scoring.vlmevalkit_matching import vlmevalkit_letter
+
+OPTIONS = {"A": "the first", "B": "the second", "C": "the third"}
+
+
+@pytest.mark.parametrize(("reply", "letter", "how"), [
+    ("B", "B", "rule"),
+    ("(B) the second", "B", "rule"),
+    ("I pick B", "B", "rule"),                                     # among the last four words
+    ("B is right because the picture shows the second card very clearly", None, None),  # too early, too long
+    ("The correct answer is **b**", "B", "rule"),                  # "answer is X", any case
+    ("A B", None, None),                                           # two letters, no option text
+    ("the second", "B", "option_text"),
+    ("the second or the third", None, None),                       # two option texts
+    ("Cannot determine the answer", "Z", "rule"),                  # a refusal: Z, wrong
+    ("Z", "Z", "rule"),
+    ("Failed to obtain answer via API", None, None),
+])
+def test_vlmevalkit_letter(reply: str, letter: str | None, how: str | None) -> None:
+    found = vlmevalkit_letter(reply, OPTIONS)
+    assert found == letter
+    assert read_by(found) == how
+    assert isinstance(found, OptionText) == (how == "option_text")
