@@ -214,7 +214,7 @@ def test_discovery_order_builtin_then_installed_packages_then_include_paths(
     # with an order: ascending (between the built-ins); without: built-in, installed, include paths as given
     assert ids == ["realbench", "early", "mmdu", "mmrc", "muirbench", "llava_bench_wild", "mmmu", "mmmu_pro", "blink", "mantis_eval", "mirb", "mmiu",
                    "mmt_bench_mi", "mm_mt_bench", "llava_interleave", "videomme", "mvbench", "longvideobench", "ocrbench",
-                   "mathvista", "mmbench", "mme", "pope", "realworldqa", "chartqa", "pkg", "zeta", "alpha"]
+                   "mathvista", "mmbench", "mme", "pope", "realworldqa", "chartqa", "docvqa", "infovqa", "pkg", "zeta", "alpha"]
 
 
 def test_a_tab_needs_a_row() -> None:
