@@ -212,16 +212,20 @@ def test_discovery_order_builtin_then_installed_packages_then_include_paths(
     zeta, alpha, early = folder("zeta"), folder("alpha"), folder("early", "order: 15\n")
     ids = [s.id for s in discover_sections([zeta, alpha, early])]
     # with an order: ascending (between the built-ins); without: built-in, installed, include paths as given
-    assert ids == ["realbench", "early", "mmdu", "mmrc", "muirbench", "llava_bench_wild", "mmmu", "mmmu_pro", "blink", "mantis_eval", "mirb", "mmiu",
-                   "mmt_bench_mi", "mm_mt_bench", "llava_interleave", "videomme", "mvbench", "longvideobench", "ocrbench",
-                   "mathvista", "mmbench", "mme", "pope", "realworldqa", "chartqa", "docvqa", "infovqa", "pkg", "zeta", "alpha"]
+    # (the built-ins from their files: a benchmark folder landing does not change this test)
+    builtin = load_sections([BUILTIN_TASKS])
+    ordered = [s for s in builtin if s.order is not None]
+    assert ids == ([s.id for s in ordered if (s.order or 0) <= 15] + ["early"] + [s.id for s in ordered if (s.order or 0) > 15]
+                   + [s.id for s in builtin if s.order is None] + ["pkg", "zeta", "alpha"])
+    assert ids[:3] == ["realbench", "early", "mmdu"]  # realbench 10, early 15, mmdu 20
 
 
 def test_a_tab_needs_a_row() -> None:
     """No run of its tasks and no paper rows: no tab (an empty tab would say nothing)."""
     assert build_leaderboard([], include_paper=False).benchmarks == []
-    assert [b.id for b in build_leaderboard([]).benchmarks] == ["realbench", "mmdu", "mmrc", "mmmu", "mmmu_pro", "blink", "mirb", "mmiu", "longvideobench",
-                                                             "ocrbench", "mathvista", "mme", "realworldqa", "chartqa"]  # their papers' rows
+    with_papers = [s.id for s in discover_sections() if s.papers is not None and s.papers.rows]
+    assert [b.id for b in build_leaderboard([]).benchmarks] == with_papers  # their papers' rows
+    assert {"realbench", "mmdu", "mmrc", "mmmu", "blink"} <= set(with_papers) and "muirbench" not in with_papers
 
 
 # --- real runs of the new benchmarks land on their own tabs ----------------------------------
@@ -237,8 +241,8 @@ def test_muirbench_and_llava_bench_runs_land_on_their_own_tabs(tmp_path: Path, c
     assert "MUIRBench 1 run / 0 paper" in captured.out and "LLaVA-Bench (In-the-Wild) 1 run / 0 paper" in captured.out
     board = json.loads((site / "leaderboard.json").read_text())
     tabs = {b["id"]: b for b in board["benchmarks"]}
-    assert list(tabs) == ["realbench", "mmdu", "mmrc", "muirbench", "llava_bench_wild", "mmmu", "mmmu_pro", "blink", "mirb", "mmiu",
-                          "longvideobench", "ocrbench", "mathvista", "mme", "realworldqa", "chartqa"]  # + tabs with paper rows
+    shown = [s.id for s in discover_sections() if s.id in ("muirbench", "llava_bench_wild") or (s.papers and s.papers.rows)]
+    assert list(tabs) == shown and shown[:5] == ["realbench", "mmdu", "mmrc", "muirbench", "llava_bench_wild"]  # + tabs with paper rows
 
     # MUIRBench uses no judge: the row is ranked, whatever --judge said
     [muir] = tabs["muirbench"]["entries"]
