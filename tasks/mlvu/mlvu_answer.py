@@ -1,0 +1,33 @@
+"""MLVU's answer rule: ``check_ans`` of the authors' multiple-choice template.
+
+Loaded as a plugin file by the ``mlvu_dev_*`` tasks. github.com/JUNJIE99/MLVU
+``evaluation/multiple_choice_evaluation/choice_bench.py`` (commit fd060c1), the script the
+evaluation README runs: the right option's letter is read from the gold "(X) answer"; the reply,
+as it is (not stripped), is cut to the one character before its first ")" when it has one, and
+must then equal that letter. The authors prefill "Best Option: (" so a reply reads "A) ..." (ours:
+no prefill, a chat reply "(A) ..." reads the same). Here the character read is the answer when
+it is one of the document's letters, else the reply is unparsed (scored 0, as the authors' test
+fails): "A. Yellow", " A" and "A (Yellow)" are wrong, "A", "(A) Yellow", "Best option: (A)" right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mmtasks.plugin import parser
+
+
+def check_reading(text: str) -> str:
+    """What check_ans compares with the right letter."""
+    if ")" in text:
+        index = text.index(")")
+        return text[index - 1:index]
+    return text
+
+
+@parser("mlvu_check")
+def mlvu_check(text: str, doc: Mapping[str, Any]) -> str | None:
+    read = check_reading(text)
+    letters = [chr(ord("A") + i) for i in range(len(doc["candidates"]))]
+    return read if read in letters else None
