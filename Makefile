@@ -1,8 +1,8 @@
 # Two commands set everything up on a fresh machine (no GPU needed):
-#   make demo   - create .venv if missing, install the core package and PyAV for the video tasks (no torch, no
-#                 transformers: the demo runs the `random` baseline), run every benchmark folder's demo tasks
-#                 (its README card's `demo:`) on the bundled sample data with the `random` baseline (and random
-#                 chance-level judge), build the run's view and the leaderboard that links to it
+#   make demo   - create .venv if missing, install the core package, PyAV for the video tasks and
+#                 latex2sympy2_extended for MathVision (no torch, no transformers: the demo runs the `random`
+#                 baseline), run every benchmark folder's demo tasks (its README card's `demo:`) on the bundled
+#                 sample data with the `random` baseline (and random chance-level judge), build the run's view and the leaderboard that links to it
 #   make test   - create .venv if missing, install everything (torch + torchvision, transformers, datasets, plots, stats, evaluate, captions,
 #                 the Anthropic and Gemini SDKs, the trackers, the docs site, test tools, plus the vLLM CPU venv and
 #                 Chromium for the browser test), run all tests
@@ -18,7 +18,7 @@ STAMP := $(VENV)/.mmtasks-installed
 
 $(DEMO_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --no-compile --disable-pip-version-check -e '.[video]'
+	$(PY) -m pip install -q --no-compile --disable-pip-version-check -e '.[video,math]'
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml $(DEMO_STAMP)
@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml $(DEMO_STAMP)
 	# torchvision fails to import beside a torch it was not built for). pip takes both from this
 	# machine's local wheel folder; the plain `torch` requirement would download a multi-GB build.
 	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
-	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,video,captions,test,anthropic,gemini,tokens,trackers,docs]'
+	$(PY) -m pip install -q -e '.[hf,datasets,plot,stats,evaluate,video,captions,math,test,anthropic,gemini,tokens,trackers,docs]'
 	# bytecode for every installed module, the ones the demo install left uncompiled (--no-compile:
 	# the openai SDK and its HTTP stack) too: the suite starts many Python processes, and where
 	# PYTHONDONTWRITEBYTECODE is set each compiled them again (0.4 s for each that imports the SDK). A module that
