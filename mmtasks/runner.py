@@ -40,7 +40,7 @@ from mmtasks.scoring.aggregation import TaskResult, aggregate
 from mmtasks.scoring.group_aggregation import GroupMember, GroupScore, score_group
 from mmtasks.scoring.matcher_results import WithoutMatcher, matcher_summary
 from mmtasks.scoring.variants import variant_results
-from mmtasks.scoring.repeats import repeated, repeats_for, summarize
+from mmtasks.scoring.repeats import draws_together, drawn, repeated, repeats_for, summarize
 from mmtasks.task import Task
 
 if TYPE_CHECKING:
@@ -332,6 +332,7 @@ def _evaluate(run: RunConfig, ranks: distributed.Ranks, started: float,
         except MmtasksError as exc:
             raise for_component(exc, "notetaker", run.notetaker) from None
     check_settings(tasks, model_spec, judge_spec, {**model_spec.generation, **run.gen_kwargs})
+    check_drawn_together(run, tasks)
     expected = None
     shard_of: dict[str, Any] | None = None
     if liaison is not None or run.slice is not None:
@@ -494,6 +495,22 @@ def sent_generation(tasks: Sequence[Task], models: dict[Target, ChatModel]) -> d
     return out
 
 
+def check_drawn_together(run: RunConfig, tasks: list[Task]) -> None:
+    """A generation ``n`` (replies drawn per call, run as that many repeats) agrees with
+    ``--repeats`` and is not sent through a batch API (whose records keep one reply)."""
+    for task in tasks:
+        n = task.config.generation.n
+        if n is None or n == 1 or not draws_together(task.scoring):
+            continue
+        if run.repeats > 1 and run.repeats != n:
+            raise ConfigError(f"--repeats {run.repeats} and n={n} (task {task.name!r}) ask for different numbers of "
+                              "replies per document", field="--repeats",
+                              hint=f"n={n} runs each document {n} times by itself: drop --repeats, or give --repeats {n}")
+        if run.batch:
+            raise ConfigError(f"n={n} (task {task.name!r}) draws several replies per call, which --batch does not "
+                              "send", field="--gen-kwargs", hint=f"use --repeats {n} with --batch (each repeat its own request)")
+
+
 def check_limits(tasks: list[Task], models: dict[Target, ChatModel], overridden: bool = False) -> None:
     """Every task's ``max_new_tokens`` against the context of the model (and judge) that will
     answer, where the backend knows it before the first request (vLLM's ``/v1/models``): a
@@ -619,7 +636,11 @@ def _run(run: RunConfig, tasks: list[Task], groups: dict[str, list[str]], root: 
         for task, doc in distributed.shard(docs, ranks):
             for repeat in range(repeats_for(task.scoring, run.repeats)):
                 dialogue = task.protocol.run(task.state(doc), ctx)
-                yield _treated(task, doc, repeated(dialogue, repeat, run.seed) if repeat else dialogue)
+                if task.config.generation.n is not None:  # n replies per call: the repeats' first requests drawn at once
+                    dialogue = drawn(dialogue, repeat, run.seed, draws_together(task.scoring))
+                elif repeat:
+                    dialogue = repeated(dialogue, repeat, run.seed)
+                yield _treated(task, doc, dialogue)
 
     def finished(sample: Sample) -> None:
         progress.advance(sample)

@@ -366,7 +366,7 @@ class ChatServer:
             text = self.reply(body)
         except Exception as exc:  # a test's reply function failed: tell the client, keep serving
             return send(500, self.error(f"reply function raised {type(exc).__name__}: {exc}", "server_error"))
-        call.reply = text if isinstance(text, str) else text.get("content")
+        call.reply = text if isinstance(text, str) else ("\n".join(map(str, text)) if isinstance(text, list) else text.get("content"))
         send(200, self.answer(body, text, call.index, path))
 
     def _apply_fault(self, h: _Handler, fault: Fault, call: Call) -> bool:

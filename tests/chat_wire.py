@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: request JSON -> the reply text, or a dict of its parts (see :func:`completion_body`)
-ReplyFn = Callable[[dict], "str | dict"]
+ReplyFn = Callable[[dict], "str | dict | list"]
 FAULT_KINDS = ("hang", "garbage", "disconnect", *("trickle", "huge", "huge_chunked", "gzip_bomb", "deep_json", "bad_content", "bad_part", "no_choices"))
 
 
@@ -105,11 +105,20 @@ def error_body(message: str, kind: str, code: str | None = None) -> dict:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-def completion_body(body: dict, text: "str | dict", index: int) -> dict:
+def completion_body(body: dict, text: "str | dict | list", index: int) -> dict:
     """A chat.completion response carrying ``text``; or, for a dict, its ``content`` (None: no
     content), its ``reasoning_content`` / ``reasoning`` beside it (as vLLM's reasoning parsers and
     DeepSeek's API send it), its ``finish_reason`` (default ``stop``) and ``reasoning_tokens``
-    (in ``usage.completion_tokens_details``)."""
+    (in ``usage.completion_tokens_details``). A list: one choice per item (a reply to ``n``), as
+    OpenAI answers: ``choices[i].index`` i, the prompt's tokens once in ``usage`` and the
+    completion tokens of every choice added up."""
+    if isinstance(text, list):
+        bodies = [completion_body(body, item, index) for item in text]
+        out = bodies[0]
+        out["choices"] = [{**b["choices"][0], "index": i} for i, b in enumerate(bodies)]
+        completion = sum(b["usage"]["completion_tokens"] for b in bodies)
+        out["usage"] = {**out["usage"], "completion_tokens": completion, "total_tokens": out["usage"]["prompt_tokens"] + completion}
+        return out
     reply = {"content": text} if isinstance(text, str) else dict(text)
     content = reply.get("content")
     message = {"role": "assistant", "content": content}

@@ -82,6 +82,10 @@ def settings_wave() -> dict[str, Request]:
     return {
         "every_setting": Request(user(PROMPT), every),
         "greedy_penalised": Request(user(PROMPT), greedy(6, repetition_penalty=1.3)),
+        # a model card's penalties (Qwen3-VL instruct: presence_penalty 1.5) and a logit bias, in vLLM's own SamplingParams
+        "openai_penalties": Request(user(PROMPT), GenerationConfig(max_new_tokens=6, do_sample=True, temperature=0.7, top_p=0.8,
+                                                                   presence_penalty=1.5, frequency_penalty=0.2,
+                                                                   logit_bias={42: -100.0}, seed=5)),
         "no_thinking": Request(user(PROMPT), greedy(6, chat_template_kwargs={"enable_thinking": False})),
         "thinking": Request(user(PROMPT), greedy(6)),
     }

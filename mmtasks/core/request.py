@@ -79,8 +79,11 @@ class GenerationConfig(BaseModel):
     """Token id -> a bias added to its logit at every step (OpenAI's ``logit_bias``, -100 to 100).
     Sent by ``openai`` and ``vllm``; ``hf`` applies it itself. Token ids are the model's own."""
     n: int | None = Field(None, ge=1, le=128)
-    """Replies per request. No backend takes it (a record keeps one reply per request): repeats
-    are ``--repeats K``, each its own request and seed."""
+    """Replies per prompt, drawn in one call where the API takes ``n`` (``openai``): a task that
+    samples runs each document ``n`` times, as ``--repeats n`` does, its first requests sent once
+    with ``n`` (the prompt paid once) and each repeat scored with one of the replies; later turns
+    of a multi-turn dialogue are each repeat's own requests. The other backends refuse it: their
+    repeats are ``--repeats K``, each its own request and seed."""
     thinking_budget: int | None = Field(None, ge=-1, le=MAX_NEW_TOKENS_BOUND)
     """Tokens a model may think before answering, for APIs that take a budget (Claude's
     ``thinking.budget_tokens``, Gemini's ``thinking_budget``; -1: Gemini's dynamic budget, 0: no
@@ -162,6 +165,10 @@ class Request:
     #: index of this request among all requests the protocol made for the document
     position: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    #: which of the ``generation.n`` replies of one call this request is answered by (``n``: the
+    #: repeats of a document's first requests drawn in one call, :mod:`mmtasks.scoring.repeats`);
+    #: None: a call of its own
+    choice: int | None = None
 
     def content_key(self) -> str:
         """Hash of everything that changes the answer, apart from the model identity."""
@@ -179,6 +186,8 @@ class Request:
             ],
             "generation": self.generation.cache_fields(),
             "attempt": self.attempt,
+            # only when set, so adding it kept every earlier key
+            **({"choice": self.choice} if self.choice is not None else {}),
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 

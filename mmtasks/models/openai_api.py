@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import io
 import json
 import logging
@@ -72,7 +73,7 @@ from mmtasks.models.openai_args import (
 )
 from mmtasks.models.openai_http import http
 from mmtasks.models.openai_payload import (
-    CONTEXT_OVERFLOW, BadResponse, chat_messages, video_io_kwargs, check_chat_completion, completion_parts, completion_text, error_code,
+    CONTEXT_OVERFLOW, BadResponse, chat_messages, video_io_kwargs, check_chat_completion, choice_count, completion_parts, completion_text, error_code,
     error_detail, finish_reason, generation_params, is_context_overflow, request_body, request_settings,
 )
 from mmtasks.models.openai_transport import (
@@ -94,6 +95,15 @@ _JSON: openai.RequestOptions = {"headers": {"Content-Type": "application/json"}}
 _RETRIED_STATUSES = frozenset({408, 409, 429})
 
 
+class _Drawn:
+    """One call drawing ``n`` replies to a prompt (:meth:`OpenAIModel._one_of_n`): its replies,
+    and which choices have been taken (the call is forgotten when all have)."""
+
+    def __init__(self, call: "asyncio.Future[list[Reply]]") -> None:
+        self.call = call
+        self.taken: set[int] = set()
+
+
 @dataclass
 class _LoopState:
     """What belongs to one event loop: up to ``size`` slots, each an SDK client over an
@@ -108,6 +118,8 @@ class _LoopState:
     #: requests being prepared or in flight: bounds the bodies (with base64 images) held at once
     prepared: asyncio.Semaphore
     idle: asyncio.Queue[openai.AsyncOpenAI] = field(default_factory=asyncio.Queue)
+    #: calls drawing ``n`` replies, by the prompt's key: each repeat's request takes its choice
+    drawn: dict[str, "_Drawn"] = field(default_factory=dict)
     clients: list[openai.AsyncOpenAI] = field(default_factory=list)
 
     async def acquire(self) -> openai.AsyncOpenAI:
@@ -129,9 +141,9 @@ class OpenAIModel(ChatModel):
 
     supports_async = True
     #: every setting goes in the body (the server refuses one it does not read, naming it), but
-    #: ``n`` (a record keeps one reply per request: ``--repeats``) and ``thinking_budget`` (no
-    #: chat-completions field: ``reasoning_effort``, or vLLM's ``chat_template_kwargs``)
-    takes_settings = frozenset(OPTIONAL_SETTINGS) - {"n", "thinking_budget"}
+    #: ``thinking_budget`` (no chat-completions field: ``reasoning_effort``, or vLLM's
+    #: ``chat_template_kwargs``); ``n`` draws a document's repeats in one call (:meth:`_one_of_n`)
+    takes_settings = frozenset(OPTIONAL_SETTINGS) - {"thinking_budget"}
 
     def __new__(cls, spec: ModelSpec, context: ModelContext | None = None) -> Any:
         urls = pool_urls(spec.args.get("base_url"))
@@ -294,17 +306,49 @@ class OpenAIModel(ChatModel):
         """Answer one request from the running loop; at most ``concurrency`` are in flight per
         loop (the others wait here). Failures are replies; a fatal endpoint error (bad key,
         unknown model, no quota) raises :class:`ModelError`."""
+        if request.choice is not None and (request.generation.n or 1) > 1:
+            return await self._one_of_n(request)
+        return (await self._send(request))[0]
+
+    async def _send(self, request: Request) -> list[Reply]:
+        """The replies of one call for ``request``: one, or ``generation.n``."""
         state = self._state()
         async with state.prepared:
             try:
                 body = await self._body(request)
             except DataError as exc:  # an image of this document that does not decode: its failure, not the run's
-                return Reply.failure(f"image: {exc.render()}")
+                return [Reply.failure(f"image: {exc.render()}")] * (request.generation.n or 1)
             client = await state.acquire()
             try:
-                return await self._complete(client, body)
+                return await self._complete(client, body, request.generation.n or 1)
             finally:
                 state.release(client)
+
+    async def _one_of_n(self, request: Request) -> Reply:
+        """Choice ``request.choice`` of one call drawing ``n`` replies to the prompt: the first of
+        a document's repeats to arrive sends it (``n`` in the body), the others wait for it and take
+        their own choice. The call's ``usage`` (the prompt once, every choice's completion) goes
+        with the reply of the repeat that sent it; the others carry none, so totals are the call's.
+        A repeat answered from the cache never arrives: a resumed run's call still asks for all
+        ``n`` and each remaining repeat takes its own index."""
+        state = self._state()
+        key = dataclasses.replace(request, choice=None).content_key()
+        drawn = state.drawn.get(key)
+        sender = drawn is None or request.choice in drawn.taken
+        if drawn is None or request.choice in drawn.taken:  # a choice asked twice: a call of its own
+            drawn = _Drawn(asyncio.ensure_future(self._send(request)))
+            state.drawn[key] = drawn
+        assert request.choice is not None
+        drawn.taken.add(request.choice)
+        replies = await asyncio.shield(drawn.call)
+        if len(drawn.taken) >= len(replies) and state.drawn.get(key) is drawn:
+            del state.drawn[key]
+        reply = replies[request.choice] if request.choice < len(replies) else Reply.failure(
+            f"the server answered {len(replies)} of the n={request.generation.n} replies asked for")
+        if sender:
+            return reply
+        return dataclasses.replace(reply, prompt_tokens=None, completion_tokens=None, reasoning_tokens=None,
+                                   cached_tokens=None)
 
     async def _body(self, request: Request) -> bytes:
         """The request's JSON body, built off the event loop when it carries images: one job in
@@ -366,7 +410,8 @@ class OpenAIModel(ChatModel):
             encoded.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
         return "data:video/jpeg;base64," + ",".join(encoded)
 
-    async def _complete(self, client: openai.AsyncOpenAI, body: bytes) -> Reply:
+    async def _complete(self, client: openai.AsyncOpenAI, body: bytes, n: int = 1) -> list[Reply]:
+        """The call's replies: its ``n`` choices (a failure answers each of them)."""
         started = time.monotonic()
         counter = AttemptCounter()
         token = ATTEMPTS.set(counter)
@@ -375,20 +420,26 @@ class OpenAIModel(ChatModel):
             # typed create() would walk every message (base64 images included) field by field
             response = await client.post("/chat/completions", cast_to=http.Response, content=body, options=_JSON)
         except openai.APIStatusError as exc:
-            return self._failed(self._status_failure(exc), counter.attempts, started)
+            return [self._failed(self._status_failure(exc), counter.attempts, started)] * n
         except openai.APIConnectionError as exc:  # APITimeoutError included
-            return self._failed((_transport_reason(exc, self.args.timeout), True), counter.attempts, started)
+            return [self._failed((_transport_reason(exc, self.args.timeout), True), counter.attempts, started)] * n
         finally:
             ATTEMPTS.reset(token)
         raw = response.content
+        answered = choice_count(raw) if n > 1 else 1
+        return [self._choice(raw, i, counter.attempts, started) for i in range(min(n, max(answered, 1)))]
+
+    def _choice(self, raw: bytes, index: int, attempts: int, started: float) -> Reply:
+        """The reply of a completion's ``choices[index]``."""
         try:
-            text = completion_text(raw)
+            text = completion_text(raw, index)
         except BadResponse as exc:  # the transport checks every answer: only if that check was bypassed
-            return self._failed((f"invalid response: {exc}", True), counter.attempts, started)
-        parts = completion_parts(raw)
+            return self._failed((f"invalid response: {exc}", True), attempts, started)
+        parts = completion_parts(raw, index)
         if text is None and parts.reasoning is None and parts.finish_reason != LENGTH:
-            return self._failed((f"the reply has no content (finish_reason={finish_reason(raw)})", False), counter.attempts, started)
-        # no content after reasoning, or none at the token limit: the reasoning split calls it truncated
+            return self._failed((f"the reply has no content (finish_reason={finish_reason(raw, index)})", False), attempts, started)
+        # no content after reasoning, or none at the token limit: the reasoning split calls it truncated;
+        # the usage is the call's, on every choice (:meth:`_one_of_n` keeps it on one)
         return Reply(text=text or "", latency=time.monotonic() - started, reasoning=parts.reasoning,
                      finish_reason=parts.finish_reason, reasoning_tokens=parts.reasoning_tokens,
                      completion_tokens=parts.completion_tokens, prompt_tokens=parts.prompt_tokens,

@@ -107,6 +107,8 @@ def generation_params(generation: GenerationConfig, max_tokens_param: str = "max
     params.update({k: ({str(t): b for t, b in v.items()} if k == "logit_bias" else v) for k, v in generation.penalties().items()})
     if generation.seed is not None:
         params["seed"] = generation.seed
+    if generation.n is not None and generation.n > 1:
+        params["n"] = generation.n
     if generation.stop:
         params["stop"] = list(generation.stop)
     if generation.reasoning_effort is not None:
@@ -135,8 +137,9 @@ def request_body(model: str, messages: list[dict], settings: dict[str, Any]) -> 
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
-def completion_text(raw: bytes) -> str | None:
-    """The reply text of a chat-completion body; None when the model gave no content.
+def completion_text(raw: bytes, choice: int = 0) -> str | None:
+    """The reply text of a chat-completion body (of its ``choices[choice]``: ``n`` replies); None
+    when the model gave no content.
 
     Raises :class:`BadResponse` when the body is not a chat completion: not JSON (or nested
     too deeply to parse), no ``choices[0].message`` object, or a content that is neither a
@@ -144,7 +147,7 @@ def completion_text(raw: bytes) -> str | None:
     """
     try:
         data = json.loads(raw)
-        message = data["choices"][0]["message"]
+        message = data["choices"][choice]["message"]
     except (ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
         raise BadResponse(f"not a chat completion ({type(exc).__name__}): {_head(raw)}") from None
     if not isinstance(message, dict):
@@ -178,12 +181,13 @@ class CompletionParts:
     cached_tokens: int | None = None
 
 
-def completion_parts(raw: bytes) -> CompletionParts:
+def completion_parts(raw: bytes, index: int = 0) -> CompletionParts:
     """The :class:`CompletionParts` of a chat-completion body (one that :func:`completion_text`
-    read); a field of the wrong type is left out, never an error."""
+    read), of its ``choices[index]``; a field of the wrong type is left out, never an error. The
+    ``usage`` is the call's (all its choices)."""
     try:
         data = json.loads(raw)
-        choice = data["choices"][0]
+        choice = data["choices"][index]
         message = choice["message"]
     except (ValueError, KeyError, IndexError, TypeError, RecursionError):
         return CompletionParts()
@@ -222,9 +226,18 @@ def _head(raw: bytes, limit: int = 120) -> str:
     return repr(raw[:limit]) + ("..." if len(raw) > limit else "")
 
 
-def finish_reason(raw: bytes) -> str:
+def choice_count(raw: bytes) -> int:
+    """How many choices a chat-completion body holds (0: none readable)."""
     try:
-        return str(json.loads(raw)["choices"][0].get("finish_reason"))
+        choices = json.loads(raw)["choices"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return 0
+    return len(choices) if isinstance(choices, list) else 0
+
+
+def finish_reason(raw: bytes, choice: int = 0) -> str:
+    try:
+        return str(json.loads(raw)["choices"][choice].get("finish_reason"))
     except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
         return "unknown"
 

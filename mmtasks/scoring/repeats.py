@@ -33,8 +33,25 @@ if TYPE_CHECKING:
 
 
 def repeats_for(task: "TaskScoring", repeats: int) -> int:
-    """How many times ``task``'s documents run: ``repeats``, or 1 for a task that decodes greedily."""
-    return 1 if task.config.generation.sampling_mode() == "greedy" else repeats
+    """How many times ``task``'s documents run: ``repeats`` (or the generation's ``n``, the replies
+    drawn per call), or 1 for a task that decodes greedily."""
+    generation = task.config.generation
+    if generation.sampling_mode() == "greedy":
+        return 1
+    return generation.n if generation.n is not None and generation.n > 1 else repeats
+
+
+def draws_together(task: "TaskScoring") -> bool:
+    """Whether ``task``'s repeats are drawn ``n`` at a time: a generation ``n`` over 1 on a task
+    that samples (a greedy task's ``n`` would be one reply ``n`` times: it is dropped)."""
+    generation = task.config.generation
+    return generation.n is not None and generation.n > 1 and generation.sampling_mode() != "greedy"
+
+
+def _without_n(request: Request, repeat: int, seed: int) -> Request:
+    if request.generation.n is not None:
+        request = dataclasses.replace(request, generation=request.generation.model_copy(update={"n": None}))
+    return _reseeded(request, repeat, seed)
 
 
 def _reseeded(request: Request, repeat: int, seed: int) -> Request:
@@ -91,3 +108,24 @@ def summarize(task: "TaskScoring", samples: Sequence[Sample], k: int,
     return {"k": k, "metric": metric, "per_repeat": per_repeat,
             "mean": statistics.fmean(known) if known else None,
             "sd": statistics.stdev(known) if len(known) >= 2 else None, "reducers": reducers}
+
+
+def drawn(dialogue: Dialogue, repeat: int, seed: int, together: bool) -> Dialogue:
+    """``dialogue`` of a task whose generation sets ``n``: with ``together``, its first requests
+    that ask for ``n`` replies are answered by reply ``repeat`` of one call drawing them all
+    (:attr:`Request.choice`; the same prompt and seed for every repeat, so the backend sends it
+    once); every later request (a multi-turn dialogue's next turns, which differ per repeat) and,
+    without ``together``, every request is the repeat's own, without ``n`` and with the repeat's
+    seed, as :func:`repeated` sends it. Its sample records the repeat."""
+    try:
+        requests = next(dialogue)
+        first = [dataclasses.replace(r, choice=repeat) if together and r.generation.n is not None and r.generation.n > 1
+                 else _without_n(r, repeat, seed) for r in requests]
+        replies = yield first
+        while True:
+            requests = dialogue.send(replies)
+            replies = yield [_without_n(r, repeat, seed) for r in requests]
+    except StopIteration as stop:
+        sample: Sample = stop.value
+    sample.repeat = repeat
+    return sample

@@ -128,7 +128,7 @@ def test_hf_generate_gets_the_penalties_as_a_logits_processor_and_records_them(
     assert all(s["tokens"][0]["prompt"] > 0 and "completion" in s["tokens"][0] for s in samples)
 
 
-@pytest.mark.parametrize("backend", ["openai", "hf", "vllm"])
+@pytest.mark.parametrize("backend", ["hf", "vllm"])  # openai takes n: tests/runner/test_n_replies.py
 def test_n_is_refused_naming_the_backend_before_it_loads(backend: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     if backend == "vllm":
         pytest.importorskip("vllm")

@@ -186,6 +186,13 @@ def test_every_setting_is_sent_as_recorded_and_the_template_kwargs_are_rendered(
     assert every["chat_template_kwargs"] == {"enable_thinking": False}
     assert r["greedy_penalised"]["record_settings"]["repetition_penalty"] == pytest.approx(1.3)
     assert r["greedy_penalised"]["record_settings"]["temperature"] == 0.0
+    # --gen-kwargs presence_penalty=1.5,frequency_penalty=0.2 and a logit bias, read back from the real
+    # SamplingParams vLLM generated with (before: only the keyword arguments mmtasks built were checked)
+    penalised = r["openai_penalties"]
+    assert penalised["error"] is None and penalised["record_settings"] == penalised["sent_settings"]
+    assert penalised["record_settings"]["presence_penalty"] == pytest.approx(1.5)
+    assert penalised["record_settings"]["frequency_penalty"] == pytest.approx(0.2)
+    assert penalised["record_settings"]["logit_bias"] == {"42": -100.0}
     # the marker's tokens are in the prompt rendered with enable_thinking: false, not in the other
     assert r["no_thinking"]["sent"]["prompt_tokens"] > r["thinking"]["sent"]["prompt_tokens"]
     scheduler = run["scheduler"]
