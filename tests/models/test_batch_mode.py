@@ -70,6 +70,40 @@ def test_a_run_stopped_while_its_batch_is_pending_resumes_the_same_batch(
         assert results(tmp_path)["tokens"]["muirbench"]["model"]["replies"] == 9
 
 
+@pytest.mark.slow
+def test_a_run_killed_with_sigkill_while_its_batch_is_pending_resumes_it_sending_nothing_twice(tmp_path: Path) -> None:
+    """A real kill (SIGKILL of the ``mmtasks`` process, no clean-up of any kind) while the batch is
+    in progress: the batch id was persisted when it was submitted, so the rerun polls the same
+    batch and uploads nothing (each request line counted on the server)."""
+    import signal
+
+    from tests.cli_process import cli_env, run_cli, start_cli, wait_until
+
+    with BatchServer(models=("gpt-4o",)) as server:
+        server.released = False  # the batch stays in_progress
+        env = cli_env(server.base_url, MMTASKS_TEST_KEY=KEY)
+        run = start_cli(command(server, tmp_path), env, tmp_path / "logs")
+        try:
+            def polled() -> bool:  # the batch submitted, then polled at least twice: the id is on disk
+                with server.lock:
+                    ids = list(server.batches)
+                    return len(ids) == 1 and sum(1 for m, p in server.log if m == "GET" and ids[0] in p) >= 2
+
+            wait_until(polled, timeout=120, what="the batch submitted and polled")
+            run.process.send_signal(signal.SIGKILL)
+            assert run.wait(30) == -signal.SIGKILL
+        finally:
+            if run.process.poll() is None:
+                run.process.kill()
+        assert len(server.batches) == 1 and len(server.sent) == 9
+        server.released = True
+        again = run_cli(command(server, tmp_path), env, tmp_path / "logs")
+        assert again.process.returncode == 0, again.stderr
+        assert len(server.batches) == 1  # the same batch polled again, none submitted
+        assert len(server.sent) == 9 and set(server.sent.values()) == {1}  # zero requests sent twice
+    assert results(tmp_path)["tokens"]["muirbench"]["model"]["replies"] == 9
+
+
 def test_an_expired_entry_is_retried_in_a_new_batch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with BatchServer(models=("gpt-4o",)) as server:
         server.expire = lambda body: not server.expired  # the first entry of the first batch expires
