@@ -12,6 +12,10 @@ github.com/BradyFU/Awesome-Multimodal-Large-Language-Models, branch Evaluation, 
 - ``mme_yes_no_lmms_eval`` (a parser, the ``lmms_eval`` variant): lmms-eval's ``parse_pred_ans``
   (``tasks/mme/utils.py``): the reply lower-cased, stripped and with every ``.`` removed first; a
   one-character reply ``y`` or ``n`` is yes or no.
+- ``mme_yes_no_vlmevalkit`` (a parser, the ``vlmevalkit`` variant): VLMEvalKit's ``YOrN_Extraction``
+  (``vlmeval/dataset/utils/yorn.py``, with ``process_punctuation``; our code): "yes" a word of the
+  processed reply and "no" not, or the reverse; else Unknown (None, wrong). Its LLM matcher for the
+  Unknown replies runs only when VLMEvalKit is given a judge model, and is not followed.
 - ``mme_pairs`` (an aggregator, official): per subtask (``category``), acc = the share of its
   questions answered right, acc+ = the share of its images (``question_id``, the task's ``cluster``)
   whose two questions are both right, score = 100 * (acc + acc+), 0-200; ``perception`` = the sum of
@@ -24,6 +28,7 @@ github.com/BradyFU/Awesome-Multimodal-Large-Language-Models, branch Evaluation, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -73,6 +78,34 @@ def read_yes_no_lmms_eval(reply: str) -> str | None:
     return None
 
 
+#: VLMEvalKit's punctuation list (vlmeval/smp/misc.py process_punctuation)
+_VLMEVALKIT_PUNCT = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`",
+                     ",", "?", "!")
+
+
+def _vlmevalkit_words(reply: str) -> list[str]:
+    """The words VLMEvalKit reads a yes/no reply as (YOrN_Extraction, process_punctuation; our code): the
+    reply lower-cased; each mark of its list dropped where the reply has it beside a space (or a comma
+    between digits anywhere), else made a space; up to 32 periods not beside a digit dropped (its
+    ``periodStrip.sub('', text, re.UNICODE)`` passes re.UNICODE, 32, as the count); split at whitespace."""
+    text = reply.lower()
+    digit_comma = re.search(r"(\d)(,)(\d)", text) is not None
+    out = text
+    for mark in _VLMEVALKIT_PUNCT:
+        out = out.replace(mark, "" if (mark + " " in text or " " + mark in text or digit_comma) else " ")
+    return re.sub(r"(?<!\d)\.(?!\d)", "", out, count=32).split()
+
+
+def read_yes_no_vlmevalkit(reply: str) -> str | None:
+    """VLMEvalKit's YOrN_Extraction: "yes" a word and "no" not, or the reverse; else Unknown (None)."""
+    words = _vlmevalkit_words(reply)
+    if "yes" in words and "no" not in words:
+        return "yes"
+    if "no" in words and "yes" not in words:
+        return "no"
+    return None
+
+
 @parser("mme_yes_no")
 def mme_yes_no(text: str) -> str | None:
     return read_yes_no(text)
@@ -81,6 +114,10 @@ def mme_yes_no(text: str) -> str | None:
 @parser("mme_yes_no_lmms_eval")
 def mme_yes_no_lmms_eval(text: str) -> str | None:
     return read_yes_no_lmms_eval(text)
+
+@parser("mme_yes_no_vlmevalkit")
+def mme_yes_no_vlmevalkit(text: str) -> str | None:
+    return read_yes_no_vlmevalkit(text)
 
 
 @adapter("mme_question_key")

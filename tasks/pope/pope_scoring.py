@@ -8,6 +8,10 @@ only. The authors' rules are those of ``evaluate.py`` (github.com/AoiDragon/POPE
   ``no`` (case as written), else yes. Every reply is read: nothing is unparsed.
 - ``pope_lmms_eval`` (a parser, the ``lmms_eval`` variant): lmms-eval's ``pope_process_results``
   (``tasks/pope/utils.py``): the reply lower-cased and stripped, compared whole with the answer.
+- ``pope_yes_no_vlmevalkit`` (a parser, the ``vlmevalkit`` variant): VLMEvalKit's ``YOrN_Extraction``
+  (``vlmeval/dataset/utils/yorn.py``, with ``process_punctuation``; our code): "yes" a word of the
+  processed reply and "no" not, or the reverse; else Unknown (None, wrong); its recall counts an
+  Unknown yes-question as a false negative (``pope_recall_unit_vlmevalkit``).
 - Per-question metrics whose plain means are the authors' figures: ``pope_correct`` (accuracy),
   ``pope_precision_unit`` (a question read as yes: right or not; the mean is TP / (TP + FP)),
   ``pope_recall_unit`` (a question answered yes in the data, read as yes or no: the mean is
@@ -20,6 +24,7 @@ only. The authors' rules are those of ``evaluate.py`` (github.com/AoiDragon/POPE
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +54,34 @@ def read_lmms_eval(reply: str) -> str | None:
     return reply.lower().strip() or None
 
 
+#: VLMEvalKit's punctuation list (vlmeval/smp/misc.py process_punctuation)
+_VLMEVALKIT_PUNCT = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`",
+                     ",", "?", "!")
+
+
+def _vlmevalkit_words(reply: str) -> list[str]:
+    """The words VLMEvalKit reads a yes/no reply as (YOrN_Extraction, process_punctuation; our code): the
+    reply lower-cased; each mark of its list dropped where the reply has it beside a space (or a comma
+    between digits anywhere), else made a space; up to 32 periods not beside a digit dropped (its
+    ``periodStrip.sub('', text, re.UNICODE)`` passes re.UNICODE, 32, as the count); split at whitespace."""
+    text = reply.lower()
+    digit_comma = re.search(r"(\d)(,)(\d)", text) is not None
+    out = text
+    for mark in _VLMEVALKIT_PUNCT:
+        out = out.replace(mark, "" if (mark + " " in text or " " + mark in text or digit_comma) else " ")
+    return re.sub(r"(?<!\d)\.(?!\d)", "", out, count=32).split()
+
+
+def read_yes_no_vlmevalkit(reply: str) -> str | None:
+    """VLMEvalKit's YOrN_Extraction: "yes" a word and "no" not, or the reverse; else Unknown (None)."""
+    words = _vlmevalkit_words(reply)
+    if "yes" in words and "no" not in words:
+        return "yes"
+    if "no" in words and "yes" not in words:
+        return "no"
+    return None
+
+
 @parser("pope_yes_no")
 def pope_yes_no(text: str) -> str:
     return read_yes_no(text)
@@ -57,6 +90,10 @@ def pope_yes_no(text: str) -> str:
 @parser("pope_lmms_eval")
 def pope_lmms_eval(text: str) -> str | None:
     return read_lmms_eval(text)
+
+@parser("pope_yes_no_vlmevalkit")
+def pope_yes_no_vlmevalkit(text: str) -> str | None:
+    return read_yes_no_vlmevalkit(text)
 
 
 def _gold(target: Any) -> str:
@@ -78,6 +115,15 @@ def pope_precision_unit(parsed: Any, target: Any, doc: Mapping[str, Any]) -> flo
 def pope_recall_unit(parsed: Any, target: Any, doc: Mapping[str, Any]) -> float | None:
     """Answered yes in the data and read as yes (TP: 100) or no (FN: 0); else not counted."""
     if _gold(target) != "yes" or parsed not in ("yes", "no"):
+        return None
+    return 100.0 if parsed == "yes" else 0.0
+
+
+@metric("pope_recall_unit_vlmevalkit")
+def pope_recall_unit_vlmevalkit(parsed: Any, target: Any, doc: Mapping[str, Any]) -> float | None:
+    """VLMEvalKit's POPE_rating: answered yes in the data, read as yes (TP: 100) or anything else, its
+    Unknown included (FN: 0); else not counted."""
+    if _gold(target) != "yes":
         return None
     return 100.0 if parsed == "yes" else 0.0
 

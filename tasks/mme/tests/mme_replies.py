@@ -41,6 +41,20 @@ REPLIES: dict[tuple[str, str], tuple[str, str | None, str | None]] = {
     ("code_reasoning/0015.png", "no"): ("no", "no", "no"),
 }
 
+#: VLMEvalKit's YOrN_Extraction of each reply (yes or no a whole word, not both; None: Unknown)
+VLMEVALKIT: dict[tuple[str, str], str | None] = {
+    **{k: a for k, (_, a, _) in REPLIES.items()},
+    ("color/000000000005.jpg", "no"): None,                       # "not at all": no word yes or no
+    ("celebrity/tt0000007_shot_0001_img_0.jpg", "no"): None,     # "nope"
+    ("scene/Places365_val_00000008.jpg", "yes"): "yes",           # "i think yes"
+    ("OCR/0011.jpg", "no"): None,                                 # "none"
+    ("code_reasoning/0015.png", "yes"): "yes",                    # "knowing the code yes"
+}
+#: VLMEvalKit: existence 125, count 200, position 50, color 50, posters 0, celebrity 50, scene 200,
+#: landmark 50, artwork 50, OCR 50; commonsense 200, numerical 50, text_translation 50, code 200;
+#: 19 of 30 questions, 5 of 15 images (existence 1, count, scene, commonsense, code)
+VLMEVALKIT_SUMS = {"perception": 825.0, "cognition": 500.0, "mme_sum": 1325.0}
+
 #: by hand, the authors' rule: subtask -> (acc, acc+, score)
 AUTHORS = {
     "existence": (75.0, 50.0, 125.0), "count": (100.0, 100.0, 200.0), "position": (50.0, 0.0, 50.0),

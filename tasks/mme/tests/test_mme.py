@@ -10,7 +10,7 @@ import pytest
 
 from tests.folder_runs import SAMPLE, package_unchanged, parts_of, read_jsonl, results_of, run_copy, samples_of
 
-from mme_replies import AUTHORS, AUTHORS_SUMS, LMMS_EVAL_SUMS, REPLIES, doc_id
+from mme_replies import AUTHORS, AUTHORS_SUMS, LMMS_EVAL_SUMS, REPLIES, VLMEVALKIT_SUMS, doc_id
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +38,11 @@ def run_mme(tmp_path: Path, *, hub: bool) -> Path:
         assert variant[name] == pytest.approx(value), name
     assert variant["acc"] == pytest.approx(100 * 23 / 30)
     assert variant["acc_plus"] == pytest.approx(100 * 8 / 15)
+    vlmevalkit = results["variants"]["mme_copy"]["vlmevalkit"]["metrics"]
+    for name, value in VLMEVALKIT_SUMS.items():
+        assert vlmevalkit[name] == pytest.approx(value), name
+    assert vlmevalkit["acc"] == pytest.approx(100 * 19 / 30)
+    assert vlmevalkit["acc_plus"] == pytest.approx(100 * 5 / 15)
     samples = samples_of(out, "mme_copy")
     assert {d: s["parsed"] for d, s in samples.items()} == {doc_id(q, g): a for (q, g), (_, a, _) in REPLIES.items()}
     return out

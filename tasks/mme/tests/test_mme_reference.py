@@ -4,6 +4,8 @@
   ``reference/README.md``) on the 30 replies of ``mme_replies.py`` gives the task's own figures: each
   subtask's score and the perception and cognition sums; on the authors' published LaVIN replies
   (``LaVIN/*.txt`` beside it) our reading and sums give what it prints.
+- VLMEvalKit's ``YOrN_Extraction`` and ``MME_rating`` (bundled, Apache-2.0) give the ``vlmevalkit``
+  variant's reading and sums.
 - lmms-eval's ``parse_pred_ans``/``mme_process_results``/``mme_aggregate_results`` (bundled, MIT)
   give the ``lmms_eval`` variant's sums.
 """
@@ -23,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from mme_replies import AUTHORS, AUTHORS_SUMS, LMMS_EVAL_SUMS, REPLIES
+from mme_replies import AUTHORS, AUTHORS_SUMS, LMMS_EVAL_SUMS, REPLIES, VLMEVALKIT, VLMEVALKIT_SUMS
 from tests.folder_runs import plugin
 
 REFERENCE = Path(__file__).parent / "reference"
@@ -38,8 +40,8 @@ def scoring() -> ModuleType:
     return registry._PLUGIN_MODULES[path]
 
 
-def lmms_eval() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("reference_lmms_eval_mme", REFERENCE / "lmms_eval_mme.py")
+def reference(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -117,7 +119,7 @@ def test_readings_by_hand() -> None:
 
 
 def test_lmms_eval_verbatim_gives_the_variant() -> None:
-    ref, m = lmms_eval(), scoring()
+    ref, m = reference("lmms_eval_mme"), scoring()
     for reply in [r for r, _, _ in REPLIES.values()] + MORE:
         got = ref.parse_pred_ans(reply)
         assert (None if got == "other" else got) == m.read_yes_no_lmms_eval(reply), repr(reply)
@@ -177,3 +179,22 @@ def test_authors_published_lavin_replies(monkeypatch: pytest.MonkeyPatch) -> Non
     assert {c: s.score for c, s in scores.items()} == pytest.approx(tasks)
     # the published leaderboard (README of the Evaluation branch): LaVIN 963.60 perception, 249.64 cognition
     assert totals == pytest.approx({"perception": 963.60, "cognition": 249.64}, abs=0.02)
+
+
+def test_vlmevalkit_verbatim_gives_the_variant() -> None:
+    pd = pytest.importorskip("pandas")
+    ref, m = reference("vlmevalkit_yorn"), scoring()
+    names = {"Yes": "yes", "No": "no", "Unknown": None}
+    for reply in [r for r, _, _ in REPLIES.values()] + MORE:
+        assert names[ref.YOrN_Extraction(reply)] == m.read_yes_no_vlmevalkit(reply), repr(reply)
+    assert {k: m.read_yes_no_vlmevalkit(r) for k, (r, _, _) in REPLIES.items()} == VLMEVALKIT
+    # MME_rating: per category, acc over questions plus acc+ over images (the product of an image's two scores)
+    rows = [{"category": c, "image_path": img, "score": ref.YOrN_Extraction(reply) == gold.capitalize()}
+            for c, img, gold, reply in sample_rows()]
+    table = ref.MME_rating(pd.DataFrame(rows)).iloc[0]
+    sums, scores = ours(sample_rows(), m.read_yes_no_vlmevalkit)
+    assert {"perception": table["perception"], "cognition": table["reasoning"]} == pytest.approx(
+        {k: VLMEVALKIT_SUMS[k] for k in ("perception", "cognition")})
+    assert {k: sums[k] for k in ("perception", "cognition")} == pytest.approx(
+        {"perception": table["perception"], "cognition": table["reasoning"]})
+    assert {c: s.score for c, s in scores.items()} == pytest.approx({c: table[c] for c in scores})

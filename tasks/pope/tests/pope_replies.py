@@ -50,3 +50,18 @@ LMMS_EVAL = {
     "random": (100.0, 100 / 3, 100.0, 100.0, 50.0),
 }
 METRICS = ("f1", "acc", "precision", "recall", "yes_ratio")
+
+#: VLMEvalKit (YOrN_Extraction; POPE_rating): split -> question_id -> reading (None: Unknown)
+VLMEVALKIT_READINGS: dict[str, dict[str, str | None]] = {
+    "adversarial": {"1": "yes", "2": "no", "3": "yes", "4": "no", "5": None, "6": "no"},
+    "popular": {"1": "yes", "2": None, "3": "no", "4": "yes", "5": "yes", "6": None},
+    "random": {"1": None, "2": "no", "3": "yes", "4": "no", "5": None, "6": "no"},  # q5 holds yes and no
+}
+#: (f1, acc, precision, recall, yes_ratio): an Unknown yes-question is a false negative.
+#: adversarial TP 1,3 FN 5 TN 2,4,6; popular TP 1,5 FP 4 FN 3 (no), wrong 2, 6 (Unknown);
+#: random TP 3 FN 1,5 (Unknown) TN 2,4,6
+VLMEVALKIT = {
+    "adversarial": (80.0, 500 / 6, 100.0, 200 / 3, 100 / 3),
+    "popular": (200 / 3, 100 / 3, 200 / 3, 200 / 3, 50.0),
+    "random": (50.0, 200 / 3, 100.0, 100 / 3, 100 / 6),
+}

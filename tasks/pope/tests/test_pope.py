@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pope_replies import AUTHORS, LMMS_EVAL, METRICS, REPLIES
+from pope_replies import AUTHORS, LMMS_EVAL, METRICS, REPLIES, VLMEVALKIT
 from tests.folder_runs import (SAMPLE, copy_bench_files, package_unchanged, parts_of, predictions, read_jsonl,
                                results_of, run_mmtasks, samples_of)
 
@@ -39,11 +39,14 @@ def run_pope(tmp_path: Path, *, hub: bool) -> Path:
         assert tuple(res[m] for m in METRICS) == pytest.approx(AUTHORS[split]), split
         variant = results["variants"][task]["lmms_eval"]["metrics"]
         assert tuple(variant[m] for m in METRICS) == pytest.approx(LMMS_EVAL[split]), split
+        vlmevalkit = results["variants"][task]["vlmevalkit"]["metrics"]
+        assert tuple(vlmevalkit[m] for m in METRICS) == pytest.approx(VLMEVALKIT[split]), split
         assert {d: s["parsed"] for d, s in samples_of(out, task).items()} == {
             q: authors for q, (_, _, authors, _) in REPLIES[split].items()}
     group = results["groups"]["pope_copy"]
     assert group["average"] == pytest.approx((200 / 3 + 200 / 3 + 80) / 3)  # the mean F1
     assert group["variants"]["lmms_eval"] == pytest.approx((100 + 50 + 100) / 3)
+    assert group["variants"]["vlmevalkit"] == pytest.approx((80 + 200 / 3 + 50) / 3)
     return out
 
 

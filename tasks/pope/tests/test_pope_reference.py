@@ -1,5 +1,6 @@
-"""POPE against its authors' evaluate.py and lmms-eval's utils.py, both bundled (MIT) and run verbatim on
-the same hand-written replies: per reply, what each reads; per split, the five figures."""
+"""POPE against its authors' evaluate.py, lmms-eval's utils.py (both MIT) and VLMEvalKit's yorn.py
+(Apache-2.0), bundled and run verbatim on the same hand-written replies: per reply, what each reads;
+per split, the figures."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pope_replies import AUTHORS, LMMS_EVAL, METRICS, REPLIES
+from pope_replies import AUTHORS, LMMS_EVAL, METRICS, REPLIES, VLMEVALKIT, VLMEVALKIT_READINGS
 from tests.folder_runs import plugin
 
 REFERENCE = Path(__file__).parent / "reference"
@@ -83,8 +84,8 @@ def test_authors_reading_of_more_replies() -> None:
     assert ours(MORE, golds, m.read_yes_no, "pope_said_yes") == pytest.approx(theirs)
 
 
-def lmms_eval() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("reference_lmms_eval_pope", REFERENCE / "lmms_eval_pope.py")
+def reference(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -97,7 +98,7 @@ def test_lmms_eval_verbatim_gives_the_variant(split: str) -> None:
         replies, golds = MORE, ["yes" if i % 2 else "no" for i in range(len(MORE))]
     else:
         replies, golds = split_rows(split)
-    ref = lmms_eval()
+    ref = reference("lmms_eval_pope")
     results: dict[str, list[dict[str, Any]]] = {}
     for i, (reply, gold) in enumerate(zip(replies, golds)):
         for key, value in ref.pope_process_results({"question_id": str(i), "answer": gold}, [reply]).items():
@@ -112,3 +113,36 @@ def test_lmms_eval_verbatim_gives_the_variant(split: str) -> None:
     assert {k: (0.0 if v is None else v) for k, v in mine.items()} == pytest.approx(theirs)
     if split != "more":
         assert tuple(theirs[m] for m in METRICS) == pytest.approx(LMMS_EVAL[split])
+
+
+@pytest.mark.parametrize("split", [*REPLIES, "more"])
+def test_vlmevalkit_verbatim_gives_the_variant(split: str) -> None:
+    pd = pytest.importorskip("pandas")
+    if split == "more":
+        replies, golds = MORE, ["yes" if i % 2 else "no" for i in range(len(MORE))]
+    else:
+        replies, golds = split_rows(split)
+    ref, m = reference("vlmevalkit_yorn"), scoring()
+    names = {"Yes": "yes", "No": "no", "Unknown": None}
+    extracted = [ref.YOrN_Extraction(r) for r in replies]
+    assert [names[e] for e in extracted] == [m.read_yes_no_vlmevalkit(r) for r in replies]
+    if split != "more":
+        assert [names[e] for e in extracted] == list(VLMEVALKIT_READINGS[split].values())
+    answers = [g.capitalize() for g in golds]
+    table = ref.POPE_rating(pd.DataFrame({"answer": answers, "extracted": extracted, "category": [split] * len(replies),
+                                          "score": [a == e for a, e in zip(answers, extracted)]})).iloc[0]
+    theirs = {"f1": table["Overall"], "acc": table["acc"], "precision": table["precision"], "recall": table["recall"]}
+    mine = ours(replies, golds, m.read_yes_no_vlmevalkit, "pope_said_yes")
+    mine["recall"] = ours_recall_vlmevalkit(replies, golds)
+    mine["f1"] = m.f1_of(mine["precision"], mine["recall"])
+    # VLMEvalKit gives 0 where nothing is read as yes; ours null
+    assert {k: (0.0 if mine[k] is None else mine[k]) for k in theirs} == pytest.approx(theirs)
+    if split != "more":
+        assert (theirs["f1"], theirs["acc"], theirs["precision"], theirs["recall"]) == pytest.approx(VLMEVALKIT[split][:4])
+
+
+def ours_recall_vlmevalkit(replies: list[str], golds: list[str]) -> float | None:
+    m = scoring()
+    values = [v for r, g in zip(replies, golds)
+              if (v := m.pope_recall_unit_vlmevalkit(m.read_yes_no_vlmevalkit(r), g, {})) is not None]
+    return sum(values) / len(values) if values else None
