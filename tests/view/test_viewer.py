@@ -450,7 +450,7 @@ def test_replayed_run_with_a_name_on_the_leaderboard_and_its_view(browser, runs:
     assert str(tmp_path) not in data
     for url in _serve(board):
         page = browser.new_page()
-        page.goto(url)
+        page.goto(url + "#realbench")  # the overview opens first; the benchmark's own page
         page.wait_for_selector("#board-realbench tbody tr")
         row = page.locator("#board-realbench tbody tr", has_text="LLaVA-1.5-13B")
         assert row.locator(".model-name").text_content() == "LLaVA-1.5-13B"
