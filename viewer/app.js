@@ -176,14 +176,37 @@
     }
   }
 
+  /** The task list, grouped by benchmark (the folder that holds each task; an index written before
+   * tasks named theirs puts each task in a group of its own name), groups in first-seen order. Each
+   * group folds; the open task's group is open (and every group while there are few tasks). */
   function renderTaskNav() {
     const nav = clear($("tasks"));
+    const groups = [];
+    const byKey = new Map();
     state.index.tasks.forEach((task, i) => {
-      const button = el("button", { type: "button", class: "task-tab", "data-task": i },
-        text(task.name), el("span", { class: "count" }, String(task.n)));
-      button.addEventListener("click", () => go(i, null));
-      nav.appendChild(button);
+      const key = typeof task.benchmark === "string" && task.benchmark ? task.benchmark : task.name;
+      if (!byKey.has(key)) {
+        const group = { key, title: typeof task.benchmark_title === "string" && task.benchmark_title ? task.benchmark_title : key, tasks: [] };
+        byKey.set(key, group);
+        groups.push(group);
+      }
+      byKey.get(key).tasks.push([task, i]);
     });
+    const few = state.index.tasks.length <= 12;
+    for (const group of groups) {
+      const n = group.tasks.reduce((sum, [task]) => sum + (Number.isInteger(task.n) ? task.n : 0), 0);
+      const details = el("details", { class: "task-group", "data-benchmark": group.key },
+        el("summary", {}, el("span", { class: "group-title" }, text(group.title)),
+          el("span", { class: "count" }, group.tasks.length + (group.tasks.length === 1 ? " task, " : " tasks, ") + n + " documents")),
+        el("div", { class: "group-tasks" }, ...group.tasks.map(([task, i]) => {
+          const button = el("button", { type: "button", class: "task-tab", "data-task": i },
+            text(task.name), el("span", { class: "count" }, String(task.n)));
+          button.addEventListener("click", () => go(i, null));
+          return button;
+        })));
+      if (few) details.open = true;
+      nav.appendChild(details);
+    }
   }
 
   async function openTask(t) {
@@ -204,6 +227,8 @@
     state.sort = "doc"; state.page = 0; state.scoreRun = 0;
     state.fullText = null; state.fullTextTask = null; state.fullTextDone = 0;
     for (const b of document.querySelectorAll(".task-tab")) b.classList.toggle("active", b.getAttribute("data-task") === String(t));
+    const open = document.querySelector('.task-tab[data-task="' + t + '"]');
+    if (open && open.closest("details")) open.closest("details").open = true;  // the open task's group shows it
     setStatus("");
     renderSummary();
     renderFilters();

@@ -22,6 +22,9 @@ def add_view_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     view.add_argument("--out", type=Path, required=True, metavar="DIR",
                       help="output folder (new, empty, or an earlier view, which is rebuilt)")
     view.add_argument("--tasks", default=None, metavar="TASKS", help="only these tasks (comma-separated; default: all)")
+    view.add_argument("--include-path", action="append", type=Path, default=[], metavar="DIR",
+                      help="extra folder of task YAML (repeatable), as for the run: the task list groups each task "
+                           "under the benchmark folder that holds it")
     return view
 
 
@@ -32,7 +35,8 @@ def view_command(args: argparse.Namespace) -> int:
 
     runs = [load_view_run(args.run)] + ([load_view_run(args.run_b)] if args.run_b is not None else [])
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
-    index = build_view(runs, args.out, tasks=tasks, progress=lambda task: print(printable(f"  {task}"), file=sys.stderr))
+    index = build_view(runs, args.out, tasks=tasks, progress=lambda task: print(printable(f"  {task}"), file=sys.stderr),
+                       include_paths=args.include_path)
     total = sum(t["n"] for t in index["tasks"])
     print(printable(f"wrote the view of {total} documents in {len(index['tasks'])} task(s) to {args.out} "
                     f"({index['images_written']} image files written)"))

@@ -37,6 +37,7 @@ from mmtasks.errors import ConfigError, DataError
 from mmtasks.leaderboard.site import script_json
 from mmtasks.package_data import page_dir
 from mmtasks.results.writer import atomic_write_bytes, claim_folder, create_exclusive, write_failed
+from mmtasks.view.benchmarks import task_benchmarks
 from mmtasks.view.images import IMG_DIR, ImageStore
 from mmtasks.view.records import (
     FAILURE_KINDS, ViewRun, failure_kinds, for_page, metrics_of, read_at, read_samples, same_answer, short,
@@ -106,11 +107,15 @@ class TaskTable:
 
 
 def build_view(runs: Sequence[ViewRun], out: Path, *, tasks: Sequence[str] | None = None,
-               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Write the site for one run, or two side by side (the tasks both have); returns its index."""
+               progress: Callable[[str], None] | None = None,
+               include_paths: Sequence[str | Path] = ()) -> dict[str, Any]:
+    """Write the site for one run, or two side by side (the tasks both have); returns its index.
+    Each task names its benchmark (:func:`~mmtasks.view.benchmarks.task_benchmarks`: the folder
+    that holds it among the task registry's, with ``include_paths``), by which the page groups them."""
     if not 1 <= len(runs) <= 2:
         raise ConfigError("the viewer shows one run or two side by side")
     chosen = _tasks(runs, tasks)
+    benchmarks = task_benchmarks(chosen, runs[0].results.configs, include_paths)
     source = asset_dir()
     page: dict[str, bytes] = {name: (source / name).read_bytes() for name in ASSETS}
     token = "d-" + time.strftime("%Y%m%d%H%M%S") + "-" + secrets.token_hex(3)
@@ -136,7 +141,9 @@ def build_view(runs: Sequence[ViewRun], out: Path, *, tasks: Sequence[str] | Non
             for i, task in enumerate(chosen):
                 if progress is not None:
                     progress(task)
-                index["tasks"].append(_write_task(runs, task, i, data, images))
+                summary = _write_task(runs, task, i, data, images)
+                summary["benchmark"], summary["benchmark_title"] = benchmarks[task].key, benchmarks[task].title
+                index["tasks"].append(summary)
             # the page and the index that names the new data folder, switched as one set; the
             # previous set's data folder (and only it) is removed after
             page[INDEX_JS] = script("index", index).encode("ascii")
