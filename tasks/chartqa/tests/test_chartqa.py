@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import random
 import shutil
 from pathlib import Path
 from types import ModuleType
@@ -14,6 +15,7 @@ from types import ModuleType
 import pytest
 
 from mmtasks.api import evaluate
+from mmtasks.scoring.vqa_metrics import relaxed_correct
 from tests.folder_runs import SAMPLE, package_unchanged, read_jsonl, results_of, run_copy
 
 REFERENCE = Path(__file__).resolve().parent / "reference"
@@ -196,3 +198,43 @@ def test_the_vlmevalkit_variant_is_vlmevalkits(tricky_run: dict) -> None:
     assert {k: ours[k] for k in theirs} == pytest.approx(theirs)
     # " Yes" and "Beta\n" are the replies the two read differently (float() reads " 45" alike): 2 more right
     assert theirs["relaxed"] == pytest.approx(100 * 17 / 28)
+
+
+# --- many drawn replies ---------------------------------------------------------------
+
+PIECES = ["0", "1", "5", "9", ".", "%", "-", "e", "_", " ", "\n", "yes", "Yes", "nan", "inf", ","]
+
+
+def _draw(rng: random.Random) -> str:
+    return "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 5)))
+
+
+def _near(rng: random.Random, gold: str) -> str:
+    """A number near the gold one (within about 8%), written as a float or a percentage."""
+    value = float(gold.rstrip("%")) / (100 if gold.endswith("%") else 1) * rng.uniform(0.92, 1.08)
+    return rng.choice([f"{value:.3g}", f"{value * 100:.3g}%", f" {value:.4g}"])
+
+
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # VLMEvalKit's istype eval()s each gold answer
+def test_relaxed_accuracy_equals_the_references_on_drawn_replies() -> None:
+    """5,000 (reply, gold) pairs drawn (seeded): numbers near the gold one, percentages, signs,
+    exponents, underscores, nan/inf, text, spaces. The generic relaxed_accuracy equals pix2struct's
+    relaxed_correctness and lmms-eval's (reply as given), and with strip VLMEvalKit's process_line."""
+    pix2struct = load("pix2struct_metrics")
+    lmms = load("lmms_eval_chartqa_utils")
+    vlm = load("vlmevalkit_vqa_eval")
+    rng = random.Random(36)
+    near = 0
+    for _ in range(5000):
+        gold = rng.choice([_draw(rng) or "0", f"{rng.uniform(-50, 500):.2f}", f"{rng.randint(1, 99)}%", "Yes"])
+        try:
+            reply = _near(rng, gold) if rng.random() < 0.5 else _draw(rng)
+        except ValueError:  # a gold answer that is no number
+            reply = _draw(rng)
+        ours = relaxed_correct(reply, gold)
+        assert ours == pix2struct.relaxed_correctness(gold, reply), (reply, gold)
+        assert ours == lmms.relaxed_correctness(reply, gold), (reply, gold)
+        line = vlm.process_line({"answer": str(gold), "prediction": str(reply)}, method="relaxed_accuracy")
+        assert relaxed_correct(reply.strip(), gold) == bool(vlm.hit_calculate([line], "ChartQA_TEST")[0]), (reply, gold)
+        near += ours and reply.strip() != gold
+    assert near > 500  # many numbers right within the tolerance without being the gold text

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import shutil
 from argparse import Namespace
 from pathlib import Path
@@ -17,6 +18,7 @@ from types import ModuleType
 import pytest
 
 from mmtasks.api import evaluate
+from mmtasks.scoring.vqa_metrics import anls
 from tests.folder_runs import SAMPLE, package_unchanged, read_jsonl, results_of, run_copy
 
 REFERENCE = Path(__file__).resolve().parent / "reference"
@@ -169,3 +171,31 @@ def test_vlmevalkit_scores_as_the_task(tricky_run: tuple[dict, dict[str, float]]
            for reply, answers, _ in TRICKY]
     hits = [100 * float(h) for h in vlm.hit_calculate(res, "InfoVQA_VAL")]
     assert hits == pytest.approx([tricky_run[1][str(1000 + k)] for k in range(len(TRICKY))])
+
+
+# --- many drawn replies ---------------------------------------------------------------
+
+ALPHABET = ["a", "b", "A", "B", "1", " ", "  ", "\n", ".", "ß", "İ", "é"]
+
+
+def _draw(rng: random.Random, most: int) -> str:
+    return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, most)))
+
+
+def test_anls_equals_the_references_on_drawn_replies() -> None:
+    """5,000 (reply, answers) pairs drawn (seeded) from an alphabet of cases, spaces, newlines and
+    letters whose lower or upper case changes length: the generic anls equals lmms-eval's anls and
+    VLMEvalKit's anls_compute + hit_calculate on each (the threshold kept on both sides)."""
+    lmms = load("lmms_eval_anls")
+    vlm = load("vlmevalkit_vqa_eval")
+    rng = random.Random(36)
+    kept = 0
+    for _ in range(5000):
+        answers = [_draw(rng, 6) or "x" for _ in range(rng.randint(1, 3))]
+        reply = rng.choice([_draw(rng, 6), rng.choice(answers) + _draw(rng, 2)])
+        ours = anls(reply, answers)
+        assert ours == pytest.approx(lmms.anls(answers, [reply])["anls"]), (reply, answers)
+        line = vlm.process_line({"answer": str(answers), "prediction": str(reply)}, method="anls")
+        assert ours == pytest.approx(float(vlm.hit_calculate([line], "DocVQA_VAL")[0])), (reply, answers)
+        kept += 0 < ours < 1
+    assert kept > 500  # many partial scores, not only 0 and 1
