@@ -21,7 +21,8 @@ from mmtasks.documents.dataset import Document
 from mmtasks.errors import DataError, TemplateError, Where
 from mmtasks.prompts import Prompts, n_source_images
 from mmtasks.scoring.metrics import declared_references
-from mmtasks.scoring.parsers import BoundParser, LabelArgs, ParserSpec, document_labels, is_guess, onto_labels, option_letters
+from mmtasks.scoring.parsers import (BoundParser, LabelArgs, ParserSpec, document_labels, is_guess, is_letter, onto_labels,
+                                     option_letters)
 
 
 @dataclass(frozen=True)
@@ -56,13 +57,19 @@ class Answers:
 
     def answer_labels(self, doc: Document) -> list[str]:
         """The options a reply to ``doc`` may name, as the task's parser reads them (``choice``:
-        the record's letters or the fixed ones; ``label``: the space's labels); [] for another parser."""
+        the record's letters or the fixed ones; ``label``: the space's labels); for another parser,
+        the letters of a declared ``choice`` answer space (a plugin parser of option letters, e.g.
+        VLMEvalKit's matching); [] otherwise."""
         args = self.parser.args
         if isinstance(args, LabelArgs):
             return document_labels(doc.record, args)
         if self.parser.name == "choice" and args is not None:
             letters = getattr(args, "letters", None)
             return list(letters) if letters else option_letters(doc.record, getattr(args, "options_field"))
+        if declares_letter_space(self.config):
+            choices = self.rendered_space(self.config.answer.space, doc, "answer.space").get("choices")
+            if isinstance(choices, list) and choices and all(isinstance(c, str) and is_letter(c) for c in choices):
+                return list(choices)
         return []
 
     def demonstration_answer(self, demo: Document) -> str:
@@ -229,6 +236,12 @@ class Answers:
             else:
                 out[b.name] = raw
         return out
+
+
+def declares_letter_space(config: TaskConfig) -> bool:
+    """Whether the task declares a ``choice`` answer space (its letters are then the options an
+    answer matcher may name, whatever the parser)."""
+    return "space" in config.answer.model_fields_set and config.answer.space.get("kind") == "choice"
 
 
 def onto_space(bound: BoundParser, labels: list[str]) -> BoundParser:

@@ -13,6 +13,7 @@ import pytest
 from mmtasks.cli import main
 from mmtasks.config.task_config import TaskConfig
 from mmtasks.config.yaml_loader import read_yaml
+from mmtasks.documents.dataset import Document
 from mmtasks.dialogues.matching import matcher_request, read_matcher_reply
 from mmtasks.errors import ConfigError
 from mmtasks.preflight import preflight
@@ -99,6 +100,11 @@ def test_a_matcher_needs_a_parser_that_reads_options_and_a_prompt(tmp_path: Path
         _load(tmp_path, "{parser: choice, matcher: {prompt_file: ../../elsewhere.txt}}")
     assert err.value.field == "answer.matcher.prompt_file"
     assert _load(tmp_path, "{space: [yes, no], matcher: {prompt: 'p'}}").parser.name == "label"
+    # a parser of its own (a plugin's) with a declared choice space of letters: the matcher names those
+    task = _load(tmp_path, "{parser: text, space: {kind: choice, choices: [A, B, C]}, matcher: {prompt: 'p'}}")
+    assert task.answers.answer_labels(Document(index=0, doc_id="1", record={}, images=(), source="f.jsonl")) == ["A", "B", "C"]
+    with pytest.raises(ConfigError, match="reads no options"):
+        _load(tmp_path, "{parser: text, space: {kind: text}, matcher: {prompt: 'p'}}")
     (tmp_path / "t.yaml").write_text("task: t\ndataset: {local: {dir: d, file: f.jsonl}}\nprotocol: multi_turn\n"
                                      "answer: {parser: choice, matcher: {prompt: p}}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="single_turn protocol only") as err:

@@ -154,3 +154,36 @@ def test_the_lmms_eval_variant_equals_lmms_evals(tmp_path: Path) -> None:
     assert variant["breakdowns"]["category"]["attribute_recognition"]["circular_acc"] == 0.0
     assert variant["breakdowns"]["category"]["image_scene"]["circular_acc"] == 100.0
     assert asked  # the unread copies went to its GPT step
+
+
+def test_the_matcher_asks_vlmevalkits_prompt(tmp_path: Path, chat_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --matcher, the copies can_infer reads nothing in (5's copy 2 "C since the bird ...") go to
+    the LLM with VLMEvalKit's build_prompt, verbatim; a loopback matcher answering as its judge would
+    ("C") makes question 5 right: 5 of 6."""
+    from mmtasks.cli import main
+    from tests.chat_wire import last_user_text
+
+    pytest.importorskip("pandas")
+    folder = tmp_path / "data" / "mmbench"
+    (folder / "images").mkdir(parents=True)
+    PILImage.new("RGB", (8, 8), (200, 0, 0)).save(folder / "images" / "x.jpg")
+    (folder / "MMBench_DEV_EN_V11.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records()), encoding="utf-8")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"task": "mmbench_dev_en_v11", "doc_id": str(i), "responses": [r]}) + "\n"
+                            for i, r in REPLIES.items()), encoding="utf-8")
+    chat_server.reply = lambda body: "C" if "\nAnswer: " in last_user_text(body) else "pong"
+    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000")
+    monkeypatch.setenv("MMTASKS_CACHE_DIR", str(tmp_path / "cache"))
+    code = main(["--tasks", "mmbench_dev_en_v11", "--data-dir", str(tmp_path / "data"), "--model", f"replay:{pred}",
+                 "--output-path", str(tmp_path / "out"), "--no-progress", "--allow-failures",
+                 "--matcher", "openai:matcher-model"])
+    assert code == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["results"]["mmbench_dev_en_v11"]["circular_acc"] == pytest.approx(100 * 5 / 6)
+    asked = [last_user_text(b) for b in chat_server.bodies if "\nAnswer: " in last_user_text(b)]
+    assert len(asked) == 1  # the one copy no rule reads (the refusal reads Z: not asked, as in VLMEvalKit)
+    mc = load("multiple_choice_e8e78f0")
+    copy = next(r for r in records() if r["index"] == 2000005)
+    choices = {k: copy[k] for k in "ABCD" if copy[k] is not None}
+    assert asked[0] == mc.build_prompt(copy["question"], mc.build_option_str(choices), REPLIES[2000005])

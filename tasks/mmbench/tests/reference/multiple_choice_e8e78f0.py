@@ -1,5 +1,6 @@
-# VLMEvalKit's MMBench scoring: MMB_abbrs, report_acc, build_choices, prefetch_answer,
-# prefetch_circular_group and mcq_circular_eval of vlmeval/dataset/utils/multiple_choice.py,
+# VLMEvalKit's MMBench scoring: MMB_abbrs, report_acc, build_prompt, build_prompt_cn, build_choices,
+# prefetch_answer, prefetch_circular_group and mcq_circular_eval of vlmeval/dataset/utils/multiple_choice.py,
+# and build_option_str of vlmeval/smp/vlm.py,
 # github.com/open-compass/VLMEvalKit at commit e8e78f05f3080fe28154f2130321f17951c3be94 (Apache
 # License 2.0), verbatim below these imports (ours). VLMEvalKit's own helpers the functions call
 # (can_infer from matching_util_e8e78f0.py beside this file; dump, load, istype, get_pred_file_format,
@@ -162,3 +163,51 @@ def mcq_circular_eval(model, data, meta, nproc, result_file, dataset_name=None):
 
     return data_main
 
+
+
+def build_prompt(question, options, prediction):
+    tmpl = (
+        'You are an AI assistant who will help me to match '
+        'an answer with several options of a single-choice question. '
+        'You are provided with a question, several options, and an answer, '
+        'and you need to find which option is most similar to the answer. '
+        'If the meaning of all options are significantly different from the answer, output Z. '
+        'Your should output a single uppercase character in A, B, C, D (if they are valid options), and Z. \n'
+        'Example 1: \n'
+        'Question: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\n'
+        'Answer: a cute teddy bear\nYour output: A\n'
+        'Example 2: \n'
+        'Question: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\n'
+        'Answer: Spider\nYour output: Z\n'
+        'Example 3: \n'
+        'Question: {}?\nOptions: {}\nAnswer: {}\nYour output: '
+    )
+    return tmpl.format(question, options, prediction)
+
+
+
+
+def build_prompt_cn(question, options, prediction):
+    tmpl = (
+        '你是一个帮助我匹配答案与单选题中多个选项的 AI 助手。'
+        '你会被提供：一个问题，多个选项，一个答案。你的任务是找到与答案意义最相近的选项。'
+        '如果所有选项的意义都与答案显著不同，则输出 Z。'
+        '你应该输出一个单个的大写字母，例如 A, B, C, D（如果它们是有效选项），或 Z。'
+        '例 1:'
+        '问题: 图中最主要的物体是什么?\n选项: A. 泰迪熊 B. 兔子 C. 猫 D. 狗\n答案: 一只可爱的泰迪熊\n输出: A\n'
+        '例 2: \n'
+        '问题: 图中最主要的物体是什么?\n选项: A. 泰迪熊 B. 兔子 C. 猫 D. 狗\n答案: 蜘蛛\n输出: Z\n'
+        '例 3: \n'
+        '问题: {}?\n选项: {}\n答案: {}\n输出: '
+    )
+    return tmpl.format(question, options, prediction)
+
+
+
+
+def build_option_str(option_dict):
+    s = 'There are several options: \n'
+    for c, content in option_dict.items():
+        if not pd.isna(content):
+            s += f'{c}. {content}\n'
+    return s
