@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import os
 import re
 import sys
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 
 from mme_replies import AUTHORS, AUTHORS_SUMS, LMMS_EVAL_SUMS, REPLIES, VLMEVALKIT, VLMEVALKIT_SUMS
-from tests.folder_runs import plugin
+from tests.folder_runs import SAMPLE, parts_of, plugin, read_jsonl, run_mmtasks, samples_of
 
 REFERENCE = Path(__file__).parent / "reference"
 #: replies beyond the sample's, read one by one by both rules
@@ -198,3 +199,19 @@ def test_vlmevalkit_verbatim_gives_the_variant() -> None:
     assert {k: sums[k] for k in ("perception", "cognition")} == pytest.approx(
         {"perception": table["perception"], "cognition": table["reasoning"]})
     assert {c: s.score for c, s in scores.items()} == pytest.approx({c: table[c] for c in scores})
+
+
+def test_lmms_eval_prompt_task_variant(tmp_path: Path) -> None:
+    """mme_lmms_eval sends what lmms-eval's mme_doc_to_text writes with its default kwargs (mme.yaml)."""
+    ref = reference("lmms_eval_mme")
+    out = tmp_path / "out"
+    proc = run_mmtasks(["--tasks", "mme_lmms_eval", "--data-dir", str(SAMPLE), "--model", "random",
+                        "--output-path", str(out), "--no-cache"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    kwargs = {"pre_prompt": "", "post_prompt": "\nAnswer the question using a single word or phrase."}
+    records = {f"{r['question_id']}:{r['answer'].lower()}": r for r in read_jsonl(SAMPLE / "mme" / "mme.jsonl")}
+    samples = samples_of(out, "mme_lmms_eval")
+    assert len(samples) == len(records) == 30
+    for doc_id, sample in samples.items():
+        assert parts_of(sample) == ["<img>", ref.mme_doc_to_text(records[doc_id], kwargs)], doc_id
+    assert json.loads((out / "results.json").read_text())["configs"]["mme_lmms_eval"]["generation"]["max_new_tokens"] == 16

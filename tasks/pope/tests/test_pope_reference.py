@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pope_replies import AUTHORS, LMMS_EVAL, METRICS, REPLIES, VLMEVALKIT, VLMEVALKIT_READINGS
-from tests.folder_runs import plugin
+from tests.folder_runs import SAMPLE, parts_of, plugin, read_jsonl, run_mmtasks, samples_of
 
 REFERENCE = Path(__file__).parent / "reference"
 #: replies beyond the sample's, read one by one by both rules (with alternating answers)
@@ -146,3 +146,20 @@ def ours_recall_vlmevalkit(replies: list[str], golds: list[str]) -> float | None
     values = [v for r, g in zip(replies, golds)
               if (v := m.pope_recall_unit_vlmevalkit(m.read_yes_no_vlmevalkit(r), g, {})) is not None]
     return sum(values) / len(values) if values else None
+
+
+def test_lmms_eval_prompt_task_variants(tmp_path: Path) -> None:
+    """pope_*_lmms_eval send what lmms-eval's pope_doc_to_text writes with its default kwargs (pope.yaml),
+    and are not in the group pope."""
+    ref = reference("lmms_eval_pope")
+    out = tmp_path / "out"
+    tasks = [f"pope_{s}_lmms_eval" for s in REPLIES]
+    proc = run_mmtasks(["--tasks", ",".join(tasks), "--data-dir", str(SAMPLE), "--model", "random",
+                        "--output-path", str(out), "--no-cache"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    kwargs = {"pre_prompt": "", "post_prompt": "\nAnswer the question using a single word or phrase."}
+    for split, task in zip(REPLIES, tasks):
+        records = {r["question_id"]: r for r in read_jsonl(SAMPLE / "pope" / f"{split}.jsonl")}
+        for doc_id, sample in samples_of(out, task).items():
+            assert parts_of(sample) == ["<img>", ref.pope_doc_to_text(records[doc_id], kwargs)], doc_id
+    assert not json.loads((out / "results.json").read_text())["groups"]
