@@ -197,7 +197,13 @@ class GeminiServer(ChatServer):
             count += IMAGE_TOKENS * sum(1 for p in content.get("parts") or [] if "inlineData" in p)
         return count
 
-    def answer(self, body: dict, reply: str | dict, index: int, path: str) -> dict:
+    def answer(self, body: dict, reply: str | dict | list, index: int, path: str) -> dict:
+        if isinstance(reply, list):  # one candidate per item (candidateCount), the usage of all of them
+            answers = [self.answer(body, item, index, path) for item in reply]
+            out_all = answers[0]
+            out_all["candidates"] = [{**a["candidates"][0], "index": i} for i, a in enumerate(answers)]
+            out_all["usageMetadata"]["candidatesTokenCount"] = sum(a["usageMetadata"]["candidatesTokenCount"] for a in answers)
+            return out_all
         parts = {"content": reply} if isinstance(reply, str) else dict(reply)
         out: list[dict[str, Any]] = []
         if parts.get("thinking"):

@@ -79,7 +79,8 @@ class GenerationConfig(BaseModel):
     """Token id -> a bias added to its logit at every step (OpenAI's ``logit_bias``, -100 to 100).
     Sent by ``openai`` and ``vllm``; ``hf`` applies it itself. Token ids are the model's own."""
     n: int | None = Field(None, ge=1, le=128)
-    """Replies per prompt, drawn in one call where the API takes ``n`` (``openai``): a task that
+    """Replies per prompt, drawn in one call where the API takes ``n`` (``openai``; ``gemini``'s
+    ``candidate_count``): a task that
     samples runs each document ``n`` times, as ``--repeats n`` does, its first requests sent once
     with ``n`` (the prompt paid once) and each repeat scored with one of the replies; later turns
     of a multi-turn dialogue are each repeat's own requests. The other backends refuse it: their

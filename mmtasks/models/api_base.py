@@ -33,6 +33,7 @@ from mmtasks.core.request import FailureKind, Reply, Request
 from mmtasks.config.bounds import (MAX_CONCURRENCY, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, MAX_RESPONSE_BYTES, MAX_RETRIES,
                                    MAX_TIMEOUT_S)
 from mmtasks.errors import ConfigError, DataError, ModelError, ModelNotFound
+from mmtasks.models.drawn import DrawnCalls, wants_choice
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
 from mmtasks.models.openai_http import http
@@ -174,6 +175,8 @@ class APIModel(ChatModel):
         self._lock = threading.Lock()
         self._clients: dict[asyncio.AbstractEventLoop, tuple[Any, asyncio.Semaphore]] = {}
         self._pool: ThreadPoolExecutor | None = None
+        #: calls drawing several replies to one prompt (``n``), shared by the repeats taking one each
+        self.drawn = DrawnCalls()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -276,6 +279,12 @@ class APIModel(ChatModel):
 
     # -- one request ----------------------------------------------------------------
     async def agenerate(self, request: Request) -> Reply:
+        if wants_choice(request):  # one of n replies drawn in one call (mmtasks.models.drawn)
+            return await self.drawn.reply(request, lambda: self._send(request, all_choices=True))
+        return (await self._send(request))[0]
+
+    async def _send(self, request: Request, all_choices: bool = False) -> list[Reply]:
+        """The call's reply; with ``all_choices``, each of its ``generation.n`` replies (:meth:`_call_all`)."""
         client, slots = self._client()
         async with slots:
             started = time.monotonic()
@@ -285,12 +294,21 @@ class APIModel(ChatModel):
                 else:
                     payload = self._payload(request)
             except DataError as exc:  # an image of this document that does not decode: its failure
-                return Reply.failure(f"image: {exc.render()}")
-            reply = await self._call(client, payload)
-            if reply.ok or reply.error is None:
-                return reply if reply.latency else _with_latency(reply, time.monotonic() - started)
-            log.warning("%s: a request %s", self.spec.display, reply.error)
-            return reply
+                return [Reply.failure(f"image: {exc.render()}")] * (request.generation.n or 1 if all_choices else 1)
+            replies = await self._call_all(client, payload) if all_choices else [await self._call(client, payload)]
+            out = []
+            for reply in replies:
+                if reply.ok or reply.error is None:
+                    out.append(reply if reply.latency else _with_latency(reply, time.monotonic() - started))
+                else:
+                    log.warning("%s: a request %s", self.spec.display, reply.error)
+                    out.append(reply)
+            return out
+
+    async def _call_all(self, client: Any, payload: Any) -> list[Reply]:
+        """Every reply of a call asking for several (``n``, for a backend whose :attr:`takes_settings`
+        has it); one by default."""
+        return [await self._call(client, payload)]
 
     def failed(self, reason: str, attempts: int, retried: bool, kind: FailureKind = FailureKind.REQUEST_FAILURE) -> Reply:
         """A failed reply of ``kind``; a retried failure says how many attempts were made."""

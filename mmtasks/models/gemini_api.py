@@ -14,7 +14,9 @@ API instead (once per run and file, waited for until Gemini has processed it, at
 ``upload_max_bytes`` fails that request, saying so. ``generation_config``: ``max_output_tokens``, ``temperature`` (0 for greedy), ``top_p``,
 ``top_k``, ``seed``, ``stop_sequences``, ``presence_penalty``, ``frequency_penalty``, and
 ``thinking_config`` (``thinking_budget``; ``reasoning_effort`` as ``thinking_level``) with
-``include_thoughts`` so the thought summaries come back. ``n`` and ``logit_bias`` are refused.
+``include_thoughts`` so the thought summaries come back; ``n`` as ``candidate_count``, the repeats of a
+document drawn in one call (:mod:`mmtasks.models.drawn`: candidate i answers repeat i). ``logit_bias``
+is refused.
 
 What is read: the answer's text parts; the ``thought`` parts as ``reasoning``; ``finish_reason``
 (``STOP``: ``stop``; ``MAX_TOKENS``: ``length``, counted as truncation; the safety reasons:
@@ -97,7 +99,7 @@ class GeminiModel(APIModel):
     key_hosts = ("generativelanguage.googleapis.com",)
     args_model = GeminiArgs
     example = "gemini:gemini-2.5-flash"
-    takes_settings = frozenset({"top_k", "presence_penalty", "frequency_penalty", "reasoning_effort", "thinking_budget"})
+    takes_settings = frozenset({"top_k", "presence_penalty", "frequency_penalty", "reasoning_effort", "thinking_budget", "n"})
 
     def _make_client(self, session: Any) -> genai.Client:
         options = types.HttpOptions(base_url=None if self.args.vertexai and not self.args.base_url else self.base_url + "/",
@@ -149,6 +151,8 @@ class GeminiModel(APIModel):
             fields["seed"] = generation.seed
         if generation.stop:
             fields["stop_sequences"] = list(generation.stop)
+        if generation.n is not None and generation.n > 1:
+            fields["candidate_count"] = generation.n
         fields.update(generation.penalties())
         if generation.thinking_budget is not None or generation.reasoning_effort is not None:
             fields["thinking_config"] = types.ThinkingConfig(
@@ -253,16 +257,22 @@ class GeminiModel(APIModel):
 
     # -- the call ------------------------------------------------------------------------
     async def _call(self, client: genai.Client, payload: dict[str, Any]) -> Reply:
+        return (await self._call_all(client, payload))[0]
+
+    async def _call_all(self, client: genai.Client, payload: dict[str, Any]) -> list[Reply]:
+        """The call's replies: one per candidate asked for (``candidate_count``; a failure answers each)."""
+        config = payload.get("config")
+        n = max(1, getattr(config, "candidate_count", None) or 1)
         counter = AttemptCounter()
         token = ATTEMPTS.set(counter)
         try:
             try:
                 payload = await self._uploaded(client, payload)
             except DataError as exc:
-                return Reply.failure(f"video: {exc.render()}")
+                return [Reply.failure(f"video: {exc.render()}")] * n
             except genai_errors.APIError as exc:
                 self.fatal(int(exc.code or 0), str(exc.message or exc.status or ""))
-                return self.failed(f"video upload: HTTP {exc.code}: {exc.message or exc.status}", counter.attempts, False)
+                return [self.failed(f"video upload: HTTP {exc.code}: {exc.message or exc.status}", counter.attempts, False)] * n
             response = None
             for attempt in range(self.args.max_retries + 1):
                 last = attempt == self.args.max_retries
@@ -275,21 +285,23 @@ class GeminiModel(APIModel):
                     retried = status in (408, 429) or status >= 500
                     if not retried or last:
                         if is_context_overflow(status, detail, None):
-                            return self.failed(f"{CONTEXT_OVERFLOW}: HTTP {status}: {detail}", counter.attempts, False,
-                                               FailureKind.CONTEXT_OVERFLOW)
-                        return self.failed(f"HTTP {status}: {detail}", counter.attempts, retried)
+                            return [self.failed(f"{CONTEXT_OVERFLOW}: HTTP {status}: {detail}", counter.attempts, False,
+                                                FailureKind.CONTEXT_OVERFLOW)] * n
+                        return [self.failed(f"HTTP {status}: {detail}", counter.attempts, retried)] * n
                     await asyncio.sleep(retry_wait(exc, attempt))
                 except http.TransportError as exc:
                     if last:
-                        return self.failed(transport_reason(exc, self.args.timeout, isinstance(exc, http.TimeoutException)),
-                                           counter.attempts, True)
+                        return [self.failed(transport_reason(exc, self.args.timeout, isinstance(exc, http.TimeoutException)),
+                                            counter.attempts, True)] * n
                     await asyncio.sleep(min(8.0, 0.5 * 2 ** attempt))
         finally:
             ATTEMPTS.reset(token)
         assert response is not None
-        return self._reply(response, counter.attempts)
+        answered = len(response.candidates or []) if n > 1 else 1
+        return [self._reply(response, counter.attempts, i) for i in range(min(n, max(answered, 1)))]
 
-    def _reply(self, response: types.GenerateContentResponse, attempts: int) -> Reply:
+    def _reply(self, response: types.GenerateContentResponse, attempts: int, index: int = 0) -> Reply:
+        """The reply of ``response.candidates[index]``, with the call's usage."""
         usage = response.usage_metadata
         counts: dict[str, Any] = {}
         if usage is not None:
@@ -302,7 +314,7 @@ class GeminiModel(APIModel):
             feedback = response.prompt_feedback
             reason = getattr(getattr(feedback, "block_reason", None), "value", None) or "no candidates"
             return Reply(text=None, error=f"the prompt was blocked ({reason})", finish_reason="content_filter", **counts)
-        candidate = response.candidates[0]
+        candidate = response.candidates[index]
         raw = getattr(candidate.finish_reason, "value", candidate.finish_reason)
         finish = FINISH_REASONS.get(raw, str(raw).lower()) if raw else None
         parts = candidate.content.parts if candidate.content is not None and candidate.content.parts else []

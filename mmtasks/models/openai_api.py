@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import io
 import json
 import logging
@@ -67,6 +66,7 @@ from mmtasks.core.reasoning import LENGTH
 from mmtasks.core.request import OPTIONAL_SETTINGS, FailureKind, GenerationConfig, Reply, Request
 from mmtasks.errors import ConfigError, DataError, ModelError, ModelNotFound
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
+from mmtasks.models.drawn import DrawnCalls, wants_choice
 from mmtasks.models.image_encoding import ImageEncoder, ImageEncoding
 from mmtasks.models.openai_args import (
     DEFAULT_BASE_URL, DEFAULT_KEY_HOSTS, KEY_HOSTS_ENV, effective_deadline, key_goes_to, parse_openai_args, pool_urls,
@@ -95,15 +95,6 @@ _JSON: openai.RequestOptions = {"headers": {"Content-Type": "application/json"}}
 _RETRIED_STATUSES = frozenset({408, 409, 429})
 
 
-class _Drawn:
-    """One call drawing ``n`` replies to a prompt (:meth:`OpenAIModel._one_of_n`): its replies,
-    and which choices have been taken (the call is forgotten when all have)."""
-
-    def __init__(self, call: "asyncio.Future[list[Reply]]") -> None:
-        self.call = call
-        self.taken: set[int] = set()
-
-
 @dataclass
 class _LoopState:
     """What belongs to one event loop: up to ``size`` slots, each an SDK client over an
@@ -118,8 +109,6 @@ class _LoopState:
     #: requests being prepared or in flight: bounds the bodies (with base64 images) held at once
     prepared: asyncio.Semaphore
     idle: asyncio.Queue[openai.AsyncOpenAI] = field(default_factory=asyncio.Queue)
-    #: calls drawing ``n`` replies, by the prompt's key: each repeat's request takes its choice
-    drawn: dict[str, "_Drawn"] = field(default_factory=dict)
     clients: list[openai.AsyncOpenAI] = field(default_factory=list)
 
     async def acquire(self) -> openai.AsyncOpenAI:
@@ -142,7 +131,7 @@ class OpenAIModel(ChatModel):
     supports_async = True
     #: every setting goes in the body (the server refuses one it does not read, naming it), but
     #: ``thinking_budget`` (no chat-completions field: ``reasoning_effort``, or vLLM's
-    #: ``chat_template_kwargs``); ``n`` draws a document's repeats in one call (:meth:`_one_of_n`)
+    #: ``chat_template_kwargs``); ``n`` draws a document's repeats in one call (:mod:`mmtasks.models.drawn`)
     takes_settings = frozenset(OPTIONAL_SETTINGS) - {"thinking_budget"}
 
     def __new__(cls, spec: ModelSpec, context: ModelContext | None = None) -> Any:
@@ -182,6 +171,8 @@ class OpenAIModel(ChatModel):
         self._lock = threading.Lock()
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
         self._pool: ThreadPoolExecutor | None = None
+        #: calls drawing several replies to one prompt (``n``), shared by the repeats taking one each
+        self.drawn = DrawnCalls()
         self._ssl: ssl.SSLContext | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # generate's own loop
         self._thread: threading.Thread | None = None
@@ -306,8 +297,8 @@ class OpenAIModel(ChatModel):
         """Answer one request from the running loop; at most ``concurrency`` are in flight per
         loop (the others wait here). Failures are replies; a fatal endpoint error (bad key,
         unknown model, no quota) raises :class:`ModelError`."""
-        if request.choice is not None and (request.generation.n or 1) > 1:
-            return await self._one_of_n(request)
+        if wants_choice(request):  # one of n replies drawn in one call (mmtasks.models.drawn)
+            return await self.drawn.reply(request, lambda: self._send(request))
         return (await self._send(request))[0]
 
     async def _send(self, request: Request) -> list[Reply]:
@@ -323,32 +314,6 @@ class OpenAIModel(ChatModel):
                 return await self._complete(client, body, request.generation.n or 1)
             finally:
                 state.release(client)
-
-    async def _one_of_n(self, request: Request) -> Reply:
-        """Choice ``request.choice`` of one call drawing ``n`` replies to the prompt: the first of
-        a document's repeats to arrive sends it (``n`` in the body), the others wait for it and take
-        their own choice. The call's ``usage`` (the prompt once, every choice's completion) goes
-        with the reply of the repeat that sent it; the others carry none, so totals are the call's.
-        A repeat answered from the cache never arrives: a resumed run's call still asks for all
-        ``n`` and each remaining repeat takes its own index."""
-        state = self._state()
-        key = dataclasses.replace(request, choice=None).content_key()
-        drawn = state.drawn.get(key)
-        sender = drawn is None or request.choice in drawn.taken
-        if drawn is None or request.choice in drawn.taken:  # a choice asked twice: a call of its own
-            drawn = _Drawn(asyncio.ensure_future(self._send(request)))
-            state.drawn[key] = drawn
-        assert request.choice is not None
-        drawn.taken.add(request.choice)
-        replies = await asyncio.shield(drawn.call)
-        if len(drawn.taken) >= len(replies) and state.drawn.get(key) is drawn:
-            del state.drawn[key]
-        reply = replies[request.choice] if request.choice < len(replies) else Reply.failure(
-            f"the server answered {len(replies)} of the n={request.generation.n} replies asked for")
-        if sender:
-            return reply
-        return dataclasses.replace(reply, prompt_tokens=None, completion_tokens=None, reasoning_tokens=None,
-                                   cached_tokens=None)
 
     async def _body(self, request: Request) -> bytes:
         """The request's JSON body, built off the event loop when it carries images: one job in

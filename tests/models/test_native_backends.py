@@ -239,7 +239,7 @@ def test_the_providers_default_key_goes_only_to_its_own_hosts(provider: tuple[st
     ("anthropic", "seed=3", "seed"),
     ("anthropic", "thinking_budget=4096", "thinking_budget=4096 with max_new_tokens="),
     ("gemini", "logit_bias={\"5\": 1}", "logit_bias"),
-    ("gemini", "n=2", "n"),
+    ("anthropic", "n=2", "n"),  # the Messages API has no n; gemini's candidate_count: tests/runner/test_n_replies.py
     ("gemini", "reasoning_effort=extreme", "reasoning_effort=extreme (Gemini's thinking_level is one of minimal, low"),
 ])
 def test_settings_an_api_does_not_take_are_refused_naming_the_backend(

@@ -98,6 +98,7 @@ def test_a_server_that_answers_one_choice_fails_the_other_repeats_naming_it(tmp_
     _folder(tmp_path)
     with ChatServer(reply=lambda body: "yes (n ignored)") as server:
         assert _run(tmp_path, server, "--gen-kwargs", "n=3", "--no-cache") == 1  # failures: exit 1 (no --allow-failures)
+        assert server.calls == 4  # one call per document still: the short answer is not asked again
     rows = [json.loads(line) for line in (tmp_path / "out" / "samples" / "sampled_qa.jsonl").read_text().splitlines()]
     assert {r["repeat"] for r in rows if r["responses"][0] == "yes (n ignored)"} == {0}
     failed = [r for r in rows if r["repeat"] > 0]
@@ -138,3 +139,30 @@ def test_the_choice_keys_the_cache_apart_only_when_set() -> None:
     payload = {"messages": [{"role": "user", "parts": [{"t": "hi"}]}], "generation": plain.generation.cache_fields(),
                "attempt": 0}
     assert plain.content_key() == hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def test_gemini_draws_the_repeats_as_candidates_of_one_call(tmp_path: Path) -> None:
+    """Gemini's ``candidate_count`` (the SDK's GenerateContentConfig, validated by the server):
+    the same repeats as on openai, one generateContent call per document."""
+    pytest.importorskip("google.genai")
+    from tests.provider_servers import GeminiServer
+
+    _folder(tmp_path)
+
+    def reply(body: dict) -> Any:
+        n = body.get("generationConfig", {}).get("candidateCount", 1)
+        return CHOICES[:n] if n > 1 else "yes (one reply)"
+
+    with GeminiServer(models=("gemini-test",), reply=reply, api_key="sk-test-not-a-real-key-000") as server:
+        code = main(["--tasks", "sampled_qa", "--include-path", str(tmp_path / "tasks"), "--model", "gemini:gemini-test",
+                     "--model-args", f"base_url={server.base_url},api_key_env=MMTASKS_TEST_KEY,max_retries=0",
+                     "--data-dir", str(tmp_path / "data"), "--output-path", str(tmp_path / "out"), "--no-cache",
+                     "--no-progress", "--gen-kwargs", "n=3"])
+        bodies = server.bodies
+    assert code == 0
+    assert len(bodies) == 4 and all(b["generationConfig"]["candidateCount"] == 3 for b in bodies)
+    rows = [json.loads(line) for line in (tmp_path / "out" / "samples" / "sampled_qa.jsonl").read_text().splitlines()]
+    assert len(rows) == 12 and all(r["responses"][0] == CHOICES[r["repeat"]] for r in rows)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["repeats"]["sampled_qa"]["per_repeat"] == [100.0, 0.0, 100.0]
+    assert results["tokens"]["sampled_qa"]["model"]["completion"] == 4 * sum(len(c.split()) for c in CHOICES)
