@@ -381,6 +381,11 @@ class DatasetConfig(_Strict):
     """The folder, inside the data folder, that ``image_resolution: basename`` searches."""
     required_fields: dict[str, Literal["str", "int", "list", "dict", "any", "str|int", "str|list"]] = Field(default_factory=dict)
     """Fields every record must have, with their JSON type; checked as records are read."""
+    records_field: str | None = None
+    """A field of each source record holding a list of records (LVBench's ``video_info.meta.jsonl``:
+    one line per video, its questions in ``qa``): each item is a document, with the outer record's
+    other fields beside its own (an item's field wins over the outer one of the same name); the
+    documents are numbered across the file. Applied before ``adapter``."""
     adapter: str | None = None
     """Name of a registered record adapter (e.g. converting a Hub schema to the local one)."""
     get_data: str | None = None

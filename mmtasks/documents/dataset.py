@@ -120,7 +120,7 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
                 file=path,
                 hint=ds.get_data or f"put the benchmark's data at {path}",
             )
-        records = _read_local(path, report)
+        records = _exploded(_read_local(path, report), ds, str(path))
         yield from _documents(records, ds, folder, str(path), adapter, report, limit, only, videos, excluded)
     elif ds.hf is not None or ds.hub is not None:
         if ds.hf is not None:
@@ -137,12 +137,36 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
             folder, fetch = archives.folder, archives.ensure
             missing = (f"it is in none of the archives of {repo} ({', '.join(a.path for a in ds.video_archives)}) "
                        f"extracted in {folder}: put the file there yourself if the dataset's card says where to get it")
-        records = _read_hf(task, data_root, task_file) if ds.hf is not None else _read_hub(task)
+        records = _exploded(_read_hf(task, data_root, task_file) if ds.hf is not None else _read_hub(task), ds, f"hf:{repo}")
         yield from _documents(records, ds, folder, f"hf:{repo}", adapter, report, limit, only, videos, excluded, missing,
                               fetch)
     else:
         raise DataError(f"task {task.task!r} names no dataset (dataset.local, dataset.hf or dataset.hub)", file=task_file,
                         field="dataset")
+
+
+def _exploded(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: DatasetConfig,
+              source: str) -> Iterator[tuple[int, dict[str, Any], int | None]]:
+    """``dataset.records_field``: each item of that list field of a source record as a record of
+    its own, the outer record's other fields beside the item's (the item's win), numbered across
+    the source; without it, the records as they are."""
+    name = ds.records_field
+    if name is None:
+        yield from records
+        return
+    index = 0
+    for _, rec, lineno in records:
+        items = rec.get(name)
+        if not isinstance(items, list):
+            raise DataError(f"expected a list of records (dataset.records_field), got {type(items).__name__}",
+                            file=source, line=lineno, field=name)
+        outer = {k: v for k, v in rec.items() if k != name}
+        for k, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise DataError(f"item {k}: expected a record (an object), got {type(item).__name__}", file=source,
+                                line=lineno, field=name)
+            yield index, {**outer, **item}, lineno
+            index += 1
 
 
 def _read_hub(task: TaskConfig) -> Iterator[tuple[int, dict[str, Any], int | None]]:
@@ -561,11 +585,12 @@ def scan_documents(task: TaskConfig, data_root: Path | None, *, limit: int | Non
         first = load_documents(task, data_root, task_file=task_file, adapter=adapter)
         next(first, None)
         assert data_root is not None and ds.local is not None
-        records: Iterator[tuple[int, dict[str, Any], int | None]] = _read_local(data_root / ds.local.dir / ds.local.file)
+        path = data_root / ds.local.dir / ds.local.file
+        records: Iterator[tuple[int, dict[str, Any], int | None]] = _exploded(_read_local(path), ds, str(path))
     elif ds.hf is not None:
-        records = _read_hf(task, data_root, task_file)
+        records = _exploded(_read_hf(task, data_root, task_file), ds, f"hf:{ds.hf.path}")
     elif ds.hub is not None:
-        records = _read_hub(task)
+        records = _exploded(_read_hub(task), ds, f"hf:{ds.hub.repo}")
     else:
         raise DataError(f"task {task.task!r} names no dataset (dataset.local, dataset.hf or dataset.hub)", file=task_file,
                         field="dataset")

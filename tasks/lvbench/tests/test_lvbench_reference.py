@@ -1,0 +1,111 @@
+"""LVBench against its authors' scoring and lmms-eval's prompt, run verbatim.
+
+- ``polish_answer`` (the authors' ``lvbench/utils/answer_util.py``, from MMTASKS_REFERENCE_DIR: no
+  LICENSE file upstream) reads tricky replies as ``lvbench_polish`` does, and the authors'
+  ``compute_accuracy`` gives, on the answers read, the accuracy and capability accuracies of the
+  ``lvbench_capabilities`` aggregator.
+- lmms-eval's ``lvbench_doc_to_text`` (bundled) gives each sample's text.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import types
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.folder_copies import SAMPLE, run_mmtasks, samples_of, text_of
+
+FOLDER = Path(__file__).resolve().parents[1]
+REFERENCE = Path(__file__).parent / "reference"
+
+
+def load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ours() -> ModuleType:
+    return load(FOLDER / "lvbench_scoring.py", "lvbench_scoring_under_test")
+
+
+def authors(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The authors' answer_util.py or compute_accuracy.py from MMTASKS_REFERENCE_DIR (jsonlines,
+    which compute_accuracy imports, stood in by a reader of JSON lines)."""
+    folder = os.environ.get("MMTASKS_REFERENCE_DIR")
+    if not folder or not (Path(folder) / name).is_file():
+        pytest.skip(f"needs {name} (github.com/THUDM/LVBench at f998d95, no LICENSE file: not bundled) in MMTASKS_REFERENCE_DIR")
+    stand_in = types.ModuleType("jsonlines")
+
+    class _Reader:
+        def __init__(self, path: str) -> None:
+            self.path = path
+
+        def __enter__(self) -> "_Reader":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            with open(self.path, encoding="utf-8") as fh:
+                return iter([json.loads(line) for line in fh if line.strip()])
+
+    stand_in.open = _Reader  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "jsonlines", stand_in)
+    return load(Path(folder) / name, f"reference_lvbench_{name[:-3]}")
+
+
+#: (reply, what polish_answer reads)
+REPLIES = [
+    ("A", "A"), ("(B) Green", "B"), ("B) Green", "B"), ("The answer is (C).", "C"), ("Answer: C", "A"),
+    ("D. Left to right", "D"), ("  (D)  ", "D"), ("Grey (C)", "C"), ("b", "b"), ("", ""), ("()", ""),
+    ("The best option is D", "T"), ("(  A  ) red", "A"), ("C\nbecause", "C"), ("option(B", "B"),
+]
+
+
+@pytest.mark.parametrize("reply, expected", REPLIES)
+def test_replies_by_hand(reply: str, expected: str) -> None:
+    assert ours().polish(reply) == expected
+    assert ours().lvbench_polish(reply, {}) == (expected if expected in ("A", "B", "C", "D") else None)
+
+
+@pytest.mark.parametrize("reply, expected", REPLIES)
+def test_replies_as_the_authors_polish_answer(monkeypatch: pytest.MonkeyPatch, reply: str, expected: str) -> None:
+    assert authors("answer_util.py", monkeypatch).polish_answer(reply) == ours().polish(reply) == expected
+
+
+def test_figures_as_the_authors_compute_accuracy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = authors("compute_accuracy.py", monkeypatch)
+    meta = SAMPLE / "lvbench" / "video_info.meta.jsonl"
+    replies = {"101": "(A) Red", "102": "Answer: C", "103": "D. Left", "201": "The answer is (B)", "202": "b",
+               "301": "B) 00:04", "302": "Grey (C)"}
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({uid: ours().polish(r) for uid, r in replies.items()}), encoding="utf-8")
+    theirs = module.compute_accuracy(str(answers), str(meta))
+    assert theirs["acc"] == pytest.approx(5 / 7)
+    codes = ours().CAPABILITIES
+    assert {codes[k]: v for k, v in theirs.items() if k != "acc"} == pytest.approx(
+        {"ER": 1.0, "EU": 0.0, "KIR": 1.0, "TG": 0.5, "Rea": 1.0, "Sum": 0.0})
+
+
+def test_prompts_as_lmms_evals_doc_to_text(tmp_path: Path) -> None:
+    module = load(REFERENCE / "lmms_eval_lvbench.py", "reference_lmms_eval_lvbench")
+    out = tmp_path / "out"
+    proc = run_mmtasks(["--tasks", "lvbench", "--model", "random", "--data-dir", str(SAMPLE), "--output-path", str(out)],
+                       tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    samples = {s["doc_id"]: s for s in samples_of(out, "lvbench")}
+    lines = [json.loads(line) for line in (SAMPLE / "lvbench" / "video_info.meta.jsonl").read_text(encoding="utf-8").splitlines()]
+    questions = [qa for line in lines for qa in line["qa"]]
+    assert len(questions) == len(samples) == 7
+    for qa in questions:
+        assert text_of(samples[str(qa["uid"])]) == module.lvbench_doc_to_text(qa, dict(module.LMMS_EVAL_SPECIFIC_KWARGS))
