@@ -43,7 +43,7 @@ from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import ask_judge, judge_request
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.dialogues.state import DocumentState
-from mmtasks.errors import DataError
+from mmtasks.errors import ConfigError, DataError
 from mmtasks.plugin import verdict_parser
 from mmtasks.scoring.aggregation import TaskResult, aggregator, per_sample_mean
 
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from mmtasks.scoring.aggregation import TaskScoring
 
 PROMPTS: dict[str, Any] = json.loads((Path(__file__).parent / "charxiv_prompts.json").read_text(encoding="utf-8"))
+#: lmms-eval's strings where they differ from the authors' (its constant.py: "integer" for "interger")
+LMMS_EVAL_PROMPTS: dict[str, Any] = json.loads((Path(__file__).parent / "lmms_eval_prompts.json").read_text(encoding="utf-8"))
 
 #: score_utils.py
 DOMAIN2ABBR = {"cs": "Computer Science", "econ": "Economics", "eess": "Electrical Engineering and Systems Science",
@@ -108,9 +110,9 @@ def subplot_location(record: Mapping[str, Any]) -> list[int] | str:
     if isinstance(loc, list):
         return loc
     row, col = record.get("subplot_row"), record.get("subplot_col")
-    if not isinstance(row, int):
+    if not isinstance(row, int) or (row != 0 and not isinstance(col, int)):
         raise DataError("a chart needs subplot_loc (a phrase) or subplot_row and subplot_col", field="subplot_row")
-    return [row, col]
+    return [row, col if isinstance(col, int) else 0]  # row 0: a single plot, the column not read
 
 
 def descriptive_question(qid: int, subplot_loc: list[int] | str) -> str:
@@ -166,11 +168,26 @@ def descriptive_grading_query(qid: int, response: str, answer: str) -> str:
     return prefix + rubric(qid) + "T{}:\nResponse {}: {}\nGround Truth {}: {}\n\n".format(1, 1, response, 1, answer)
 
 
-def reasoning_grading_query(record: Mapping[str, Any], response: str) -> str:
-    """build_reasoning_grading_queries for one chart."""
-    inst = PROMPTS["reasoning_grading_inst"][str(record["reasoning_a_type"])]
-    return PROMPTS["reasoning_grading_prefix"] + inst.replace("<|question|>", record["reasoning_q"]) \
+def reasoning_grading_query(record: Mapping[str, Any], response: str, *, lmms_eval: bool = False) -> str:
+    """build_reasoning_grading_queries for one chart. ``lmms_eval``: lmms-eval's (its prefix, and the
+    rubric of ``reasoning_q_source`` rather than of the answer type, as its
+    ``charxiv_reasoning_process_results`` passes it)."""
+    kind = record["reasoning_q_source"] if lmms_eval else record["reasoning_a_type"]
+    inst = PROMPTS["reasoning_grading_inst"][str(kind)]
+    prefix = LMMS_EVAL_PROMPTS["reasoning_grading_prefix"] if lmms_eval else PROMPTS["reasoning_grading_prefix"]
+    return prefix + inst.replace("<|question|>", record["reasoning_q"]) \
         .replace("<|ground_truth|>", record["reasoning_a"]).replace("<|response|>", response)
+
+
+def lmms_eval_reasoning_question(record: Mapping[str, Any]) -> str:
+    """lmms-eval's charxiv_reasoning_doc_to_text_cot (the instruction of ``reasoning_q_source``),
+    stripped as its doc_to_messages sends it."""
+    kind = record["reasoning_q_source"]
+    template = PROMPTS["reasoning_resp_inst"].get(str(kind))
+    if template is None:
+        raise DataError(f"reasoning_q_source must be 1-4, got {kind!r}", field="reasoning_q_source")
+    args = (record["reasoning_q"], number_instruction(record["reasoning_a"])) if kind == 4 else (record["reasoning_q"],)
+    return template.format(*args).strip()
 
 
 # --- the grader's verdicts --------------------------------------------------------------------------
@@ -214,8 +231,10 @@ def read_reasoning_verdict(text: str) -> dict[str, Any] | None:
     if content is None or "extracted_answer" not in content or "score" not in content:
         return None
     valid = _valid(content["score"])
+    raw = content["score"]
     return {"extracted_answer": content["extracted_answer"], "score": (1 if content["score"] == 1 else 0) if valid else 0,
-            "invalid": 0 if valid else 1}
+            "invalid": 0 if valid else 1,
+            "raw_score": raw if isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw == raw else int(raw is True)}
 
 
 @verdict_parser("charxiv_descriptive_verdict")
@@ -237,6 +256,10 @@ class CharXivArgs(BaseModel):
 
     mode: str
     """``descriptive`` (the chart's four questions, each asked alone) or ``reasoning`` (its one)."""
+    flavor: str = "authors"
+    """``authors``, or ``lmms_eval`` (reasoning only): lmms-eval's input and grader prompt (the
+    instruction and rubric of ``reasoning_q_source``, the question stripped after the chart, its
+    grading prefix, the response stripped)."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +272,9 @@ class Question:
     answer: str
 
 
-def questions(record: Mapping[str, Any], mode: str) -> list[Question]:
+def questions(record: Mapping[str, Any], mode: str, flavor: str = "authors") -> list[Question]:
+    if mode == "reasoning" and flavor == "lmms_eval":
+        return [Question(0, int(record["reasoning_q_source"]), lmms_eval_reasoning_question(record), str(record["reasoning_a"]))]
     if mode == "reasoning":
         return [Question(0, int(record["reasoning_a_type"]), reasoning_question(record), str(record["reasoning_a"]))]
     loc = subplot_location(record)
@@ -272,16 +297,21 @@ def charxiv(state: DocumentState, ctx: DialogueContext) -> Dialogue:
     args = state.args
     assert isinstance(args, CharXivArgs)
     if args.mode not in ("descriptive", "reasoning"):
-        from mmtasks.errors import ConfigError
         raise ConfigError(f"protocol_args.mode must be descriptive or reasoning, got {args.mode!r}",
                           file=state.file, field="protocol_args.mode")
+    if args.flavor not in ("authors", "lmms_eval") or (args.flavor == "lmms_eval" and args.mode != "reasoning"):
+        raise ConfigError(f"protocol_args.flavor must be authors, or lmms_eval with mode reasoning, got {args.flavor!r}",
+                          file=state.file, field="protocol_args.flavor")
+    lmms_eval = args.flavor == "lmms_eval"
     doc, config = state.doc, state.config
     record = doc.record
-    asked = questions(record, args.mode)
+    asked = questions(record, args.mode, args.flavor)
     if not doc.images:
         raise DataError("the chart's image is missing", file=doc.source, doc_id=doc.doc_id, field="image")
     image: Image = doc.images[0]
-    requests = [Request(messages=(Message("user", (Text(q.text), image)),), generation=config.generation,
+    # the authors' gpt.py: the text, then the chart; lmms-eval's doc_to_messages: the chart first
+    requests = [Request(messages=(Message("user", (image, Text(q.text)) if lmms_eval else (Text(q.text), image)),),
+                        generation=config.generation,
                         target="model", task=state.task, doc_id=doc.doc_id, position=q.index,
                         meta={"answer_space": state.answer_space}) for q in asked]
     sample = Sample(task=state.task, doc_id=doc.doc_id, doc_index=doc.index,
@@ -303,8 +333,9 @@ def charxiv(state: DocumentState, ctx: DialogueContext) -> Dialogue:
         read = read_descriptive_verdict if args.mode == "descriptive" else read_reasoning_verdict
         calls = []
         for q, rec in to_grade:
-            query = (descriptive_grading_query(q.kind, rec["response"] or "", q.answer) if args.mode == "descriptive"
-                     else reasoning_grading_query(record, rec["response"] or ""))
+            response = rec["response"] or ""
+            query = (descriptive_grading_query(q.kind, response, q.answer) if args.mode == "descriptive"
+                     else reasoning_grading_query(record, response.strip() if lmms_eval else response, lmms_eval=lmms_eval))
             calls.append(judge_request(state, position=q.index, grading_query=query))
         verdicts = yield from ask_judge(calls, read, config.judge.retries if config.judge else 0)
         for (q, rec), verdict in zip(to_grade, verdicts, strict=True):
@@ -312,7 +343,7 @@ def charxiv(state: DocumentState, ctx: DialogueContext) -> Dialogue:
             if verdict.ok:
                 assert verdict.fields is not None
                 rec.update(status="judged", score=verdict.fields["score"], extracted=verdict.fields["extracted_answer"],
-                           invalid=verdict.fields.get("invalid", 0))
+                           invalid=verdict.fields.get("invalid", 0), raw_score=verdict.fields.get("raw_score"))
             else:
                 rec.update(status="judge_failure", judge_error=verdict.error)
                 sample.judge_failures += 1
@@ -400,3 +431,26 @@ def charxiv_descriptive_stats(task: "TaskScoring", samples: Sequence[Sample], se
 def charxiv_reasoning_stats(task: "TaskScoring", samples: Sequence[Sample], seed: int) -> TaskResult:
     """get_stats.py get_reasoning_scores + get_stats (see :func:`_stats`)."""
     return _stats(task, samples, seed, "reasoning")
+
+
+def _emits_overall(config: "TaskConfig") -> list[str]:
+    return [OVERALL]
+
+
+@aggregator("charxiv_lmms_eval_mean", emits=_emits_overall)
+def charxiv_lmms_eval_mean(task: "TaskScoring", samples: Sequence[Sample], seed: int) -> TaskResult:
+    """lmms-eval's charxiv_reasoning_aggregate_results, times 100: the mean of the grader's scores as
+    they are (a score of 2 counts 2), a failed grading's -1 (get_reasoning_result_gpt's dummy)
+    included; a failed request counts 0 (ours: lmms-eval would grade the empty reply)."""
+    result = per_sample_mean(task, samples, seed)
+    scores: list[float] = []
+    for s in samples:
+        for rec in s.extra.get("questions", []):
+            if rec.get("status") == "judged":
+                scores.append(float(rec.get("raw_score", rec["score"])))
+            else:
+                scores.append(-1.0 if rec.get("status") == "judge_failure" else 0.0)
+    result.metrics[OVERALL] = 100 * sum(scores) / len(scores) if scores else None
+    result.higher_is_better[OVERALL] = True
+    result.counts = {"questions": len(scores)}
+    return result

@@ -203,11 +203,13 @@ def test_reasoning_verdicts_are_read_as_the_authors_read_them(authors, ours, rep
         assert mine is not None and mine["extracted_answer"] == ext
         # get_stats: a score that is not in [0, 1] is invalid and counts 0
         assert (mine["score"], mine["invalid"]) == ((scr, 0) if scr in [0, 1] else (0, 1))
+        # lmms-eval averages the score as the grader wrote it
+        assert mine["raw_score"] == (scr if isinstance(scr, (int, float)) else 0)
 
 
 def test_a_fenced_json_reply_is_read_inside_the_fence(ours) -> None:
     assert ours.read_reasoning_verdict('```json\n{"extracted_answer": "red", "score": 1}\n```') == \
-        {"extracted_answer": "red", "score": 1, "invalid": 0}
+        {"extracted_answer": "red", "score": 1, "invalid": 0, "raw_score": 1}
 
 
 # --- a run on the sample, replies recorded, a scripted judge --------------------------------------------
@@ -374,3 +376,90 @@ def test_hub_copy_holds_the_local_records() -> None:
     for rec, row in zip(local, hub):
         assert {k: v for k, v in row.items() if k != "image"} == {k: v for k, v in rec.items() if k != "image"}
         assert row["image"]["bytes"] == (SAMPLE / "charxiv" / rec["image"]).read_bytes()
+
+
+# --- the lmms_eval task variant against lmms-eval's code ----------------------------------------------
+
+LMMS_EVAL = Path(__file__).resolve().parent / "reference" / "lmms_eval_charxiv"
+
+
+@pytest.fixture
+def lmms_eval_utils() -> Iterator[types.ModuleType]:
+    """lmms-eval's lmms_eval/tasks/charxiv/utils.py (verbatim), imported under its own package name
+    from the bundled copy (lmms-eval itself is not installed); removed from sys.modules afterwards."""
+    names = ("lmms_eval", "lmms_eval.tasks", "lmms_eval.tasks.charxiv")
+    saved = {name: mod for name, mod in sys.modules.items() if name == "lmms_eval" or name.startswith("lmms_eval.")}
+    for name in saved:
+        del sys.modules[name]
+    for name in names:
+        package = types.ModuleType(name)
+        package.__path__ = [str(LMMS_EVAL)] if name == "lmms_eval.tasks.charxiv" else []
+        sys.modules[name] = package
+    try:
+        yield importlib.import_module("lmms_eval.tasks.charxiv.utils")
+    finally:
+        for name in [n for n in sys.modules if n == "lmms_eval" or n.startswith("lmms_eval.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+
+
+class PromptClient:
+    """An OpenAI client stand-in answering each completion with ``reply(prompt)`` and keeping the prompts."""
+
+    def __init__(self, reply) -> None:
+        self.prompts: list[str] = []
+
+        def create(**kwargs):
+            prompt = kwargs["messages"][0]["content"]
+            self.prompts.append(prompt)
+            message = types.SimpleNamespace(content=reply(prompt))
+            return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
+
+        self.chat = types.SimpleNamespace(completions=types.SimpleNamespace(create=create))
+
+
+#: the model's replies for the variant (whitespace around them: lmms-eval strips the response)
+LMMS_REPLIES = {"images/0.jpg": "The tallest bar is red.\n", "images/1.jpg": " 0.3", "images/2.jpg": "12"}
+
+
+def test_lmms_eval_variant_asks_grades_and_scores_as_lmms_eval(chat_server: ChatServer, tmp_path: Path,
+                                                                lmms_eval_utils, capsys) -> None:
+    from PIL import Image as PILImage
+
+    def plain_judge(prompt: str) -> str:
+        """scripted_judge's verdict as bare JSON (lmms-eval reads no fenced reply)."""
+        return scripted_judge(prompt, {}).removeprefix("```json\n").removesuffix("\n```")
+
+    chat_server.models = (JUDGE,)
+    chat_server.reply = lambda body: plain_judge(last_user_text(body))
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps({"task": "charxiv_reasoning_lmms_eval", "doc_id": k, "responses": [v]}) + "\n"
+                                   for k, v in LMMS_REPLIES.items()), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = run_mmtasks(["--tasks", "charxiv_reasoning_lmms_eval", "--data-dir", str(SAMPLE), "--model", f"replay:{predictions}",
+                        "--judge", f"openai:{JUDGE}", "--judge-args", FAST, "--output-path", str(out)],
+                       tmp_path, base_url=chat_server.base_url)
+    assert proc.returncode == 0, proc.stderr
+    ours = results_of(out)["results"]["charxiv_reasoning_lmms_eval"]["overall"]
+    our_prompts = sorted(last_user_text(b) for b in chat_server.bodies)
+
+    # lmms-eval's own pipeline on the same rows, replies and grader
+    client = PromptClient(plain_judge)
+    lmms_eval_utils._client = client
+    results = []
+    by_doc = {s["doc_id"]: s for s in samples_of(out, "charxiv_reasoning_lmms_eval")}
+    for row in records():
+        doc = {**row, "image": PILImage.open(SAMPLE / "charxiv" / row["image"])}
+        messages = lmms_eval_utils.charxiv_reasoning_doc_to_messages_cot(doc)
+        (prompt,) = by_doc[row["figure_path"]]["prompt"]
+        assert [p["type"] for p in prompt["content"]] == ["image", "text"] == [p["type"] for p in messages[0]["content"]]
+        assert prompt["content"][1]["text"] == messages[0]["content"][1]["text"]
+        results.append(lmms_eval_utils.charxiv_reasoning_process_results(doc, [LMMS_REPLIES[row["figure_path"]]])["reasoning_acc"])
+    theirs = lmms_eval_utils.charxiv_reasoning_aggregate_results(results)
+    assert sorted(client.prompts) == our_prompts
+    # red 1, 0.3 0, 12 graded 2 (counted as it is): (1 + 0 + 2) / 3
+    assert ours == pytest.approx(100 * theirs) == pytest.approx(100.0)
+    # the instruction follows the source: chart 1 (answer type 4, source 3) is asked with instruction 3
+    # (Number-in-Chart), without the decimal places the authors' instruction 4 adds
+    (second,) = by_doc["images/1.jpg"]["prompt"]
+    assert "decimal places" not in second["content"][1]["text"]
