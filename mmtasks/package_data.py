@@ -2,9 +2,9 @@
 leaderboard page's sources.
 
 In the source tree they sit at the top level, beside the package, as the design card draws it
-(``tasks/``, ``models/``, ``leaderboard/``, ``viewer/``). The build backend maps each into the package
+(``tasks/``, ``models/``, ``leaderboard/``, ``viewer/``, ``reports/``). The build backend maps each into the package
 (``pyproject.toml``: ``[tool.setuptools.package-dir]``), so an installed wheel holds them at
-``mmtasks/tasks/``, ``mmtasks/presets/``, ``mmtasks/leaderboard/site/`` and ``mmtasks/viewer_site/``: one copy in the tree,
+``mmtasks/tasks/``, ``mmtasks/presets/``, ``mmtasks/leaderboard/site/``, ``mmtasks/viewer_site/`` and ``mmtasks/reports/``: one copy in the tree,
 one in the wheel, nothing duplicated.
 """
 
@@ -23,11 +23,12 @@ _LOCATIONS: dict[str, tuple[Path, Path]] = {
     "presets": (_PACKAGE / "presets", _PACKAGE.parent / "models"),
     "site": (_PACKAGE / "leaderboard" / "site", _PACKAGE.parent / "leaderboard"),
     "viewer": (_PACKAGE / "viewer_site", _PACKAGE.parent / "viewer"),
+    "reports": (_PACKAGE / "reports", _PACKAGE.parent / "reports"),
 }
 
 
 def data_dir(name: str) -> Path:
-    """The folder of shipped data ``name`` (``tasks``, ``presets``, ``site`` or ``viewer``).
+    """The folder of shipped data ``name`` (``tasks``, ``presets``, ``site``, ``viewer`` or ``reports``).
 
     In a source checkout (the package's parent holds ``pyproject.toml``: an editable install, a
     git worktree, ``pythonpath=.``) the top-level folder is the one; otherwise the installed one.

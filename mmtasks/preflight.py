@@ -84,6 +84,10 @@ def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, imag
         check_generation_overrides(generation)
     registry = TaskRegistry.discover(include_paths)
     resolved = registry.resolve(names)
+    for name in dict.fromkeys(n.strip() for n in names):
+        note = registry.report_note(name)  # a model card's report: the rows mmtasks has not yet, left out
+        if note is not None:
+            log.warning(note)
     tasks = []
     switched: list[str] = []
     for name in resolved:

@@ -93,6 +93,15 @@ def list_tasks(args: argparse.Namespace) -> int:
     print("groups:")
     for group, members in reg.groups.items():
         print(textwrap.fill(", ".join(members), width, initial_indent=f"  {group}: ", subsequent_indent="    "))
+    if reg.reports:
+        print()
+        print("reports (a model card's table as one --tasks name; reports/, docs/users/reports.md):")
+        known = {*reg.task_names, *reg.groups}
+        for name, report in reg.reports.items():
+            present, missing = report.split(known)
+            print(textwrap.fill(printable(f"{report.title} ({report.source.url}): runs {', '.join(present) or 'nothing yet'}"
+                                          + (f"; not in mmtasks yet: {', '.join(r.row for r in missing)}" if missing else "")),
+                                width, initial_indent=f"  {name}: ", subsequent_indent="    "))
     for path, message in reg.broken_files.items():
         print(printable(f"warning: skipped {message}"))
     return 0

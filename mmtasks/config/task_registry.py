@@ -26,6 +26,7 @@ from pathlib import Path
 
 from mmtasks import registry
 from mmtasks.config.benchmark_folders import TESTS_FOLDER
+from mmtasks.config.reports import Report, builtin_reports_dir, load_reports
 from mmtasks.config.task_config import TaskConfig
 from mmtasks.config.yaml_loader import load_with_includes, read_yaml, validate, validate_without_errors
 from mmtasks.errors import ConfigError, MmtasksError
@@ -46,6 +47,8 @@ class TaskRegistry:
     _group_owners: dict[str, Path] = field(default_factory=dict)
     #: group -> files of other folders that name it (refused: see _index)
     _intruders: dict[str, list[Path]] = field(default_factory=dict)
+    #: report name -> the model card's report table (``reports/``: :mod:`mmtasks.config.reports`)
+    _reports: dict[str, Report] = field(default_factory=dict)
 
     @classmethod
     def discover(cls, include_paths: Sequence[str | Path] = ()) -> "TaskRegistry":
@@ -63,6 +66,7 @@ class TaskRegistry:
             dirs.append(path.resolve())
         reg = cls(dirs=dirs)
         reg._index()
+        reg._reports = load_reports([builtin_reports_dir()])
         return reg
 
     def _index(self) -> None:
@@ -116,6 +120,16 @@ class TaskRegistry:
         return {g: sorted(ts) for g, ts in sorted(self._groups.items())}
 
     @property
+    def reports(self) -> dict[str, Report]:
+        """Report name -> its report (a model card's table as one ``--tasks`` name)."""
+        return dict(self._reports)
+
+    def report_note(self, name: str) -> str | None:
+        """For a report: the one line naming its rows not in mmtasks yet (None otherwise)."""
+        report = self._reports.get(name)
+        return report.missing_line({*self._files, *self._groups}) if report is not None else None
+
+    @property
     def broken_files(self) -> dict[Path, str]:
         return dict(self._errors)
 
@@ -166,11 +180,19 @@ class TaskRegistry:
                 if name in self._intruders:  # a run of the group would silently miss (or, before, count) the intruder
                     raise ConfigError(self._errors[self._intruders[name][0]])
                 expanded = sorted(self._groups[name])
+            elif name in self._reports:
+                # a model card's report: the rows mmtasks has (those not in it yet: report_note)
+                report = self._reports[name]
+                present, _ = report.split({*self._files, *self._groups})
+                if not present:
+                    raise ConfigError(f"report {name!r}: none of its rows is in mmtasks yet", file=report.file,
+                                      field="rows", hint="its rows name: " + ", ".join(report.members()))
+                expanded = self.resolve(present)
             else:
                 broken = [msg for p, msg in self._errors.items() if p.stem == name or _mentions_task(p, name)]
                 if broken:
                     raise ConfigError(broken[0])
-                close = difflib.get_close_matches(name, list(dict.fromkeys([*self._files, *self._groups])), n=3)
+                close = difflib.get_close_matches(name, list(dict.fromkeys([*self._files, *self._groups, *self._reports])), n=3)
                 hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "run `mmtasks tasks` to list them"
                 raise ConfigError(f"unknown task or group {name!r}", field="--tasks", hint=hint)
             out.extend(t for t in expanded if t not in out)

@@ -37,7 +37,7 @@ PROBE_DIR = "zz_wheel_probe"
 
 #: the top-level data folders of the tree and where the build backend maps each in the wheel
 DATA_FOLDERS = {"tasks": "mmtasks/tasks", "models": "mmtasks/presets", "leaderboard": "mmtasks/leaderboard/site",
-                "viewer": "mmtasks/viewer_site"}
+                "viewer": "mmtasks/viewer_site", "reports": "mmtasks/reports"}
 
 
 def _package_data(folder: str) -> set[str]:
@@ -128,6 +128,8 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     viewer_files = _package_data("viewer")
     assert viewer_files == {f"mmtasks/viewer_site/{n}" for n in ("index.html", "app.js", "style.css")}
     assert viewer_files <= names
+    reports = _package_data("reports")  # the model cards' report tables (--tasks report_...)
+    assert "mmtasks/reports/report_qwen2.5_vl.yaml" in reports and reports <= names
     # every Python package of the tree is listed in pyproject.toml's packages
     packages = {p.parent.relative_to(REPO).as_posix() for p in PACKAGE.rglob("__init__.py")}
     assert {f"{p}/__init__.py" for p in packages} <= names, sorted(f"{p}/__init__.py" for p in packages)
@@ -136,7 +138,7 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert {f"mmtasks/tasks/{PROBE_DIR}/scoring/plugin.py", f"mmtasks/tasks/{PROBE_DIR}/prompt.txt"} <= names
     assert not [n for n in names
-                if n.startswith(("tests/", "data/", "scripts/", "benchmarks/", "tasks/", "models/", "leaderboard/", "viewer/"))]
+                if n.startswith(("tests/", "data/", "scripts/", "benchmarks/", "tasks/", "models/", "leaderboard/", "viewer/", "reports/"))]
 
     # --- a fresh environment outside the source tree -------------------------------------------
     python, purelib = make_venv(tmp_path / "venv")
