@@ -204,3 +204,27 @@ def test_our_scoring_equals_the_authors_and_lmms_evals_on_tricky_replies(tmp_pat
     variant = results["variants"]["ocrbench"]["lmms_eval"]["metrics"]
     # lmms-eval returns the final score over 1000
     assert variant["final_score"] == round(lmms_final * 1000) == 12
+
+
+def test_lmms_eval_task_variant_asks_and_scores_as_lmms_eval(tmp_path: Path) -> None:
+    """ocrbench_lmms_eval: the image first, then lmms-eval's ocrbench_doc_to_text (the question
+    stripped), 128 tokens; the sample's replies scored with its rule (reply 4's fullwidth digits read)."""
+    lmms = lmms_eval_module(tmp_path)
+    predictions = predictions_by_task(tmp_path / "predictions.jsonl", {"ocrbench_lmms_eval": SAMPLE_REPLIES})
+    out = tmp_path / "out"
+    proc = run_mmtasks(["--tasks", "ocrbench_lmms_eval", "--data-dir", str(SAMPLE), "--model", f"replay:{predictions}",
+                        "--output-path", str(out), "--no-cache"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    results = results_of(out)
+    res = results["results"]["ocrbench_lmms_eval"]
+    assert res["final_score"] == 5 and res["doc_vqa"] == 1
+    assert results["configs"]["ocrbench_lmms_eval"]["generation"]["max_new_tokens"] == 128
+    samples = sorted(samples_of(out, "ocrbench_lmms_eval"), key=lambda s: int(s["doc_id"]))
+    for s, rec in zip(samples, read_jsonl(SAMPLE / "ocrbench" / "ocrbench.jsonl")):
+        content = s["prompt"][-1]["content"]
+        assert [p["type"] for p in content] == ["image", "text"]
+        assert content[1]["text"] == lmms.ocrbench_doc_to_text({**rec, "question": " " + rec["question"] + "\n"}, {})
+    scored = [lmms.ocrbench_process_results({**rec, "answer": rec["answer"]}, [SAMPLE_REPLIES[str(k)]])["ocrbench_accuracy"]
+              for k, rec in enumerate(read_jsonl(SAMPLE / "ocrbench" / "ocrbench.jsonl"))]
+    assert [int(s["metrics"]["correct"] == 100.0) for s in samples] == [r["score"] for r in scored]
+    assert round(lmms.ocrbench_aggregate_accuracy(scored, None) * 1000) == res["final_score"]
