@@ -116,7 +116,7 @@ def copy_bench_files(bench: str, dest_root: Path, *, replace: dict[str, dict[str
     for yaml_file in dest.glob("*.yaml"):
         text = yaml_file.read_text(encoding="utf-8")
         text = re.sub(r"^task: (\S+)$", r"task: \1_copy", text, flags=re.M)
-        text = re.sub(r"^group: (\S+)$", r"group: \1_copy", text, flags=re.M)
+        text = re.sub(r"^group: ([^\s\[]\S*)$", r"group: \1_copy", text, flags=re.M)  # not a list (group: [])
         for old, new in (replace or {}).get(yaml_file.name, {}).items():
             assert old in text, (yaml_file.name, old)
             text = text.replace(old, new)

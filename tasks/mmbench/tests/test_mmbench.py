@@ -137,3 +137,31 @@ def test_convert_tsv_resolves_the_copies_image_references(tmp_path: Path) -> Non
     assert records[1] == {"index": 1000003, "question": "q?", "hint": None, "A": "blue", "B": "red", "C": None, "D": None,
                           "answer": "A", "category": "c", "image": records[1]["image"], "source": "s", "l2-category": "l2",
                           "comment": None, "split": "dev"}
+
+
+@pytest.mark.parametrize(("lang", "post_prompt"), [
+    ("en", "\nAnswer with the option's letter from the given choices directly."),
+    ("cn", "\n请直接使用所提供的选项字母作为答案回答。"),
+])
+def test_the_lmms_eval_prompt_variant(tmp_path: Path, lang: str, post_prompt: str) -> None:
+    """mmbench_dev_{en,cn}_lmms_eval send what lmms-eval's mmbench_doc_to_text builds: the options from
+    its MMBench_Evaluator.create_options_prompt, run verbatim (reference/), in its f-string."""
+    import importlib.util
+    import json
+
+    from tests.folder_runs import SAMPLE
+
+    spec = importlib.util.spec_from_file_location("lmms_mmbench", Path(__file__).parent / "reference" / "lmms_eval_mmbench_evals_75571cf.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    evaluator = module.MMBench_Evaluator(sys_prompt="There are several options:")
+    task = f"mmbench_dev_{lang}_lmms_eval_copy"
+    records = [json.loads(line) for line in (SAMPLE / "mmbench" / f"MMBench_DEV_{lang.upper()}.jsonl").read_text(encoding="utf-8").splitlines()]
+    proc, out = run_copy(tmp_path, "mmbench", task, [(task, str(r["index"]), "A") for r in records])
+    assert proc.returncode == 0, proc.stderr
+    samples = samples_of(out, task)
+    for doc in records:
+        options, _ = evaluator.create_options_prompt(doc, ["A", "B", "C", "D", "E"])
+        query = f"{doc['hint']} {doc['question']} {options}" if doc["hint"] is not None else f"{doc['question']} {options}"
+        assert parts_of(samples[str(doc["index"])]) == ["<img>", f"{query}\n{post_prompt}"]

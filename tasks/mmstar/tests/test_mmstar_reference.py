@@ -223,3 +223,21 @@ def test_the_released_llava_next_replies_give_the_published_figure(tmp_path: Pat
     assert len(axis) == 18
     assert lmms["acc"] == pytest.approx(sum(r["acc"] for r in axis.values()) / 18)
     assert lmms["acc"] == pytest.approx(52.718, abs=1e-3)  # 0.65 above the authors' figure: the axes are unequal (31-146)
+
+
+def test_the_lmms_eval_prompt_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mmstar_lmms_eval sends what lmms-eval's mmstar_doc_to_text (run verbatim, reference/) builds."""
+    from tests.folder_runs import SAMPLE, parts_of, run_copy_target, samples_of
+
+    for name in ("lmms_eval", "lmms_eval.tasks", "lmms_eval.tasks._task_utils"):
+        monkeypatch.setitem(sys.modules, name, ModuleType(name))
+    monkeypatch.setitem(sys.modules, "lmms_eval.tasks._task_utils.mcq_extract", load("lmms_eval_mcq_extract_75571cf"))
+    utils = load("lmms_eval_mmstar_utils_75571cf")
+    kwargs = {"pre_prompt": "", "post_prompt": "\nAnswer with the option's letter from the given choices directly"}
+    docs = [json.loads(line) for line in (SAMPLE / "mmstar" / "mmstar.jsonl").read_text(encoding="utf-8").splitlines()]
+    task = "mmstar_lmms_eval_copy"
+    proc, out = run_copy_target(tmp_path, "mmstar", task, [(task, str(d["index"]), "A") for d in docs])
+    assert proc.returncode == 0, proc.stderr
+    samples = samples_of(out, task)
+    for doc in docs:
+        assert parts_of(samples[str(doc["index"])]) == ["<img>", utils.mmstar_doc_to_text(doc, kwargs)]
