@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 from mmtasks.core.conversation import Image, Message, Text
 from mmtasks.core.request import Request
 from mmtasks.core.sample import Dialogue, Sample
-from mmtasks.dialogues.judging import ask_judge, judge_request
+from mmtasks.dialogues.judging import MAX_JUDGED_CHARS, Unaskable, ask_judge, judge_request, too_large_for_the_judge
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.dialogues.state import DocumentState
 from mmtasks.errors import ConfigError, DataError
@@ -331,12 +331,14 @@ def charxiv(state: DocumentState, ctx: DialogueContext) -> Dialogue:
     to_grade = [(q, rec) for q, rec in zip(asked, records, strict=True) if rec["status"] == "unjudged"]
     if judged and to_grade:
         read = read_descriptive_verdict if args.mode == "descriptive" else read_reasoning_verdict
-        calls = []
+        calls: list[Request | Unaskable] = []
         for q, rec in to_grade:
             response = rec["response"] or ""
             query = (descriptive_grading_query(q.kind, response, q.answer) if args.mode == "descriptive"
                      else reasoning_grading_query(record, response.strip() if lmms_eval else response, lmms_eval=lmms_eval))
-            calls.append(judge_request(state, position=q.index, grading_query=query))
+            # a reply past any judge's context is not sent (a judge failure), as judge_call does
+            calls.append(too_large_for_the_judge(len(response)) if len(response) > MAX_JUDGED_CHARS
+                         else judge_request(state, position=q.index, grading_query=query))
         verdicts = yield from ask_judge(calls, read, config.judge.retries if config.judge else 0)
         for (q, rec), verdict in zip(to_grade, verdicts, strict=True):
             sample.judge.append(verdict.to_json())

@@ -463,3 +463,25 @@ def test_lmms_eval_variant_asks_grades_and_scores_as_lmms_eval(chat_server: Chat
     # (Number-in-Chart), without the decimal places the authors' instruction 4 adds
     (second,) = by_doc["images/1.jpg"]["prompt"]
     assert "decimal places" not in second["content"][1]["text"]
+
+
+def test_a_reply_too_large_for_the_judge_is_not_sent(chat_server: ChatServer, tmp_path: Path) -> None:
+    """A reply past MAX_JUDGED_CHARS is a judge failure of its question (counted 0, as an invalid
+    score), never a judge prompt of megabytes."""
+    from mmtasks.dialogues.judging import MAX_JUDGED_CHARS
+
+    chat_server.models = (JUDGE,)
+    chat_server.reply = lambda body: scripted_judge(last_user_text(body), {})
+    replies = {**REASONING, "images/1.jpg": "x" * (MAX_JUDGED_CHARS + 1)}
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps({"task": "charxiv_reasoning", "doc_id": k, "responses": [v]}) + "\n"
+                                   for k, v in replies.items()), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = run_mmtasks(["--tasks", "charxiv_reasoning", "--data-dir", str(SAMPLE), "--model", f"replay:{predictions}",
+                        "--judge", f"openai:{JUDGE}", "--judge-args", FAST, "--output-path", str(out)],
+                       tmp_path, base_url=chat_server.base_url)
+    results = results_of(out)
+    assert results["problems"]["charxiv_reasoning"]["judge_failures"] == 1, proc.stderr
+    assert len(chat_server.bodies) == 2 and all(len(last_user_text(b)) < 10_000 for b in chat_server.bodies)
+    # red 1, the unjudged 0, 12 scored 2 (invalid) 0
+    assert results["results"]["charxiv_reasoning"]["overall"] == 33.33
