@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmtasks.plugin import aggregator, parser
 from mmtasks.registry import adapters
-from mmtasks.scoring.aggregation import TaskResult, mean, mean_of_means, per_sample_mean
+from mmtasks.scoring.aggregation import TaskResult, mean, mean_of_means, per_sample_mean, values_by_label
 from mmtasks.scoring.parsers import OptionText
 
 if TYPE_CHECKING:
@@ -211,20 +211,32 @@ def _emits(config: "TaskConfig") -> list[str]:
 
 @aggregator("mmstar_l2_mean", emits=_emits)
 def mmstar_l2_mean(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> TaskResult:
-    """lmms-eval's figures: the mean of the ``l2_category`` means, and each ``category`` row the mean of its own."""
+    """lmms-eval's figures: the mean of the ``l2_category`` means, and each ``category`` row the mean
+    of its own; ``_all`` the same with unscored questions as 0, ``_stderr`` a bootstrap resampling the
+    questions within each axis (ours), ``_micro`` the question mean."""
     samples = list(samples)
     result = per_sample_mean(task, samples, seed)
+    parent = {s.breakdown.get("l2_category", ""): s.breakdown.get("category", "") for s in samples}
     for metric in (m.name for m in task.config.metrics):
-        by_l2: dict[str, list[float]] = {}
-        parent: dict[str, str] = {}
-        for s in samples:
-            value = s.metrics.get(metric)
-            l2 = s.breakdown.get("l2_category", "")
-            parent[l2] = s.breakdown.get("category", "")
-            if value is not None:
-                by_l2.setdefault(l2, []).append(float(value))
+        by_l2 = values_by_label(samples, metric, "l2_category")
         result.metrics[f"{metric}_micro"] = result.metrics.get(metric)
         result.metrics[metric] = mean_of_means(by_l2)
+        result.metrics[f"{metric}_all"] = mean_of_means(values_by_label(samples, metric, "l2_category", unscored=0.0))
+        result.metrics[f"{metric}_stderr"] = _within_group_stderr(by_l2, seed)
         for label, row in result.breakdowns.get("category", {}).items():
             row[metric] = mean([sum(v) / len(v) for l2, v in by_l2.items() if parent.get(l2) == label and v])
     return result
+
+
+def _within_group_stderr(groups: dict[str, list[float]], seed: int, n_boot: int = 1000) -> float | None:
+    """Bootstrap stderr of the mean of group means, resampling within each group."""
+    import numpy as np
+
+    arrays = [np.asarray(v, dtype=float) for v in groups.values() if v]
+    if not arrays or sum(len(a) for a in arrays) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    boot = np.zeros(n_boot)
+    for values in arrays:
+        boot += values[rng.integers(0, len(values), size=(n_boot, len(values)))].mean(axis=1)
+    return float((boot / len(arrays)).std(ddof=1))

@@ -51,6 +51,7 @@ def check(proc: subprocess.CompletedProcess, out: Path, task: str) -> None:
     # 2, every other axis 1 of 1: 6/7 (85.71), where the question mean is 75.0
     assert variants["lmms_eval"]["metrics"]["acc"] == pytest.approx(100 * 6 / 7)
     assert variants["lmms_eval"]["metrics"]["acc_micro"] == pytest.approx(75.0)
+    assert variants["lmms_eval"]["metrics"]["acc_all"] == pytest.approx(100 * 6 / 7)  # every question scored
     rows = results["breakdowns"][task]
     assert {k: v["acc"] for k, v in rows["category"].items()} == pytest.approx({
         "coarse perception": 100.0, "fine-grained perception": 100.0, "instance reasoning": 100.0,
