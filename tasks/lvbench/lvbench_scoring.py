@@ -8,6 +8,8 @@ right when it equals the record's ``answer``, overall and in each of the questio
 ``question_type`` entries (a question of two types counts in both). ``lvbench_polish`` is that
 reading; a character that is not one of A-D is unparsed here (scored 0, as the authors' equality
 fails). ``lvbench_capabilities`` adds each capability's accuracy to the per-question ``acc``.
+``lvbench_lmms_eval``: lmms-eval's reading (``lvbench_process_results``: ``extract_mcq_answer``
+over A-D, ``mmtasks.scoring.lmms_eval_mcq``), for the scoring variant ``lmms_eval``.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmtasks.plugin import parser
+from mmtasks.scoring.lmms_eval_mcq import lmms_eval_mcq_letter
 from mmtasks.scoring.aggregation import TaskResult, aggregator, mean, per_sample_mean, values_by_label
 
 if TYPE_CHECKING:
     from mmtasks.plugin import Sample
-    from mmtasks.scoring.aggregation import TaskScoring
+    from mmtasks.scoring.lmms_eval_mcq import lmms_eval_mcq_letter
+from mmtasks.scoring.aggregation import TaskScoring
 
 #: the six capabilities (the records' question_type values) and the short names of the authors'
 #: scripts/test_acc.py name_map, which the leaderboard uses
@@ -42,6 +46,11 @@ def polish(answer: str) -> str:
 def lvbench_polish(text: str, doc: Mapping[str, Any]) -> str | None:
     read = polish(text)
     return read if read in ("A", "B", "C", "D") else None
+
+
+@parser("lvbench_lmms_eval")
+def lvbench_lmms_eval(text: str, doc: Mapping[str, Any]) -> str | None:
+    return lmms_eval_mcq_letter(text, "ABCD")
 
 
 def _emits(config: Any) -> list[str]:

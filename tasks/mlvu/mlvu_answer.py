@@ -8,6 +8,9 @@ must then equal that letter. The authors prefill "Best Option: (" so a reply rea
 no prefill, a chat reply "(A) ..." reads the same). Here the character read is the answer when
 it is one of the document's letters, else the reply is unparsed (scored 0, as the authors' test
 fails): "A. Yellow", " A" and "A (Yellow)" are wrong, "A", "(A) Yellow", "Best option: (A)" right.
+
+``mlvu_lmms_eval``: lmms-eval's reading (``mlvu_process_results``: ``extract_mcq_answer`` over
+A-D, ``mmtasks.scoring.lmms_eval_mcq``), for the scoring variant ``lmms_eval``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mmtasks.plugin import parser
+from mmtasks.scoring.lmms_eval_mcq import lmms_eval_mcq_letter
 
 
 def check_reading(text: str) -> str:
@@ -31,3 +35,8 @@ def mlvu_check(text: str, doc: Mapping[str, Any]) -> str | None:
     read = check_reading(text)
     letters = [chr(ord("A") + i) for i in range(len(doc["candidates"]))]
     return read if read in letters else None
+
+
+@parser("mlvu_lmms_eval")
+def mlvu_lmms_eval(text: str, doc: Mapping[str, Any]) -> str | None:
+    return lmms_eval_mcq_letter(text, "ABCD")

@@ -38,6 +38,10 @@ def test_lvbench_replayed_to_hand_computed_scores(tmp_path: Path) -> None:
     # ER: 101, 302 right; EU: 102, 202 wrong; KIR: 201, 302 right; TG: 102 wrong, 301 right; Rea: 103 right; Sum: 202 wrong
     assert {k: res[f"acc_{k}"] for k in ("er", "eu", "kir", "tg", "rea", "sum")} == pytest.approx(
         {"er": 100.0, "eu": 0.0, "kir": 100.0, "tg": 50.0, "rea": 100.0, "sum": 0.0})
+    # lmms-eval's reading (variant lmms_eval): "Answer: C" ends with C, right; "b" still nothing: 6 of 7
+    lmms = results_of(out)["variants"]["lvbench"]["lmms_eval"]["metrics"]
+    assert lmms["acc"] == pytest.approx(100 * 6 / 7)
+    assert (lmms["acc_eu"], lmms["acc_tg"], lmms["acc_sum"]) == pytest.approx((50.0, 100.0, 0.0))
     samples = {s["doc_id"]: s for s in samples_of(out, "lvbench")}
     assert {d: s["target"] for d, s in samples.items()} == {d: gold for d, (gold, _) in REPLIES.items()}
     assert samples["202"]["unparsed"] == 1

@@ -4,7 +4,9 @@
   LICENSE file upstream) reads tricky replies as ``lvbench_polish`` does, and the authors'
   ``compute_accuracy`` gives, on the answers read, the accuracy and capability accuracies of the
   ``lvbench_capabilities`` aggregator.
-- lmms-eval's ``lvbench_doc_to_text`` (bundled) gives each sample's text.
+- lmms-eval's ``lvbench_doc_to_text`` (bundled) gives each sample's text, and its
+  ``lvbench_process_results`` (its ``extract_mcq_answer``, bundled) scores tricky replies as the
+  variant ``lmms_eval``'s ``lvbench_lmms_eval`` does.
 """
 
 from __future__ import annotations
@@ -97,8 +99,24 @@ def test_figures_as_the_authors_compute_accuracy(tmp_path: Path, monkeypatch: py
         {"ER": 1.0, "EU": 0.0, "KIR": 1.0, "TG": 0.5, "Rea": 1.0, "Sum": 0.0})
 
 
-def test_prompts_as_lmms_evals_doc_to_text(tmp_path: Path) -> None:
-    module = load(REFERENCE / "lmms_eval_lvbench.py", "reference_lmms_eval_lvbench")
+def lmms_eval(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """lmms-eval's lvbench/utils.py functions (bundled), their import of mcq_extract given the bundled copy."""
+    extract = load(REFERENCE / "lmms_eval_mcq_extract.py", "reference_lmms_eval_mcq_extract_lvbench")
+    for name in ("lmms_eval", "lmms_eval.tasks", "lmms_eval.tasks._task_utils"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, "lmms_eval.tasks._task_utils.mcq_extract", extract)
+    return load(REFERENCE / "lmms_eval_lvbench.py", "reference_lmms_eval_lvbench")
+
+
+@pytest.mark.parametrize("reply", [r for r, _ in REPLIES] + ["Definitely C", "I choose A", "b", "E", "xBx", "C or D? D."])
+@pytest.mark.parametrize("gold", ["A", "B", "C", "D"])
+def test_replies_as_lmms_evals_process_results(monkeypatch: pytest.MonkeyPatch, reply: str, gold: str) -> None:
+    theirs = lmms_eval(monkeypatch).lvbench_process_results({"answer": gold}, [reply])["lvbench_score"]
+    assert (ours().lvbench_lmms_eval(reply, {}) == gold) is theirs
+
+
+def test_prompts_as_lmms_evals_doc_to_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = lmms_eval(monkeypatch)
     out = tmp_path / "out"
     proc = run_mmtasks(["--tasks", "lvbench", "--model", "random", "--data-dir", str(SAMPLE), "--output-path", str(out)],
                        tmp_path)

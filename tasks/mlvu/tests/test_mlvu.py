@@ -39,6 +39,11 @@ def test_mlvu_replayed_to_hand_computed_scores(tmp_path: Path) -> None:
                                   "mlvu_dev_topic_reasoning": 100.0})
     # M-Avg: the mean of the seven task accuracies, 450 / 7 (7 of the 10 questions right: 70 per question)
     assert results["groups"]["mlvu_dev"]["average"] == pytest.approx(450 / 7)
+    # lmms-eval's reading (variant lmms_eval): "B. It turns yellow" and "B (Right to left)" start with
+    # their letter, right; "(B) 1->2->3->4" still wrong: 6 tasks of 7 at 100, M-Avg 600 / 7
+    lmms = {t: results["variants"][t]["lmms_eval"]["metrics"]["acc"] for t in REPLIES}
+    assert lmms == pytest.approx({**{t: 100.0 for t in REPLIES}, "mlvu_dev_order": 0.0})
+    assert results["groups"]["mlvu_dev"]["variants"]["lmms_eval"] == pytest.approx(600 / 7)
     for task, docs in REPLIES.items():
         samples = {s["doc_id"]: s for s in samples_of(out, task)}
         assert {d: s["target"] for d, s in samples.items()} == {d: gold for d, (gold, _) in docs.items()}

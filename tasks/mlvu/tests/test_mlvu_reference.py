@@ -5,6 +5,9 @@
   by "no option") accept exactly the tricky replies ``mlvu_check`` reads as the right letter.
 - Prompt and target: ``qa_template`` (the authors' and VLMEvalKit's) gives the text and the right
   letter each sample of a run on the bundled sample has.
+- lmms-eval (bundled, MIT): ``extract_characters_regex`` (its ``extract_mcq_answer``) reads tricky
+  replies as the variant ``lmms_eval``'s ``mlvu_lmms_eval`` does, and ``mlvu_aggregate_results_dev``
+  gives the group's M-Avg under it.
 - Frames: the authors' ``MLVU.get_index`` (no bound, 16 segments) gives the frames ``sampling:
   centers`` sends, for videos of 2 to 100,000 frames.
 """
@@ -142,3 +145,41 @@ def test_the_frames_are_the_authors_get_index(monkeypatch: pytest.MonkeyPatch, n
     dataset.num_segments = 16  # the authors' VideoChat2 script's num_frame
     theirs = dataset.get_index(None, fps, n - 1, first_idx=0)
     assert our_frames(n, fps) == [int(i) for i in theirs]
+
+
+def lmms_eval(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """lmms-eval's mlvu/utils.py functions (bundled), their import of mcq_extract given the bundled copy."""
+    extract = load(REFERENCE / "lmms_eval_mcq_extract.py", "reference_lmms_eval_mcq_extract")
+    for name in ("lmms_eval", "lmms_eval.tasks", "lmms_eval.tasks._task_utils"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, "lmms_eval.tasks._task_utils.mcq_extract", extract)
+    return load(REFERENCE / "lmms_eval_mlvu.py", "reference_lmms_eval_mlvu")
+
+
+LMMS_REPLIES = ["B", "(B) Green", "B) Green", "Best option: (B) Green", "B.", "B. Green", " B", "b", "B (Green)", ")B",
+                "(A) Red, not (B)", "The answer is (B).", "(C)", "", "Option B", "Definitely C", "Answer: C", "I choose A",
+                "E", "xBx", "C or D? D.", "Best option: (\nA"]
+
+
+@pytest.mark.parametrize("reply", LMMS_REPLIES)
+def test_replies_as_lmms_evals_reading(monkeypatch: pytest.MonkeyPatch, reply: str) -> None:
+    theirs = lmms_eval(monkeypatch).extract_characters_regex(reply)
+    mine = ours().mlvu_lmms_eval(reply, {"candidates": ["a", "b", "c", "d"]})
+    assert (mine or "") == theirs
+
+
+def test_m_avg_as_lmms_evals_aggregate(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = lmms_eval(monkeypatch)
+    from tasks.mlvu.tests.test_mlvu import REPLIES
+
+    names = {"mlvu_dev_plotqa": "plotQA", "mlvu_dev_needle": "needle", "mlvu_dev_ego": "ego", "mlvu_dev_count": "count",
+             "mlvu_dev_order": "order", "mlvu_dev_anomaly_reco": "anomaly_reco", "mlvu_dev_topic_reasoning": "topic_reasoning"}
+    results, means = [], []
+    for task, docs in REPLIES.items():
+        right = []
+        for doc_id, (gold, reply) in docs.items():
+            doc = {"question": f"{task}-{doc_id}", "task_type": names[task], "answer": gold}
+            results.append(module.mlvu_process_results(doc, [reply])["mlvu_percetion_score"])
+            right.append(ours().mlvu_lmms_eval(reply, {"candidates": ["a", "b", "c", "d"]}) == gold)
+        means.append(100 * sum(right) / len(right))
+    assert module.mlvu_aggregate_results_dev(results) == pytest.approx(sum(means) / len(means)) == pytest.approx(600 / 7)
