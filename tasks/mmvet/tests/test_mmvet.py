@@ -51,26 +51,30 @@ EXPECTED = {
 VLMEVALKIT = {"rec": (100 + 100 + 80 + 30) / 4, "ocr": (50 + 50 + 0 + 0 + 30) / 5}
 
 
-def run_copy(tmp_path: Path, *, hub: bool = False) -> tuple[subprocess.CompletedProcess, Path]:
+def run_copy(tmp_path: Path, *, hub: bool = False, tasks: tuple[str, ...] = ("mmvet",)) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run a copy of the folder (every task NAME renamed NAME_copy) on ``tasks`` with REPLIES replayed
+    as the model's answers and the judge's replies."""
     import shutil
 
-    tasks = tmp_path / "tasks" / "mmvet_copy"
-    shutil.copytree(Path(__file__).parents[1], tasks, ignore=shutil.ignore_patterns("__pycache__", "tests"))
-    (tasks / "leaderboard.yaml").unlink()
-    yaml_file = tasks / "mmvet.yaml"
-    text = yaml_file.read_text(encoding="utf-8").replace("task: mmvet\n", "task: mmvet_copy\n")
-    if hub:
-        text = text.replace("path: lmms-lab/MMVet", f"path: {hub_folder('mmvet', 'hf')}")
-    yaml_file.write_text(text, encoding="utf-8")
-    for other in tasks.glob("mmvet_*.yaml"):
-        other.unlink()  # the peers' task variants: not run here
-    lines = lambda k: "".join(json.dumps({"task": "mmvet_copy", "doc_id": d, "responses": [r[k]]}) + "\n"  # noqa: E731
-                              for d, r in REPLIES.items())
+    folder = tmp_path / "tasks" / "mmvet_copy"
+    shutil.copytree(Path(__file__).parents[1], folder, ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    (folder / "leaderboard.yaml").unlink()
+    for yaml_file in folder.glob("*.yaml"):
+        text = yaml_file.read_text(encoding="utf-8")
+        text = text.replace(f"task: {yaml_file.stem}\n", f"task: {yaml_file.stem}_copy\n")
+        if hub:
+            text = text.replace("path: lmms-lab/MMVet", f"path: {hub_folder('mmvet', 'hf')}")
+        yaml_file.write_text(text, encoding="utf-8")
+
+    def lines(k: int) -> str:
+        return "".join(json.dumps({"task": f"{t}_copy", "doc_id": d, "responses": [r[k]]}) + "\n"
+                       for t in tasks for d, r in REPLIES.items())
+
     (tmp_path / "model.jsonl").write_text(lines(0), encoding="utf-8")
     (tmp_path / "judge.jsonl").write_text(lines(1), encoding="utf-8")
     out = tmp_path / "out"
     data = [] if hub else ["--data-dir", str(SAMPLE)]
-    proc = run_mmtasks(["--tasks", "mmvet_copy", "--include-path", str(tasks.parent), *data,
+    proc = run_mmtasks(["--tasks", ",".join(f"{t}_copy" for t in tasks), "--include-path", str(folder.parent), *data,
                         "--model", f"replay:{tmp_path / 'model.jsonl'}", "--judge", f"replay:{tmp_path / 'judge.jsonl'}",
                         "--output-path", str(out)], tmp_path)
     return proc, out
@@ -228,3 +232,66 @@ def test_verdict_readings(reply: str, authors: float | None, vlmevalkit: float |
     except ValueError:
         theirs = None
     assert theirs == authors
+
+
+# --- the peers' own runs: task variants ------------------------------------------------------------
+
+def judge_prompt_of(sample: dict) -> str:
+    judged = [j for j in sample["judge"] if j["prompt"]][0]
+    return "".join(p["text"] for p in judged["prompt"][-1]["content"] if p["type"] == "text")
+
+
+def score_of(sample: dict) -> float:
+    """The sample's score on 0-1 (a judge failure: 0, as every harness counts it)."""
+    value = sample["metrics"].get("score")
+    return 0.0 if value is None else value / 100.0
+
+
+def test_the_peers_task_variants_judge_as_their_code(tmp_path: Path, monkeypatch) -> None:
+    """mmvet_lmms_eval and mmvet_vlmevalkit on the same answers and judge replies: the judge prompt, the
+    score of each question and the totals are those of lmms-eval's mmvet_process_results and
+    mmvet_aggregate_results, and of VLMEvalKit's build_mmvet_gpt4_prompt, MMVet_auxeval and MMVet_acc."""
+    import pandas as pd
+
+    proc, out = run_copy(tmp_path, tasks=("mmvet_lmms_eval", "mmvet_vlmevalkit"))
+    assert proc.returncode == 1, proc.stderr  # judge failures: v1_4 in both, v1_3 in VLMEvalKit's reading
+    results = results_of(out)
+
+    # lmms-eval: its prompt f-string, its first-token reading (the scripted judge answers every call alike)
+    lmms = load("mmvet_utils_75571cf")
+    monkeypatch.setattr(lmms, "time", SimpleNamespace(sleep=lambda seconds: None))
+    samples = samples_of(out, "mmvet_lmms_eval_copy")
+    theirs = []
+    for qid, (answer, verdict) in REPLIES.items():
+        asked: list[str] = []
+        lmms.get_chat_response = lambda prompt, temperature=0.0, v=verdict: (asked.append(prompt), (v, "judge"))[1]
+        doc = {**RECORDS[qid], "capability": RECORDS[qid]["capability"]}
+        result = lmms.mmvet_process_results(doc, [answer])["gpt_eval_score"]
+        assert judge_prompt_of(samples[qid]) == asked[0], qid
+        assert score_of(samples[qid]) == result["score"], qid
+        theirs.append({**result, "capabilities": RECORDS[qid]["capability"]})
+    res = results["results"]["mmvet_lmms_eval_copy"]
+    assert res["total"] == pytest.approx(lmms.mmvet_aggregate_results(theirs)) == pytest.approx(EXPECTED["total"])
+    # the model was asked to reason step by step first (lmms-eval's pre_prompt)
+    parts = samples["v1_2"]["prompt"][-1]["content"]
+    assert parts[1]["text"] == lmms.doc_to_text(RECORDS["v1_2"], {
+        "pre_prompt": "First please perform reasoning, and think step by step to provide best answer to the following question: \n\n",
+        "post_prompt": ""})
+
+    # VLMEvalKit: its prompt, float() of the whole reply ("0.8 The prediction ..." is no score: 0 after five tries)
+    vlm = load("mmvet_e8e78f0")
+    samples = samples_of(out, "mmvet_vlmevalkit_copy")
+    scores = {}
+    for qid, (answer, verdict) in REPLIES.items():
+        line = {"question": RECORDS[qid]["question"], "answer": RECORDS[qid]["answer"], "prediction": answer}
+        assert judge_prompt_of(samples[qid]) == vlm.build_mmvet_gpt4_prompt(line), qid
+        model = SimpleNamespace(generate=lambda prompt, temperature=0.0, v=verdict: v)
+        scores[qid] = vlm.MMVet_auxeval(model, line)["score"]
+        assert score_of(samples[qid]) == scores[qid], qid
+    assert scores["v1_3"] == 0.0
+    frame = pd.DataFrame({"category": [RECORDS[q]["capability"] for q in scores], "score": list(scores.values())})
+    acc = dict(zip(*vlm.MMVet_acc(frame)[0][["Category", "acc"]].T.values))
+    res = results["results"]["mmvet_vlmevalkit_copy"]
+    assert res["total"] == pytest.approx(acc.pop("Overall")) == pytest.approx((100 + 50 + 0 + 0 + 0 + 30) / 6)
+    assert {k: res[k] for k in acc} == pytest.approx(acc)
+    assert res["rec"] == pytest.approx((100 + 100 + 0 + 30) / 4)   # v1_0 twice, v1_3 now 0
