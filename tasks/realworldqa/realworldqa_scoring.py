@@ -7,8 +7,8 @@ instruction, and an answer, without a scoring script. The harnesses that score i
 - lmms-eval (github.com/EvolvingLMMs-Lab/lmms-eval, commit ``75571cfe``,
   ``lmms_eval/tasks/realworldqa/utils.py`` ``realworldqa_process_results``; the task's rule,
   ``realworldqa_lmms_eval`` here): a question whose answer is one of A-D is multiple choice, and
-  the reply's letter is ``extract_mcq_answer`` (``lmms_eval/tasks/_task_utils/mcq_extract.py``)
-  among A-D; any other question is open, and the reply, lower-cased, stripped and without trailing
+  the reply's letter is ``extract_mcq_answer`` (``lmms_eval/tasks/_task_utils/mcq_extract.py``;
+  :mod:`mmtasks.scoring.lmms_eval_mcq`) among A-D; any other question is open, and the reply, lower-cased, stripped and without trailing
   periods, must equal the answer lower-cased.
 - lmms-eval before its pull request #1274 (v0.3 to v0.7, commit ``1233094d``; the variant
   ``lmms_eval_1233094``): a reply that is a number word ("three") becomes its digit; punctuation is
@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mmtasks.plugin import adapter, metric, parser
+from mmtasks.scoring.lmms_eval_mcq import lmms_eval_mcq_letter
 from mmtasks.scoring.metrics import score
 from mmtasks.scoring.vlmevalkit_matching import vlmevalkit_letter
 
@@ -49,47 +50,7 @@ def realworldqa_options(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, "options": options, "kind": kind}
 
 
-# --- lmms-eval at 75571cfe: extract_mcq_answer --------------------------------------------------
-
-_PHRASES = ("the answer is", "answer is", "the correct answer is", "correct answer is", "the best answer is",
-            "best answer is", "the correct option is", "correct option is", "the best option is", "best option is",
-            "the choice is", "choice is", "the correct choice is", "correct choice is", "i choose", "i select",
-            "i pick", "my answer is", "my choice is", "옵션", "정답은", "답은", "답:", "答案是", "答案为", "选", "答えは")
-_PRIORITY = {"start": 10, "end": 9, "phrase": 7, "parentheses": 6, "period": 5, "colon": 4, "right_paren": 3,
-             "space": 2, "fallback": 0}
-
-
-def extract_letter(response: str, choices: tuple[str, ...] = LMMS_EVAL_CHOICES) -> str | None:
-    """lmms-eval's ``extract_mcq_answer``: every candidate letter with its format ("(A)", "A.", "A:",
-    "A)", "A ", after an answer phrase, the reply's first or last standalone character, else any
-    occurrence); the highest-priority format wins, then the later position. None: no letter."""
-    if not response or not response.strip():
-        return None
-    text = response.strip()
-    for char in ",.!?;:'\"":
-        text = text.strip(char)
-    text = f" {text} "
-    found: list[tuple[str, int, str]] = []
-    for fmt, pattern in (("parentheses", "({})"), ("period", "{}."), ("colon", "{}:"), ("right_paren", "{})"),
-                         ("space", "{} ")):
-        found += [(ch, text.rfind(pattern.format(ch)), fmt) for ch in choices if pattern.format(ch) in text]
-    lower = text.lower()
-    for phrase in _PHRASES:
-        at = lower.find(phrase)
-        if at != -1:
-            after = at + len(phrase)
-            found += [(ch, text.find(ch, after), "phrase") for ch in choices if text.find(ch, after) != -1]
-    stripped = text.strip()
-    found += [(ch, 0, "start") for ch in choices
-              if stripped.startswith(ch) and (len(stripped) == 1 or not stripped[1].isalpha())]
-    found += [(ch, len(text) - 1, "end") for ch in choices
-              if stripped.endswith(ch) and (len(stripped) == 1 or not stripped[-2].isalpha())]
-    if not found:
-        found = [(ch, text.rfind(ch), "fallback") for ch in choices if ch in text]
-    if not found:
-        return None
-    return max(found, key=lambda c: (_PRIORITY[c[2]], c[1]))[0]
-
+# --- lmms-eval at 75571cfe ---------------------------------------------------------------------
 
 def open_reply(text: str) -> str | None:
     """lmms-eval's reading of an open question's reply: lower-cased, stripped, trailing periods
@@ -102,7 +63,7 @@ def open_reply(text: str) -> str | None:
 def realworldqa_lmms_eval(text: str, doc: Mapping[str, Any]) -> str | None:
     """lmms-eval's rule at 75571cfe: the letter among A-D, or the open reply cleaned."""
     if doc["kind"] == "choice":
-        return extract_letter(text)
+        return lmms_eval_mcq_letter(text, LMMS_EVAL_CHOICES)
     return open_reply(text)
 
 
