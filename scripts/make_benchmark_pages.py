@@ -22,6 +22,8 @@ sys.path.insert(0, str(ROOT))
 from mmtasks.config.benchmark_folders import demo_tasks, folders_under  # noqa: E402
 from mmtasks.config.benchmark_pages import generated_files  # noqa: E402
 from mmtasks.config.task_registry import TaskRegistry  # noqa: E402
+from mmtasks.errors import ConfigError  # noqa: E402
+from mmtasks.leaderboard.sections import discover_sections  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.demo_tasks:
         print(",".join(demo_tasks(folders)))
         return 0
+    try:  # each folder's leaderboard tab reads too (its required `category:` ...): one line naming the file
+        discover_sections()
+    except ConfigError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 2
     files = generated_files(ROOT, folders, registry)
     stale = [rel for rel, text in files.items()
              if not (ROOT / rel).is_file() or (ROOT / rel).read_text(encoding="utf-8") != text]
