@@ -204,7 +204,7 @@ def _json_object(text: str) -> dict[str, Any] | None:
         text = fenced.group(1)
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: no verdict
         return None
     return value if isinstance(value, dict) else None
 

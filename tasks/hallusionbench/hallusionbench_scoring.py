@@ -73,8 +73,10 @@ def is_correct(verdict: int, category: str, figure_id: str) -> int:
 
 @verdict_parser("hallusionbench_verdict")
 def hallusionbench_verdict(text: str, context: Mapping[str, Any]) -> dict[str, float]:
-    doc = context["doc"]
     verdict = read_verdict(text)
+    doc = context.get("doc")
+    if not isinstance(doc, Mapping):  # the judge prompt's variables always carry it; a bare call may not
+        raise DataError("hallusionbench_verdict needs the document (its category and figure_id) in its context")
     return {"verdict": float(verdict), CORRECT: float(is_correct(verdict, _s(doc, "category"), _s(doc, "figure_id")))}
 
 

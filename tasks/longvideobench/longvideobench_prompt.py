@@ -72,8 +72,11 @@ def longvideobench_letter(text: str, doc: Mapping[str, Any]) -> str | None:
         return found
     import random
 
-    letters = [chr(ord("A") + i) for i in range(len(doc["candidates"]))]
-    return Guess(random.Random(f"{SEED}:{doc['id']}").choice(letters))
+    candidates = doc.get("candidates")
+    if not isinstance(candidates, list) or not candidates:
+        raise DataError("longvideobench_letter needs the document's candidates to guess among", field="candidates")
+    letters = [chr(ord("A") + i) for i in range(len(candidates))]
+    return Guess(random.Random(f"{SEED}:{doc.get('id')}").choice(letters))
 
 
 def timestamp_to_seconds(timestamp: str) -> float:

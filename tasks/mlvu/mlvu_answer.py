@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mmtasks.errors import DataError
 from mmtasks.plugin import parser
 from mmtasks.scoring.lmms_eval_mcq import lmms_eval_mcq_letter
 
@@ -33,7 +34,10 @@ def check_reading(text: str) -> str:
 @parser("mlvu_check")
 def mlvu_check(text: str, doc: Mapping[str, Any]) -> str | None:
     read = check_reading(text)
-    letters = [chr(ord("A") + i) for i in range(len(doc["candidates"]))]
+    candidates = doc.get("candidates")
+    if not isinstance(candidates, list):
+        raise DataError("mlvu_check needs the document's candidates", field="candidates")
+    letters = [chr(ord("A") + i) for i in range(len(candidates))]
     return read if read in letters else None
 
 

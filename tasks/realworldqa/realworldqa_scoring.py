@@ -32,6 +32,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mmtasks.errors import DataError
 from mmtasks.plugin import adapter, metric, parser
 from mmtasks.scoring.lmms_eval_mcq import lmms_eval_mcq_letter
 from mmtasks.scoring.metrics import score
@@ -62,7 +63,10 @@ def open_reply(text: str) -> str | None:
 @parser("realworldqa_lmms_eval")
 def realworldqa_lmms_eval(text: str, doc: Mapping[str, Any]) -> str | None:
     """lmms-eval's rule at 75571cfe: the letter among A-D, or the open reply cleaned."""
-    if doc["kind"] == "choice":
+    kind = doc.get("kind")
+    if kind is None:
+        raise DataError("realworldqa_lmms_eval needs the document's kind (choice or open)", field="kind")
+    if kind == "choice":
         return lmms_eval_mcq_letter(text, LMMS_EVAL_CHOICES)
     return open_reply(text)
 
