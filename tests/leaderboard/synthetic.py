@@ -136,3 +136,34 @@ def small_case() -> tuple[list[Bench], list[Model]]:
         Model("m3", {"mi_a": 40.0, "video_c": 80.0}, {"video_c": {"peer": 75.0}}, judge=OTHER_JUDGE),
     ]
     return benches, models
+
+
+def big_run(root: Path, tasks_per_benchmark: int = 3, documents: int = 2, seed: int = 36) -> Path:
+    """A run folder (results.json + samples/) of the 40 made-up benchmarks of :func:`big_board`,
+    ``tasks_per_benchmark`` tasks each, for the run viewer's task list; a task names its benchmark
+    by its recorded group (results.json's ``configs[task].group``: the benchmarks are in no task
+    folder), as a run made with another checkout does."""
+    rng = random.Random(seed)
+    run = root / "big-run"
+    (run / "samples").mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"results": {}, "configs": {}, "config": {"model": "hf:synthetic/model-01", "model_args": {}},
+                               "date": 1764460800.0}
+    for category, n in BIG_CATEGORIES.items():
+        for k in range(1, n + 1):
+            bench = f"{category.replace('-', '_')}_{k}"
+            for t in range(1, tasks_per_benchmark + 1):
+                task = f"{bench}_part{t}"
+                lines = []
+                for d in range(documents):
+                    right = rng.random() < 0.5
+                    lines.append({"task": task, "doc_id": str(d), "doc_index": d,
+                                  "prompt": [{"role": "user", "content": [{"type": "text", "text": f"Question {d} of {task}?"}]}],
+                                  "responses": ["A" if right else "B"], "parsed": "A" if right else "B", "target": "A",
+                                  "metrics": {"acc": 100.0 if right else 0.0}, "failures": [], "unparsed": 0,
+                                  "breakdown": {"part": f"part {t}"}})
+                (run / "samples" / f"{task}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+                acc = sum(x["metrics"]["acc"] for x in lines) / len(lines)
+                results["results"][task] = {"alias": task, "acc": acc}
+                results["configs"][task] = {"group": [bench], "metrics": [{"name": "acc"}]}
+    (run / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    return run

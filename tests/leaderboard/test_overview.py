@@ -224,3 +224,6 @@ def test_the_docs_show_the_screenshot_and_how_to_remake_it() -> None:
     assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     doc = (ROOT / "docs" / "leaderboard-schema.md").read_text(encoding="utf-8")
     assert "](img/leaderboard-overview.png)" in doc and "scripts/make_leaderboard_screenshot.py" in doc
+    viewer = (ROOT / "docs" / "viewer.md").read_text(encoding="utf-8")
+    assert (ROOT / "docs" / "img" / "viewer-task-list.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "](img/viewer-task-list.png)" in viewer and "scripts/make_leaderboard_screenshot.py" in viewer

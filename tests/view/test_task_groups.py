@@ -10,6 +10,7 @@ import mmtasks
 from mmtasks.view.benchmarks import BenchmarkRef, task_benchmarks
 from mmtasks.view.records import load_view_run
 from mmtasks.view.site import INDEX_JS, build_view
+from tests.leaderboard.synthetic import BIG_CATEGORIES, big_run
 from tests.leaderboard.test_leaderboard import browser  # noqa: F401  (the fixture: system Chromium through playwright)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,5 +66,30 @@ def test_the_viewer_groups_the_task_list_by_benchmark(browser, tmp_path: Path) -
     realbench.locator(f'.task-tab[data-task="{hard}"]').click()
     page.wait_for_function(f"location.hash === '#t={hard}'")
     assert page.locator(".task-tab.active").get_attribute("data-task") == str(hard)
+    assert not problems, problems
+    page.close()
+
+
+def test_the_task_list_of_40_benchmarks_folds_by_benchmark(browser, tmp_path: Path) -> None:  # noqa: F811
+    """A run of 40 benchmarks, 3 tasks each, that no task folder knows: grouped by the benchmark each
+    task's recorded config names; every group folded but the open task's."""
+    site = tmp_path / "site"
+    build_view([load_view_run(big_run(tmp_path))], site)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda err: problems.append(str(err)))
+    page.goto((site / "index.html").as_uri() + "#t=4")  # multi_image_2_part2
+    page.wait_for_selector("#docs tbody tr")
+    groups = page.locator("#tasks details.task-group")
+    assert groups.count() == 40 == sum(BIG_CATEGORIES.values())
+    assert page.locator("#tasks .task-tab").count() == 120
+    assert groups.evaluate_all("gs => gs.filter(g => g.open).map(g => g.dataset.benchmark)") == ["multi_image_2"]
+    assert page.locator('#tasks details[data-benchmark="video_3"] summary .count').text_content() == "3 tasks, 6 documents"
+    # another group's task: its group opens, the earlier one stays as the reader left it
+    page.locator('#tasks details[data-benchmark="documents_7"] summary').click()
+    page.locator('#tasks details[data-benchmark="documents_7"] .task-tab', has_text="documents_7_part3").click()
+    page.wait_for_function("location.hash === '#t=119'")
+    assert page.locator(".task-tab.active").text_content() == "documents_7_part32"  # the name, then its count
+    assert groups.evaluate_all("gs => gs.filter(g => g.open).map(g => g.dataset.benchmark)") == ["multi_image_2", "documents_7"]
     assert not problems, problems
     page.close()
