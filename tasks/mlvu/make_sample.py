@@ -8,8 +8,9 @@ authors' ``data/1_plotQA.json`` ...): ``video``, ``duration``, ``question``, ``c
 ``count``, ``order``, ``anomaly_reco``, ``topic_reasoning``). Written here: the seven
 multiple-choice tasks, one or two questions each, the right candidate at a different place from
 record to record; each video 32x32 H.264 at 2 fps, 8 s (a background colour every 2 s, a white
-square moving in some). The generation tasks (8_sub_scene, 9_summary) are not written: mmtasks
-does not run them.
+square moving in some). The generation tasks' files too: ``8_sub_scene.json`` (``video,
+duration, question, answer, question_type`` "subPlot" and ``scoring_points``, a list) and
+``9_summary.json`` (``question_type`` "summary"), two records each.
 """
 
 from __future__ import annotations
@@ -42,6 +43,27 @@ TASKS = [
 ]
 
 
+#: (folder, question_type, video, colours, square, records without video/duration/question_type)
+GENERATION = [
+    ("8_sub_scene", "subPlot", "subPlot_new_all_1.mp4", ["red", "red", "blue", "blue"], "left", [
+        {"question": "Please describe the scene when the white square crosses the red screen.",
+         "answer": "A white square moves from left to right across a red screen, which then turns blue.",
+         "scoring_points": ["The square is white", "It moves from left to right", "The screen turns from red to blue"]},
+        {"question": "Please describe the scene when the screen is blue.",
+         "answer": "The screen is blue while the white square keeps moving to the right.",
+         "scoring_points": ["The screen is blue", "The white square keeps moving"]},
+    ]),
+    ("9_summary", "summary", "1.mp4", ["black", "orange", "black", "orange"], None, [
+        {"question": "Please summarize this video, including its main content.",
+         "answer": "The video alternates between a black screen and an orange one, two seconds each, twice."},
+    ]),
+    ("9_summary", "summary", "2.mp4", ["green", "cyan", "grey", "white"], "right", [
+        {"question": "Please summarize this video, including its main content.",
+         "answer": "A white square moves right to left while the screen turns green, cyan, grey and white."},
+    ]),
+]
+
+
 def records(question_type: str, video: str, questions: list) -> list[dict]:
     return [{"video": video, "duration": 8.0, "question": q, "candidates": c, "answer": a, "question_type": question_type}
             for q, c, a in questions]
@@ -54,3 +76,13 @@ def generate(root: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(records(question_type, video, questions), ensure_ascii=False, indent=1) + "\n",
                         encoding="utf-8", newline="\n")
+    generation: dict[str, list[dict]] = {}
+    for folder, question_type, video, colours, square, recs in GENERATION:
+        write_mp4(root / "MLVU" / "video" / folder / video, frames(colours, 4, square=square), fps=2)
+        for rec in recs:
+            generation.setdefault(folder, []).append({"video": video, "duration": 8.0, "question": rec["question"],
+                                                      "answer": rec["answer"], "question_type": question_type,
+                                                      **({"scoring_points": rec["scoring_points"]} if "scoring_points" in rec else {})})
+    for folder, recs in generation.items():
+        (root / "MLVU" / "json" / f"{folder}.json").write_text(json.dumps(recs, ensure_ascii=False, indent=1) + "\n",
+                                                              encoding="utf-8", newline="\n")

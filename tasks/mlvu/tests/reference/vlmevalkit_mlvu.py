@@ -1,8 +1,11 @@
-# VLMEvalKit's MLVU multiple-choice prompt and answer check, verbatim: MLVU_MCQ.qa_template
-# (vlmeval/dataset/mlvu.py) and check_ans_with_model (vlmeval/dataset/utils/mlvu.py) of
+# VLMEvalKit's MLVU multiple-choice prompt and answer check and its copy of the authors' judge-reply
+# reading, verbatim: MLVU_MCQ.qa_template (vlmeval/dataset/mlvu.py), check_ans_with_model,
+# extract_scores_summary and extract_scores_sub_scene (vlmeval/dataset/utils/mlvu.py) of
 # github.com/open-compass/VLMEvalKit at commit e8e78f05f3080fe28154f2130321f17951c3be94. Apache
 # License 2.0 (the repository's LICENSE). Both copy the MLVU authors' qa_template and check_ans
-# (github.com/JUNJIE99/MLVU evaluation/multiple_choice_evaluation/choice_bench.py); VLMEvalKit adds
+# (github.com/JUNJIE99/MLVU evaluation/multiple_choice_evaluation/choice_bench.py), and the
+# extract_scores functions copy those of evaluation/generation_evaluation/calculate.py and
+# calculate_sum.py; VLMEvalKit adds
 # an LLM matcher for a reply the check fails. A test reference only. Ours: this header, the class
 # line holding the method, and extract_answer_from_item, a stand-in for VLMEvalKit's matcher that
 # the test sets (its default: no option read).
@@ -48,3 +51,46 @@ def check_ans_with_model(pred, gt, model, item, dataset_name='MLVU_MCQ'):
 
     return flag
 
+
+def extract_scores_summary(text):
+    # Define the keys to locate in the text
+    keys = ["score_completeness", "score_reliability"]
+    scores = []
+
+    for key in keys:
+        # Find the index where each key starts
+        start_index = text.find(key)
+        if start_index == -1:
+            continue  # Skip if key is not found
+
+        # Find the start of the number which is after the colon and space
+        start_number_index = text.find(":", start_index) + 2
+        end_number_index = text.find(",", start_number_index)  # Assuming the number ends before a comma
+
+        # Extract and convert the number to float
+        score = float(text[start_number_index:end_number_index])
+        scores.append(score)
+
+    return scores
+
+
+def extract_scores_sub_scene(text):
+    # Define the keys to locate in the text
+    keys = ["score_accuracy", "score_relevance"]
+    scores = []
+
+    for key in keys:
+        # Find the index where each key starts
+        start_index = text.find(key)
+        if start_index == -1:
+            continue  # Skip if key is not found
+
+        # Find the start of the number which is after the colon and space
+        start_number_index = text.find(":", start_index) + 2
+        end_number_index = text.find(",", start_number_index)  # Assuming the number ends before a comma
+
+        # Extract and convert the number to float
+        score = float(text[start_number_index:end_number_index])
+        scores.append(score)
+
+    return scores
