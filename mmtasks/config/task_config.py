@@ -302,6 +302,8 @@ class VideoConfig(_Strict):
             raise ValueError("fps needs max_frames, the cap on frames sent (a long video at 1 fps is thousands of frames)")
         if self.num_frames is not None and self.max_frames is not None:
             raise ValueError("max_frames applies to fps sampling; with num_frames, num_frames is the count")
+        if self.duration_field is not None and (self.num_frames is None or self.sampling != "stride"):
+            raise ValueError("duration_field applies to num_frames with sampling: stride (LongVideoBench's rule)")
         return self
 
     def rule(self) -> str:

@@ -132,6 +132,8 @@ def test_the_rules_name_their_frames() -> None:
     assert sample_indices(info, VideoConfig(num_frames=8, sampling="stride"), duration=4.2) == [0, 2, 4, 6]
     # a record's 9 s of a 5 s file: 9 frames int(18 / 9) = 2 apart, past the last frame clamped to it
     assert sample_indices(info, VideoConfig(num_frames=16, sampling="stride"), duration=9.0) == [0, 2, 4, 6, 8, 9, 9, 9, 9]
+    with pytest.raises(ValueError, match="duration_field applies to num_frames with sampling: stride"):
+        VideoConfig(num_frames=8, duration_field="duration")
     with pytest.raises(ValueError, match="exactly one frame rule"):
         VideoConfig(num_frames=8, fps=1)
     with pytest.raises(ValueError, match="fps needs max_frames"):
