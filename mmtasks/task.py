@@ -178,11 +178,11 @@ class Task:
         if self.protocol.name != "single_turn":
             raise ConfigError(f"an answer matcher is asked by the single_turn protocol only, not by {self.protocol.name!r}",
                               file=self.file, field="answer.matcher", hint="remove the matcher, or use protocol: single_turn")
-        if self.parser.name not in ("choice", "label") and not declares_letter_space(self.config):
+        if matcher.labels is None and self.parser.name not in ("choice", "label") and not declares_letter_space(self.config):
             raise ConfigError(f"an answer matcher names one of the options, but parser {self.parser.name!r} reads no options",
                               file=self.file, field="answer.matcher",
-                              hint="use the choice or label parser, declare answer.space {kind: choice, choices: [letters]}, "
-                                   "or remove the matcher")
+                              hint="use the choice or label parser, declare answer.space {kind: choice, choices: [letters]} "
+                                   "or answer.matcher.labels, or remove the matcher")
         if matcher.prompt_file:
             self.matcher_prefix = read_prompt_file(self.file.parent / matcher.prompt_file, task_file=self.file,
                                                    roots=(*self.roots, BUILTIN_TASKS_DIR), field_name="answer.matcher.prompt_file")

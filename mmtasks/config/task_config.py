@@ -516,6 +516,10 @@ class MatcherConfig(_Strict):
     none_label: str = "Z"
     """The label the matcher answers when no option matches (the authors' ``Z``): the reply
     then stays unread (unparsed, or the parser's random guess)."""
+    labels: str | None = None
+    """Template rendering the labels the matcher may name for a document, as a JSON list
+    (``'["A", "B"]'``); None: the options of the task's parser (or its declared ``choice`` space).
+    For a task whose own parser reads no options but a scoring variant's does (``variants[].matcher``)."""
 
     @model_validator(mode="after")
     def _has_prompt(self) -> "MatcherConfig":
@@ -738,6 +742,12 @@ class ScoringVariant(_Strict):
     aggregator: str | None = None
     """Another registered aggregator turning the (re-scored) samples into the task's metrics
     (e.g. a mean of sub-task means instead of a mean over questions); None: the task's."""
+    matcher: bool = False
+    """True: a reply this variant's parser reads nothing from is shown to the task's LLM answer
+    matcher (``answer.matcher``) when the run has one (``--matcher``), through the same scheduler
+    and cache, and the option it names is the variant's reading (VLMEvalKit's ``can_infer`` then
+    its LLM step); without ``--matcher`` such a reply stays unread. A reply the task's own rule
+    also sent to the matcher is asked once."""
 
 
 class TaskConfig(_Strict):

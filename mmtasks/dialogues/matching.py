@@ -13,6 +13,7 @@ leaves the reply unread.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from mmtasks.core.conversation import Message, Text
 from mmtasks.core.request import Reply, Request
 from mmtasks.dialogues.judging import MAX_JUDGED_CHARS
+from mmtasks.errors import DataError
 from mmtasks.scoring.parsers import Matched, choose_label, choose_letter, is_letter
 
 if TYPE_CHECKING:
@@ -40,6 +42,23 @@ class MatcherCall:
         return {"prompt": self.prompt, "reply": self.reply, "error": self.error, "read": self.read}
 
 
+def matcher_labels(state: "DocumentState") -> list[str]:
+    """The labels the matcher may name for the document: ``answer.matcher.labels`` rendered (a
+    JSON list of strings), else the options of the task's parser."""
+    matcher = state.config.answer.matcher
+    if matcher is None or matcher.labels is None:
+        return state.answer_labels()
+    rendered = state.render(matcher.labels, "answer.matcher.labels")
+    try:
+        labels = json.loads(rendered)
+    except ValueError:
+        labels = None
+    if not isinstance(labels, list) or not labels or not all(isinstance(k, str) and k for k in labels):
+        raise DataError(f"answer.matcher.labels must render a JSON list of labels, got {rendered[:200]!r}",
+                        doc_id=state.doc.doc_id, field="answer.matcher.labels")
+    return labels
+
+
 def matcher_request(state: "DocumentState", prediction: str, *, position: int) -> Request:
     """The matcher call for one reply: the ``prompt_file`` text (verbatim), then ``prompt``
     rendered with ``question``, ``options`` and ``prediction`` (the reply); text only."""
@@ -56,7 +75,7 @@ def matcher_request(state: "DocumentState", prediction: str, *, position: int) -
     if matcher.system:
         messages.append(Message.text("system", matcher.system))
     messages.append(Message("user", (Text(text),)))
-    space = {"kind": "choice", "choices": [*state.answer_labels(), matcher.none_label]}
+    space = {"kind": "choice", "choices": [*matcher_labels(state), matcher.none_label]}
     return Request(messages=tuple(messages), generation=matcher.generation, target="matcher",
                    task=state.task, doc_id=state.doc.doc_id, position=position, meta={"answer_space": space})
 
@@ -86,6 +105,6 @@ def ask_matcher(state: "DocumentState", prediction: str, *,
     if not reply.ok:
         call.error = reply.error or "matcher request failed"
         return None, call
-    found = read_matcher_reply(reply.text or "", state.answer_labels(), matcher.none_label)
+    found = read_matcher_reply(reply.text or "", matcher_labels(state), matcher.none_label)
     call.read = found
     return (Matched(found) if found is not None else None), call

@@ -25,6 +25,8 @@ The task's scoring variants that read replies again score the last reply too
 
 from __future__ import annotations
 
+from typing import Any
+
 from mmtasks.core.request import Request
 from mmtasks.core.sample import Dialogue, Sample
 from mmtasks.dialogues.judging import ask_judge, judge_call, verdict_metrics
@@ -32,8 +34,8 @@ from mmtasks.dialogues.matching import ask_matcher
 from mmtasks.dialogues.protocols import DialogueContext, protocol
 from mmtasks.dialogues.state import DocumentState
 from mmtasks.scoring.aggregation import add_corpus_pair
-from mmtasks.scoring.parsers import is_guess, read_by
-from mmtasks.scoring.variants import score_variants
+from mmtasks.scoring.parsers import Matched, is_guess, read_by
+from mmtasks.scoring.variants import score_variants, variant_reading
 
 
 @protocol("single_turn", uses_judge=True, supports_combined_images=True, corpus_metrics=True, fewshot=True)
@@ -70,9 +72,12 @@ def single_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
         # A failed request is never scored as an answer, nor judged.
         sample.metrics = {name: None for name in state.metric_fns}
         return sample
+    asked: Matched | None = None  # the matcher's reading of this reply, once asked
+    called = False
     if (parsed is None or is_guess(parsed)) and ctx.has_matcher and config.answer.matcher is not None:
         # no rule read an option: the LLM answer matcher is asked (a guess stays when it reads none)
         matched, call = yield from ask_matcher(state, sample.responses[-1] or "", position=0)
+        asked, called = matched, True
         sample.extra["matcher"] = call.to_json()
         # the rule's reading and its scores, for results.json's accuracy without the matcher
         sample.extra["without_matcher"] = {"read_by": read_by(parsed), "metrics": dict(state.score(parsed, target))}
@@ -82,7 +87,17 @@ def single_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
     sample.unparsed = int(parsed is None)
     sample.guessed = int(is_guess(parsed))
     sample.metrics = dict(state.score(parsed, target))
-    score_variants(state.variants, sample, doc, parsed, target)
+    readings: dict[str, Any] = {}
+    if ctx.has_matcher and config.answer.matcher is not None:
+        # a variant with matcher: true sends the replies its own parser reads nothing from (once per reply)
+        for v in state.variants:
+            if v.config.matcher and variant_reading(v, sample, doc, parsed) is None:
+                if not called:
+                    asked, call = yield from ask_matcher(state, sample.responses[-1] or "", position=0)
+                    called = True
+                    sample.extra["matcher"] = call.to_json()
+                readings[v.name] = asked
+    score_variants(state.variants, sample, doc, parsed, target, readings)
     if state.corpus_metrics and not (parsed is None and config.answer.unparsed == "unscored"):
         add_corpus_pair(sample, parsed, target)
     if judged and ctx.has_judge and not ctx.predict_only:

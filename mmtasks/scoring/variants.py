@@ -57,7 +57,7 @@ class BoundVariant:
     def rescores(self) -> bool:
         """Whether each sample is scored again (else only the aggregation differs)."""
         c = self.config
-        return c.parser is not None or bool(c.metrics) or c.unparsed is not None
+        return c.parser is not None or bool(c.metrics) or c.unparsed is not None or c.matcher
 
 
 class _Linked(Protocol):
@@ -111,6 +111,9 @@ def bind_variants(task: _Linked) -> tuple[BoundVariant, ...]:
             if missing:
                 raise ConfigError(f"aggregator {v.aggregator!r} does not report the task's metric(s) {', '.join(missing)}",
                                   file=origin, field=f"{where}.aggregator")
+        if v.matcher and cfg.answer.matcher is None:
+            raise ConfigError("matcher: true asks the task's answer matcher, and the task has none (answer.matcher)",
+                              file=origin, field=f"{where}.matcher")
         bound = BoundVariant(config=v, parser=parser, metric_fns=fns,
                              unparsed=v.unparsed or cfg.answer.unparsed, aggregator=aggregator)
         if bound.rescores and task.protocol.name != ANSWER_PROTOCOL:
@@ -129,17 +132,27 @@ def score_answer(fns: Mapping[str, Callable[[Any, Any, Any], Any]], parsed: Any,
     return {name: fn(parsed, target, record) for name, fn in fns.items()}
 
 
-def score_variants(variants: Sequence[BoundVariant], sample: Sample, doc: "Document", parsed: Any, target: Any) -> None:
+def variant_reading(variant: BoundVariant, sample: Sample, doc: "Document", parsed: Any) -> Any:
+    """What ``variant`` reads in ``sample``'s last reply (the task's ``parsed`` when it keeps the
+    task's reading)."""
+    if variant.parser is None:
+        return parsed
+    text = sample.responses[-1] or "" if sample.responses else ""
+    return variant.parser(text, doc.record)
+
+
+def score_variants(variants: Sequence[BoundVariant], sample: Sample, doc: "Document", parsed: Any, target: Any,
+                   readings: Mapping[str, Any] | None = None) -> None:
     """Score ``sample``'s last reply (read as ``parsed`` by the task) the way of each of the task's
     ``variants`` that reads replies again, into ``sample.extra["variants"]``; a failed request is
-    never scored."""
+    never scored. ``readings``: a variant's reading already made (by the answer matcher, for a
+    variant with ``matcher: true``), by name."""
     variants = [v for v in variants if v.rescores]
     if not variants or sample.failures:
         return
-    text = sample.responses[-1] or "" if sample.responses else ""
     out: dict[str, Any] = {}
     for v in variants:
-        reading = v.parser(text, doc.record) if v.parser is not None else parsed
+        reading = readings[v.name] if readings and v.name in readings else variant_reading(v, sample, doc, parsed)
         out[v.name] = {"metrics": score_answer(v.metric_fns, reading, target, doc.record, v.unparsed),
                        "read_by": read_by(reading), "unparsed": int(reading is None), "guessed": int(is_guess(reading))}
     sample.extra["variants"] = out
@@ -192,4 +205,5 @@ def variant_results(task: TaskScoring, variants: Sequence[BoundVariant], samples
     return out
 
 
-__all__ = ["BoundVariant", "VariantView", "as_variant", "bind_variants", "score_answer", "score_variants", "variant_results"]
+__all__ = ["BoundVariant", "VariantView", "as_variant", "bind_variants", "score_answer", "score_variants", "variant_reading",
+           "variant_results"]

@@ -286,3 +286,66 @@ def test_the_view_shows_how_each_answer_was_read(request: pytest.FixtureRequest,
         page.wait_for_selector("dd.read-by")
         assert page.locator("dd.read-by").text_content() == "rule" and page.locator("section.matcher").count() == 0
         assert not problems, problems
+
+
+# --- a scoring variant that asks the matcher (variants[].matcher) ----------------------------------
+
+def _variant_task(tmp_path: Path, variant: str, matcher: str) -> Path:
+    tasks = tmp_path / "tasks"
+    tasks.mkdir(exist_ok=True)
+    (tasks / "peer.yaml").write_text(
+        "task: peer\ndataset: {local: {dir: g, file: g.jsonl}, images_field: null}\n"
+        "prompt: {user: '{{ doc.q }}'}\ntarget: '{{ doc.answer }}'\n"
+        f"answer:\n  parser: text\n{matcher}"
+        "metrics: [{name: acc, function: exact_match}]\n"
+        f"variants:\n  - {variant}\n", encoding="utf-8")
+    (tmp_path / "g").mkdir(exist_ok=True)
+    (tmp_path / "g" / "g.jsonl").write_text('{"id": "g1", "q": "?", "answer": "D"}\n{"id": "g2", "q": "?", "answer": "B"}\n'
+                                            '{"id": "g3", "q": "?", "answer": "A"}\n')
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps({"task": "peer", "doc_id": d, "responses": [r]}) + "\n"
+                                              for d, r in (("g1", "the fourth"), ("g2", "B"), ("g3", "no idea"))))
+    return tasks
+
+
+MATCHER = "  matcher: {prompt: 'Which option? {{ prediction }}', question: '{{ doc.q }}', labels: '[\"A\", \"B\", \"C\", \"D\"]'}\n"
+VARIANT = "{name: peer, parser: choice, parser_args: {letters: [A, B, C, D]}, matcher: true}"
+
+
+def test_a_variant_asks_the_matcher_about_what_its_own_parser_reads_nothing_in(
+        tmp_path: Path, chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The task's own parser (text) reads no options, so ``answer.matcher.labels`` names them; the
+    variant's choice parser reads "B" and nothing in the two others, which go to the matcher: "D"
+    (right) and "Z" (unread: wrong). The task's own rule never asks."""
+    tasks = _variant_task(tmp_path, VARIANT, MATCHER)
+    chat_server.reply = lambda body: "D" if "the fourth" in last_user_text(body) else "Z"
+    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000")
+    monkeypatch.setenv("MMTASKS_CACHE_DIR", str(tmp_path / "cache"))
+    base = ["--tasks", "peer", "--include-path", str(tasks), "--data-dir", str(tmp_path), "--model",
+            f"replay:{tmp_path / 'r.jsonl'}", "--no-progress", "--allow-failures"]
+    assert main([*base, "--matcher", "openai:m", "--output-path", str(tmp_path / "with")]) == 0
+    results = json.loads((tmp_path / "with" / "results.json").read_text())
+    assert results["variants"]["peer"]["peer"]["metrics"]["acc"] == pytest.approx(200 / 3)
+    assert results["results"]["peer"]["acc"] == pytest.approx(100 / 3)  # the text rule: "B" only
+    samples = [json.loads(line) for line in (tmp_path / "with" / "samples" / "peer.jsonl").read_text().splitlines()]
+    assert [s["extra"]["variants"]["peer"]["read_by"] for s in samples] == ["matcher", "rule", None]
+    assert [s["read_by"] for s in samples] == ["rule", "rule", "rule"]
+    asked = [last_user_text(b) for b in chat_server.bodies if "Which option?" in last_user_text(b)]
+    assert asked == ["Which option? the fourth", "Which option? no idea"]
+    assert results["matcher"]["peer"]["asked"] == 2
+    # without --matcher: nothing asked, the variant's unread replies are wrong
+    assert main([*base, "--output-path", str(tmp_path / "without")]) == 0
+    results = json.loads((tmp_path / "without" / "results.json").read_text())
+    assert results["variants"]["peer"]["peer"]["metrics"]["acc"] == pytest.approx(100 / 3)
+    assert len([b for b in chat_server.bodies if "Which option?" in last_user_text(b)]) == 2
+
+
+def test_a_variant_that_asks_the_matcher_needs_one(tmp_path: Path) -> None:
+    tasks = _variant_task(tmp_path, VARIANT, "")
+    with pytest.raises(ConfigError) as err:
+        Task(TaskConfig.model_validate(read_yaml(tasks / "peer.yaml")), tasks / "peer.yaml")
+    assert err.value.field == "variants[0].matcher" and "has none" in err.value.message
+    # a task parser of no options is refused a matcher unless the matcher names its labels
+    with pytest.raises(ConfigError, match="reads no options"):
+        _load(tmp_path, "{parser: text, matcher: {prompt: 'p'}}")
+    assert _load(tmp_path, "{parser: text, matcher: {prompt: 'p', labels: '[\"A\"]'}}").parser.name == "text"
