@@ -21,6 +21,13 @@ stripped, loses each answer prefix; more than 10 words without any of A-E, or no
 random option; else the first capital A, B, C, D or E anywhere (also inside a word). The authors
 draw with an unseeded ``random.choice``; here ``random.Random("<seed>:<id>")``, the same letter
 for a document on every run, counted as guessed (ours).
+
+``longvideobench_letter_vlmevalkit``: VLMEvalKit's reading (``vlmeval/dataset/utils/longvideobench.py``
+``extract_characters_regex``, commit e8e78f0): its own prefix list (two pairs of its strings have
+no comma between them and are joined, kept so here; "Answer:" and "Option:" among them), the same
+10-word rule and first A-E, and no random option: a reply it reads nothing from is matched by an
+LLM in VLMEvalKit or, under its exact matching (no options to match: the record's question
+holds none), wrong. For the scoring variant ``vlmevalkit``.
 """
 
 from __future__ import annotations
@@ -50,14 +57,25 @@ ANSWER_PREFIXES = [
     "Best option:",
 ]
 _LETTER = re.compile(r"[ABCDE]")
+#: VLMEvalKit's list, its joined strings as it writes them
+VLMEVALKIT_PREFIXES = [
+    "The best answer is",
+    "The correct answer is",
+    "The answer is",
+    "The answer",
+    "The best option is" "The correct option is",  # noqa: ISC001 - joined as in VLMEvalKit
+    "Best answer:" "Best option:",  # noqa: ISC001
+    "Answer:",
+    "Option:",
+]
 #: the seed of the random fallback (ours: the authors' draw is unseeded)
 SEED = 42
 
 
-def read_letter(text: str) -> str | None:
+def read_letter(text: str, prefixes: list[str] = ANSWER_PREFIXES) -> str | None:
     """The letter the rule reads, None where the authors draw at random."""
     s = text.strip()
-    for prefix in ANSWER_PREFIXES:
+    for prefix in prefixes:
         s = s.replace(prefix, "")
     if len(s.split()) > 10 and not _LETTER.search(s):
         return None
@@ -77,6 +95,11 @@ def longvideobench_letter(text: str, doc: Mapping[str, Any]) -> str | None:
         raise DataError("longvideobench_letter needs the document's candidates to guess among", field="candidates")
     letters = [chr(ord("A") + i) for i in range(len(candidates))]
     return Guess(random.Random(f"{SEED}:{doc.get('id')}").choice(letters))
+
+
+@parser("longvideobench_letter_vlmevalkit")
+def longvideobench_letter_vlmevalkit(text: str, doc: Mapping[str, Any]) -> str | None:
+    return read_letter(text, VLMEVALKIT_PREFIXES)
 
 
 def timestamp_to_seconds(timestamp: str) -> float:

@@ -46,6 +46,9 @@ def test_longvideobench_replayed_to_hand_computed_scores(tmp_path: Path) -> None
     assert {k: v["acc"] for k, v in groups["duration_group"].items()} == pytest.approx({"15": 50.0, "60": 0.0, "600": 100.0})
     assert {k: v["acc"] for k, v in groups["question_category"].items()} == pytest.approx(
         {"S2A": 50.0, "T2O": 0.0, "E2O": 0.0, "TAA": 100.0, "O3O": 100.0})
+    # VLMEvalKit's reading (variant vlmevalkit): "Best answer: A" reads the B of "Best" (its list joins
+    # "Best answer:" to "Best option:"), the long reply is wrong without a guess: 2 of 6
+    assert results["variants"][task]["vlmevalkit"]["metrics"]["acc"] == pytest.approx(100 * 2 / 6)
     samples = {s["doc_id"]: s for s in samples_of(out, task)}
     assert {d: s["target"] for d, s in samples.items()} == {d: gold for d, (gold, _) in REPLIES.items()}
     assert samples["lvbSmpl002_1"]["parsed"] == "A" and samples["lvbSmpl002_1"]["read_by"] == "random"

@@ -223,6 +223,21 @@ REPLIES = [
 ]
 
 
+@pytest.mark.parametrize("reply", [r for r, _ in REPLIES] + ["Best answer: A", "Answer: B", "Option: C", "The best option is D"])
+def test_replies_as_vlmevalkits_extract_characters_regex(reply: str) -> None:
+    theirs = vlmevalkit().extract_characters_regex(reply)
+    assert (ours().longvideobench_letter_vlmevalkit(reply, {"id": "v_0", "candidates": ["a"] * 5}) or "") == theirs
+
+
+def test_the_readings_differ_by_hand() -> None:
+    rule = ours()
+    # VLMEvalKit's joined "Best answer:Best option:" is no prefix of "Best answer: A": the B of "Best"
+    assert rule.read_letter("Best answer: A") == "A"
+    assert rule.read_letter("Best answer: A", rule.VLMEVALKIT_PREFIXES) == "B"
+    # "Answer:" is in VLMEvalKit's list, not in the authors'
+    assert (rule.read_letter("Answer: B"), rule.read_letter("Answer: B", rule.VLMEVALKIT_PREFIXES)) == ("A", "B")
+
+
 @pytest.mark.parametrize("reply, expected", REPLIES)
 def test_replies_read_as_the_authors_read_them(reply: str, expected: str | None) -> None:
     theirs = lmms_eval().parse_multi_choice_response(reply, ["<random>"], {})

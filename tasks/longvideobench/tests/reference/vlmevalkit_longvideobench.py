@@ -1,6 +1,7 @@
 # VLMEvalKit's copy of the LongVideoBench authors' insert_subtitles_into_frames (frames and
 # subtitles in time order, the frames themselves in the list), verbatim with timestamp_to_seconds:
-# vlmeval/dataset/longvideobench.py of github.com/open-compass/VLMEvalKit at commit
+# vlmeval/dataset/longvideobench.py; and its answer reading, extract_characters_regex of
+# vlmeval/dataset/utils/longvideobench.py (with its import of re). Both of github.com/open-compass/VLMEvalKit at commit
 # e8e78f05f3080fe28154f2130321f17951c3be94. Apache License 2.0 (the repository's LICENSE). The
 # function is the authors' (longvideobench/longvideobench_dataset.py of
 # github.com/longvideobench/LongVideoBench, commit fc3c553) but for the list's items, which are
@@ -87,3 +88,31 @@ def insert_subtitles_into_frames(
     ):
         interleaved_list.append({"type": "image", "value": frame})
     return interleaved_list
+
+
+import re  # noqa: E402 - of vlmeval/dataset/utils/longvideobench.py
+
+
+def extract_characters_regex(s):
+    s = s.strip()
+    answer_prefixes = [
+        'The best answer is',
+        'The correct answer is',
+        'The answer is',
+        'The answer',
+        'The best option is'
+        'The correct option is',
+        'Best answer:'
+        'Best option:',
+        'Answer:',
+        'Option:',
+    ]
+    for answer_prefix in answer_prefixes:
+        s = s.replace(answer_prefix, '')
+
+    if len(s.split()) > 10 and not re.search('[ABCDE]', s):
+        return ''
+    matches = re.search(r'[ABCDE]', s)
+    if matches is None:
+        return ''
+    return matches[0]
