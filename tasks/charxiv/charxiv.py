@@ -324,7 +324,8 @@ def charxiv(state: DocumentState, ctx: DialogueContext) -> Dialogue:
         rec: dict[str, Any] = {"index": q.index, "kind": q.kind, "question": q.text, "reference": q.answer,
                                "response": reply.text, "status": "unjudged", "score": None}
         if not reply.ok:
-            sample.add_failure(f"question {q.index + 1}: {reply.error or 'request failed'}", reply.kind)
+            # the failure's own words first ("truncated: ...", "context_overflow: ..."): readers tell its kind by them
+            sample.add_failure(f"{reply.error or 'request failed'} (question {q.index + 1})", reply.kind)
             rec["status"] = "request_failure"
         records.append(rec)
     judged = config.judge is not None and ctx.has_judge and not ctx.predict_only

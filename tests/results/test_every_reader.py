@@ -13,7 +13,8 @@ can count (:data:`~mmtasks.results.schema.PROBLEM_KINDS`, and every ``coverage.u
   letter: unparsed, or a random guess where the task's parser guesses, as MMMU's and MUIRBench's
   do); every other reply is ``(A) The first one.``;
 - the judge answers in each judged task's own format (MMDU's score dict, MM-MT-Bench's
-  ``Rating: [[7]]``, LLaVA-Bench's score pair, MMRC's JSON verdict), except for prompts in
+  ``Rating: [[7]]``, LLaVA-Bench's score pair, MM-Vet's score, CharXiv's JSON grades, MMRC's
+  JSON verdict; HallusionBench and MathVista read any text), except for prompts in
   bucket 0 of :func:`judge_bucket`, which get no verdict however often they are asked (judge
   failures).
 
@@ -105,6 +106,12 @@ def reply(body: dict) -> str | dict:
             return "Good.\nRating: [[7]]"
         if "Assistant 1" in text:
             return "8 6\nAssistant 2 is shorter."
+        if "Compare the ground truth and prediction" in text:  # MM-Vet's grader: a score in [0, 1]
+            return "0.8"
+        if "extract_answer_T1" in text:  # CharXiv's descriptive grader: JSON
+            return '{"extract_answer_T1": "3", "score_T1": 1}'
+        if "extracted_answer" in text:  # CharXiv's reasoning grader: JSON
+            return '{"extracted_answer": "A", "score": 1}'
         return MMRC_VERDICT
     if bucket(body) == 3:  # all reasoning, cut at the token limit: truncated
         return {"content": None, "reasoning_content": "Let me think about the first image", "finish_reason": "length"}
@@ -292,7 +299,14 @@ def test_judge_agreement(runs: Runs) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(report.read_text(encoding="utf-8"))
     a = runs.results(runs.a)
-    judged = sorted(t for t in a["results"] if (a["configs"][t].get("judge")))
+    # the judged tasks whose judge gave a number at least once (with --limit 2, a task's model requests
+    # can all fail; MathVista's judge extracts an answer: no number to agree on)
+    def scored(row: dict[str, Any]) -> bool:
+        return row["judge_failures"] > 0 or any(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                for j in row["judge"] for v in (j.get("fields") or {}).values())
+
+    judged = sorted(t for t in a["results"] if a["configs"][t].get("judge") and any(
+        scored(row) for row in map(json.loads, (runs.a / "samples" / f"{t}.jsonl").open())))
     assert sorted({q["task"] for q in data["quantities"]}) == judged
     # every item A's judge gave no verdict for is one only B (the random judge) scored
     assert data["only_a"] == 0
