@@ -82,17 +82,19 @@ def official_rules(response: str, record: Mapping[str, Any]) -> str | None:
     return found.group(1) if found else None
 
 
-_ANSWER_CUE = re.compile(r"(?:final answer|answer)\s*(?:is|:)\s*", re.IGNORECASE)
+_ANSWER_CUE = re.compile(r"(?:(?:final answer|answer)\s*(?:is|:)|答案是|答案为|答案：)\s*", re.IGNORECASE)
+_BRACKETED = re.compile(r"\(([A-Z])\)")
 _NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?|-?\.\d+")
 _LIST = re.compile(r"\[[^\[\]]*\]")
 _LETTER = re.compile(r"^\(?([A-Za-z])\)?(?:[.:)]|\s|$)")
 
 
 def offline_extract(response: str, record: Mapping[str, Any]) -> str | None:
-    """Ours (no LLM extractor): the text after the last "answer is" / "answer:" (else the whole reply),
-    read by the question's type - multiple choice: a leading option letter ("B", "(B)", "B.") within
-    the choices, or one choice's text; integer and float: the last number (thousands commas dropped);
-    list: the last ``[...]``. None when nothing fits (unparsed, scored wrong)."""
+    """Ours (no LLM extractor): the text after the last "answer is" / "answer:" / "答案是" (else the
+    whole reply), read by the question's type - multiple choice: a leading option letter ("B", "(B)",
+    "B.") within the choices, or one choice's text, else the reply's last "(X)" among the choices'
+    letters; integer and float: the last number (thousands commas dropped); list: the last ``[...]``.
+    None when nothing fits (unparsed, scored wrong)."""
     cues = list(_ANSWER_CUE.finditer(response))
     tail = response[cues[-1].end():] if cues else response
     tail = tail.strip().strip("*$ \n").rstrip(".")
@@ -103,7 +105,11 @@ def offline_extract(response: str, record: Mapping[str, Any]) -> str | None:
             return letter.group(1).upper()
         folded = tail.strip(string.punctuation + " ").lower()
         named = [c for c in choices if c.strip().lower() == folded]
-        return named[0] if len(named) == 1 else None
+        if len(named) == 1:
+            return named[0]
+        # the last "(X)" of the reply among the choices' letters
+        bracketed = [b for b in _BRACKETED.findall(response) if ord(b) - ord("A") < len(choices)]
+        return bracketed[-1] if bracketed else None
     if record.get("answer_type") == "list":
         lists = _LIST.findall(tail)
         return lists[-1] if lists else None

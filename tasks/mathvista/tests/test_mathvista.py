@@ -110,3 +110,23 @@ def test_the_llm_extractor_reads_what_the_rules_leave(tmp_path: Path) -> None:
     prompt = samples["7"]["judge"][0]["prompt"][0]["content"][0]["text"]
     assert prompt.startswith("Please read the following example. Then extract the answer")
     assert prompt.endswith("(Unit: cm)\n\nThe answer is 13\n\nExtracted answer: ")
+
+
+def test_our_offline_reading() -> None:
+    """Ours, offline (README.md): the cue "answer is" / "答案是", a leading letter or a choice's text, else the
+    reply's last "(X)" among the choices' letters; the last number; the last [...]."""
+    from tests.folder_runs import plugin
+
+    registry, path = plugin("mathvista", "mathvista.py")
+    read = registry.parsers.get("mathvista_extract", plugins=[path]).fn
+    mc = {"question_type": "multi_choice", "answer_type": "text", "choices": ["5", "6", "7", "8"]}
+    assert read("所以，C的面积 = 5 + 3 = 8。\n\n所以，答案是 (D) 8。", mc) == "D"
+    assert read("It is (A) or maybe (C); I pick (C) here", mc) == "C"        # no cue: the last "(X)"
+    assert read("It is (E), surely", mc) is None                               # E is no choice of four
+    assert read("The answer is 7", mc) == "7"                                  # a choice's text
+    assert read("I cannot tell", mc) is None
+    integer = {"question_type": "free_form", "answer_type": "integer", "choices": None}
+    assert read("First 1,200 then 3, so the final answer is 1,204.", integer) == "1204"
+    assert read("twelve", integer) is None
+    lst = {"question_type": "free_form", "answer_type": "list", "choices": None}
+    assert read("Either [1, 2] or [2007, 2008]", lst) == "[2007, 2008]"
