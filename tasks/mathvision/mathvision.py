@@ -43,21 +43,27 @@ LETTERS = "ABCDE"
 
 @functools.cache
 def _latex2sympy() -> Callable[[str], Any]:
-    """The LaTeX parser: ``latex2sympy2_extended`` (the ``math`` extra) without its own normalisation
-    (the authors' code normalises first) and without reading "2\\frac{1}{2}" as a mixed number. Ours:
+    """The LaTeX parser: ``latex2sympy2_extended`` (the ``math`` extra) with its basic LaTeX clean-up
+    only (the authors' code normalises first) and without reading "2\\frac{1}{2}" as a mixed number. Ours:
     the authors import ``latex2sympy2`` (1.9.1), whose wheel also installs top-level ``tests`` and
     ``gen`` packages that shadow a project's own; the extended fork is the one VLMEvalKit prefers."""
     try:
         from latex2sympy2_extended import latex2sympy
         from latex2sympy2_extended.latex2sympy2 import ConversionConfig
+        from latex2sympy2_extended.math_normalization import NormalizationConfig
     except ImportError:
         raise ConfigError("MathVision's answer check (the authors' is_equal) needs latex2sympy2_extended",
                           hint="pip install 'mmtasks[math]'") from None
     config = ConversionConfig(interpret_as_mixed_fractions=False, interpret_simple_eq_as_assignment=False,
                               interpret_contains_as_eq=False, lowercase_symbols=False)
 
+    # its basic LaTeX clean-up only ("$" delimiters, spacing commands: what latex2sympy2's grammar
+    # skips), none of its unit, boxed or equation rewriting
+    normal = NormalizationConfig(basic_latex=True, units=False, malformed_operators=False, nits=False, boxed="none",
+                                 equations=False)
+
     def parse(text: str) -> Any:
-        return latex2sympy(text, normalization_config=None, conversion_config=config)
+        return latex2sympy(text, normalization_config=normal, conversion_config=config)
 
     return parse
 

@@ -78,3 +78,22 @@ def test_mathvision_from_the_hub_layout(tmp_path: Path) -> None:
     hub = {"_base.yaml": {"path: MathLLMs/MathVision": f"path: {hub_folder('mathvision', 'hf')}"}}
     proc, out = run_copy(tmp_path, "mathvision", "mathvision_testmini_copy,mathvision_test_copy", rows(), hub=hub)
     check(proc, out)
+
+
+def test_option_texts_in_dollars_are_read() -> None:
+    """An option written "$\\frac{1}{2}$" (as the real options are) equals the reading "\\frac{1}{2}": the
+    authors' latex2sympy2 reads the "$" delimiters (their published Random-Chance verdicts count such
+    replies right), and so does our parser with its basic clean-up; degrees stay as they were."""
+    from tests.folder_runs import plugin
+
+    registry, path = plugin("mathvision", "mathvision.py")
+    acc = registry.metrics.get("mathvision_acc", plugins=[path])
+    options = ["$\\frac{1}{2}$", "$\\frac{1}{3}$", "$6+\\pi$", "$1: 4: 9$", "3"]
+
+    def score(reading: str, gold: str) -> float:
+        return acc(reading, gold, {"options": options, "answer": gold})
+
+    assert score("\\frac{1}{2}", "A") == 100.0
+    assert score("\\frac{1}{3}", "A") == 0.0
+    assert score("6+\\pi", "C") == 100.0
+    assert score("1:4:9", "D") == 100.0
