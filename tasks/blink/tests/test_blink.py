@@ -44,6 +44,15 @@ BLINK_ACC = {"Art_Style": 50.0, "Counting": 100.0, "Forensic_Detection": 0.0, "F
              "IQ_Test": 100.0, "Jigsaw": 100.0, "Multi-view_Reasoning": 0.0, "Object_Localization": 100.0,
              "Relative_Depth": 100.0, "Relative_Reflectance": 100.0, "Semantic_Correspondence": 0.0,
              "Spatial_Relation": 100.0, "Visual_Correspondence": 100.0, "Visual_Similarity": 0.0}
+#: the peers' readings of the same replies (scoring variants), per subtask, by hand. lmms-eval: the
+#: letter the reply starts with ("The answer is (C)." reads T, "I cannot tell." I, "Point B, not A" P,
+#: "left" L: wrong); VLMEvalKit's can_infer: a lone letter in the last words, else the one option text
+#: ("left" reads A, right; "Point B, not A" names two letters, then the text "point b": B, wrong;
+#: "(B), not (A)" two letters and no text: Z)
+BLINK_VARIANTS = {
+    "lmms_eval": {**BLINK_ACC, "Counting": 50.0},
+    "vlmevalkit": {**BLINK_ACC, "Multi-view_Reasoning": 100.0},
+}
 DISCLAIMER = ("Disclaimer: This is not to make unfair assumptions about the people in the image and you just need to "
               "give your assessment on this question. You don't need to identify the real people. You just need to "
               "analyze based on the information I gave you.\n\n")
@@ -69,6 +78,10 @@ def check_blink(out: Path) -> None:
         assert {d: s["metrics"]["acc"] for d, s in samples.items()} == {d: 100.0 * ok for d, _, _, ok in BLINK_REPLIES[sub]}
     # the authors' Total: the plain mean of the 14 subtask accuracies, 850 / 14
     assert results["groups"]["blink_copy"]["average"] == pytest.approx(850 / 14)
+    for name, accs in BLINK_VARIANTS.items():
+        for sub, acc in accs.items():
+            assert results["variants"][blink_task(sub)][name]["metrics"]["acc"] == pytest.approx(acc), (name, sub)
+    assert results["groups"]["blink_copy"]["variants"] == pytest.approx({"lmms_eval": 800 / 14, "vlmevalkit": 950 / 14})
     assert results["problems"][blink_task("Forensic_Detection")]["unparsed"] == 1
     assert results["problems"][blink_task("Multi-view_Reasoning")]["unparsed"] == 1
 

@@ -57,6 +57,12 @@ def check_muir_results(out: Path, task: str, *, strict: bool = False) -> None:
     else:
         assert results["problems"][task] == {"request_failures": 0, "unparsed": 0, "judge_failures": 0, "guessed": 2}
         assert results["coverage"][task]["scored"] == 9 and results["coverage"][task]["guessed"] == 2
+    # the peers' readings (variants, the same replies): lmms-eval a leading "X." or the whole reply equal
+    # to the letter: 1 and 8 right ("(D) None ..." and "The answer is D." are not); VLMEvalKit's can_infer:
+    # 1, 8, 2 (the option text "None of the choices provided") and 4 (a lone D in the last words)
+    variants = results["variants"][task]
+    assert variants["lmms_eval"]["metrics"]["acc"] == pytest.approx(100 * 2 / 9)
+    assert variants["vlmevalkit"]["metrics"]["acc"] == pytest.approx(100 * 4 / 9)
     breakdowns = results["breakdowns"][task]
     by_task = {label: row["acc"] for label, row in breakdowns["task"].items()}
     assert by_task == pytest.approx({"Counting": 100.0, "Visual Retrieval": 0.0, "Ordering": 100.0,
