@@ -11,7 +11,7 @@ Loaded as a plugin file by ``_base.yaml`` (``plugins:``). VLMEvalKit is MMBench'
   ``index + k * 1e6``. The task clusters by it (``cluster: circular_group``). The Hub copy
   ``lmms-lab/MMBench`` writes ``index`` as a string in its ``en`` config: read as an integer.
 - ``mmbench_option`` (a parser): ``can_infer`` of VLMEvalKit's ``vlmeval/utils/matching_util.py``
-  at ``e8e78f05``, reimplemented from its description: (1) a reply holding "Failed to obtain
+  at ``e8e78f05``, the generic :mod:`mmtasks.scoring.vlmevalkit_matching`: (1) a reply holding "Failed to obtain
   answer via API" reads nothing; one holding a refusal phrase reads "Z" (wrong); otherwise
   ``.()[],:;!*#{}`` become spaces and the reply is split into words: when exactly one option
   letter is a word, it is the answer if its first place is among the last four words; when no
@@ -25,7 +25,7 @@ Loaded as a plugin file by ``_base.yaml`` (``plugins:``). VLMEvalKit is MMBench'
   word is the answer, unless "A" is a word of a reply of more than three words; else the one
   letter written ``X.``, ``X,``, ``X:``, ``X)``, ``X).``, ``(X)``, ``(X).``, ``:X``, ``:X,``,
   ``:X.``, ``:X)`` or ``:X).`` (tried in that order, each when exactly one letter has it); else
-  one option text contained in the reply (no length cap).
+  one option text contained in the reply (no length cap: the generic ``infer_text(cap=False)``).
 - ``mmbench_circular`` (an aggregator): ``circular_acc``, the share of questions whose every
   circular copy is answered right (``eval_circular_group``: a copy read wrong, or unread when no
   LLM matcher is used, fails the question), over the questions whose original (``index`` < 1e6)
@@ -37,7 +37,6 @@ Loaded as a plugin file by ``_base.yaml`` (``plugins:``). VLMEvalKit is MMBench'
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +45,7 @@ from mmtasks.plugin import aggregator, parser
 from mmtasks.registry import adapters
 from mmtasks.scoring.aggregation import TaskResult, mean, mean_and_stderr, per_sample_mean
 from mmtasks.scoring.parsers import OptionText
+from mmtasks.scoring.vlmevalkit_matching import infer_text, vlmevalkit_letter
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -58,10 +58,6 @@ CIRCULAR = "circular_acc"
 PER_COPY = "acc"
 #: a right answer's ``choice_acc`` (0-100)
 FULL = 100.0
-_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
-             "I'm sorry, but without the image provided", "Cannot determine the answer")
-_PUNCTUATION = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
-_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
 
 
 def _present(value: Any) -> bool:
@@ -84,43 +80,10 @@ def mmbench_record(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, "index": index, "circular_group": str(index % OFFSET)}
 
 
-def infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
-    """Step 1 of VLMEvalKit's ``can_infer`` (``can_infer_option``)."""
-    if "Failed to obtain answer via API" in answer:
-        return None
-    if any(phrase in answer for phrase in _REFUSALS):
-        return "Z"
-    words = answer.translate(_PUNCTUATION).split()
-    named = [c for c in choices if c in words]
-    if len(named) == 1:
-        if words.index(named[0]) > len(words) - 5:
-            return named[0]
-    elif not named and "Z" in words:
-        return "Z"
-    match = _VERBOSE.search(answer)
-    if match and match.group(1).upper() in choices:
-        return match.group(1).upper()
-    return None
-
-
-def infer_text(answer: str, choices: Mapping[str, str], *, cap: bool = True) -> str | None:
-    """Step 2 (``can_infer_text``): the one option whose text the reply contains."""
-    answer = answer.lower()
-    if cap and len(answer) > 2 * sum(len(v) for v in choices.values()):
-        return None
-    named = [k for k, v in choices.items() if v.lower() in answer]
-    return named[0] if len(named) == 1 else None
-
-
 @parser("mmbench_option")
 def mmbench_option(text: str, doc: Mapping[str, Any]) -> str | None:
     """The option letter by VLMEvalKit's exact matching (see the module docstring); None: unparsed."""
-    choices = options_of(doc)
-    letter = infer_option(text, choices)
-    if letter is not None:
-        return letter
-    found = infer_text(text, choices)
-    return OptionText(found) if found is not None else None
+    return vlmevalkit_letter(text, options_of(doc))
 
 
 _LMMS_AFFIXES = (("", "."), ("", ","), ("", ":"), ("", ")"), ("", ")."), ("(", ")"), ("(", ")."), (":", ""),

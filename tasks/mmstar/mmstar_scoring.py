@@ -17,12 +17,14 @@ Loaded as a plugin file by ``mmstar.yaml`` (``plugins:``).
   character, compared with the gold letter.
 - ``mmstar_vlmevalkit`` (a parser, the scoring variant ``vlmevalkit``): ``can_infer`` of VLMEvalKit
   (``vlmeval/utils/matching_util.py`` at ``e8e78f05``), which scores ``MMStar`` with
-  ``mcq_vanilla_eval`` (exact matching: a reply it cannot read is wrong).
+  ``mcq_vanilla_eval`` (exact matching: a reply it cannot read is wrong); the generic
+  :mod:`mmtasks.scoring.vlmevalkit_matching`.
 - ``mmstar_lmms_eval`` (a parser, the scoring variant ``lmms_eval``): lmms-eval's
   ``extract_mcq_answer`` (``lmms_eval/tasks/_task_utils/mcq_extract.py`` at ``75571cfe``) with the
   choices A-D: candidates "(X)", "X.", "X:", "X)", "X " (each at its last place), an answer phrase
   followed by a letter, the reply starting or ending with a standalone letter, and, only when none
-  of these, any occurrence of a letter; the highest-ranked format wins, then the later place.
+  of these, any occurrence of a letter; the highest-ranked format wins, then the later place (the
+  generic :mod:`mmtasks.scoring.lmms_eval_mcq`).
 - ``mmstar_l2_mean`` (an aggregator, the variant ``lmms_eval``): lmms-eval's
   ``mmstar_aggregate_results``: ``acc`` the mean of the 18 ``l2_category`` means, each ``category``
   row the mean of its own ``l2_category`` means; the question mean kept as ``acc_micro``.
@@ -37,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 from mmtasks.plugin import aggregator, parser
 from mmtasks.registry import adapters
 from mmtasks.scoring.aggregation import TaskResult, mean, mean_of_means, per_sample_mean, values_by_label
-from mmtasks.scoring.parsers import OptionText
+from mmtasks.scoring.lmms_eval_mcq import lmms_eval_mcq_letter
+from mmtasks.scoring.vlmevalkit_matching import vlmevalkit_letter
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -120,89 +123,16 @@ def mmstar_authors(text: str, doc: Mapping[str, Any]) -> str | None:
     return char.upper() if char and char.upper() in LETTERS else None
 
 
-_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
-             "I'm sorry, but without the image provided", "Cannot determine the answer")
-_PUNCTUATION = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
-_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
-
-
-def _can_infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
-    if "Failed to obtain answer via API" in answer:
-        return None
-    if any(phrase in answer for phrase in _REFUSALS):
-        return "Z"
-    words = answer.translate(_PUNCTUATION).split()
-    named = [c for c in choices if c in words]
-    if len(named) == 1:
-        if words.index(named[0]) > len(words) - 5:
-            return named[0]
-    elif not named and "Z" in words:
-        return "Z"
-    match = _VERBOSE.search(answer)
-    if match and match.group(1).upper() in choices:
-        return match.group(1).upper()
-    return None
-
-
-def _can_infer_text(answer: str, choices: Mapping[str, str]) -> str | None:
-    answer = answer.lower()
-    if len(answer) > 2 * sum(len(v) for v in choices.values()):
-        return None
-    named = [k for k, v in choices.items() if v.lower() in answer]
-    return named[0] if len(named) == 1 else None
-
-
 @parser("mmstar_vlmevalkit")
 def mmstar_vlmevalkit(text: str, doc: Mapping[str, Any]) -> str | None:
     """VLMEvalKit's ``can_infer`` among the record's options; None: unparsed (wrong)."""
-    choices = options_of(doc)
-    letter = _can_infer_option(text, choices)
-    if letter is not None:
-        return letter
-    found = _can_infer_text(text, choices)
-    return OptionText(found) if found is not None else None
-
-
-_PHRASES = ("the answer is", "answer is", "the correct answer is", "correct answer is", "the best answer is",
-            "best answer is", "the correct option is", "correct option is", "the best option is", "best option is",
-            "the choice is", "choice is", "the correct choice is", "correct choice is", "i choose", "i select",
-            "i pick", "my answer is", "my choice is", "옵션", "정답은", "답은", "답:", "答案是", "答案为", "选", "答えは")
-_RANK = {"start": 10, "end": 9, "phrase": 7, "parentheses": 6, "period": 5, "colon": 4, "right_paren": 3,
-         "space": 2, "fallback": 0}
-
-
-def extract_letter(response: str, choices: str = LETTERS) -> str | None:
-    """lmms-eval's ``extract_mcq_answer`` (see the module docstring); None where it gives ""."""
-    if not response or not response.strip():
-        return None
-    text = response.strip()
-    for char in ",.!?;:'\"":
-        text = text.strip(char)
-    text = f" {text} "
-    found: list[tuple[str, int, str]] = []
-    for fmt, pattern in (("parentheses", "({})"), ("period", "{}."), ("colon", "{}:"), ("right_paren", "{})"),
-                         ("space", "{} ")):
-        found += [(c, text.rfind(pattern.format(c)), fmt) for c in choices if pattern.format(c) in text]
-    lower = text.lower()
-    for phrase in _PHRASES:
-        at = lower.find(phrase)
-        if at != -1:
-            found += [(c, text.find(c, at + len(phrase)), "phrase") for c in choices
-                      if text.find(c, at + len(phrase)) != -1]
-    bare = text.strip()
-    found += [(c, 0, "start") for c in choices if bare.startswith(c) and (len(bare) == 1 or not bare[1].isalpha())]
-    found += [(c, len(text) - 1, "end") for c in choices if bare.endswith(c) and (len(bare) == 1 or not bare[-2].isalpha())]
-    if not found:
-        found = [(c, text.rfind(c), "fallback") for c in choices if c in text]
-    if not found:
-        return None
-    return max(found, key=lambda f: (_RANK[f[2]], f[1]))[0]
+    return vlmevalkit_letter(text, options_of(doc))
 
 
 @parser("mmstar_lmms_eval")
 def mmstar_lmms_eval(text: str, doc: Mapping[str, Any]) -> str | None:
     """The letter lmms-eval's ``extract_mcq_answer`` reads (choices A-D); None: unparsed (wrong)."""
-    return extract_letter(text)
+    return lmms_eval_mcq_letter(text, LETTERS)
 
 
 def _emits(config: "TaskConfig") -> list[str]:

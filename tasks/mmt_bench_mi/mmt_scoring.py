@@ -4,7 +4,8 @@ Loaded as a plugin file by ``mmt_bench_mi.yaml`` (``plugins:``). The MMT-Bench a
 (github.com/OpenGVLab/MMT-Bench README) recommend VLMEvalKit, which scores ``MMT-Bench_VAL_MI``
 with ``ImageMCQDataset.evaluate_heuristic`` -> ``mcq_vanilla_eval``. Without a judge model
 (``exact_matching``) a reply's letter is ``can_infer`` of github.com/open-compass/VLMEvalKit
-``vlmeval/utils/matching_util.py`` (commit ``e8e78f05``), reimplemented here from its description:
+``vlmeval/utils/matching_util.py`` (commit ``e8e78f05``), the generic
+:mod:`mmtasks.scoring.vlmevalkit_matching` over the options A-I:
 
 1. ``can_infer_option``: a reply holding "Failed to obtain answer via API" reads nothing; one
    holding a refusal phrase ("Sorry, I can't help with images of people yet.", "I can't process
@@ -24,7 +25,8 @@ at ``84012c9``) ships an older copy of VLMEvalKit (``vlmeval/utils/matching_util
 in three ways: a single option letter among the words is the answer wherever it stands (not only
 among the last four: "B is the answer since the left image ..." reads B there, nothing here), there
 is no "answer is X" rule, and ``can_infer_text`` has no length cap. ``vlmeval_option_84012c9`` reads
-that way, for the scoring variant ``vlmevalkit_84012c9``.
+that way (the generic rule with ``last_four=False, answer_is=False, cap=False``), for the scoring
+variant ``vlmevalkit_84012c9``.
 
 ``mmt_l2_subtask_mean`` (aggregator, the scoring variant ``l2_subtask_mean``): the same metrics, with
 each ``l2_category`` row the mean of its subtasks' (``category``) accuracies, as VLMEvalKit's
@@ -34,16 +36,12 @@ the questions.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from typing import Any
-
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mmtasks.plugin import aggregator, parser
 from mmtasks.scoring.aggregation import TaskResult, per_sample_mean
-from mmtasks.scoring.parsers import OptionText
+from mmtasks.scoring.vlmevalkit_matching import vlmevalkit_letter
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -51,10 +49,6 @@ if TYPE_CHECKING:
     from mmtasks.scoring.aggregation import TaskScoring
 
 LETTERS = "ABCDEFGHI"
-_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
-             "I'm sorry, but without the image provided", "Cannot determine the answer")
-_PUNCTUATION = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
-_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
 
 
 def options_of(doc: Mapping[str, Any]) -> dict[str, str]:
@@ -62,75 +56,16 @@ def options_of(doc: Mapping[str, Any]) -> dict[str, str]:
     return {k: str(doc[k]) for k in LETTERS if doc.get(k) is not None and str(doc[k]).strip()}
 
 
-def infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
-    if "Failed to obtain answer via API" in answer:
-        return None
-    if any(phrase in answer for phrase in _REFUSALS):
-        return "Z"
-    words = answer.translate(_PUNCTUATION).split()  # split() strips every word already (one C pass)
-    named = [c for c in choices if c in words]
-    if len(named) == 1:
-        for ch in choices:
-            if ch in words and words.index(ch) > len(words) - 5:
-                return ch
-    elif not named and "Z" in words:
-        return "Z"
-    match = _VERBOSE.search(answer)
-    if match and match.group(1).upper() in choices:
-        return match.group(1).upper()
-    return None
-
-
-def infer_text(answer: str, choices: Mapping[str, str]) -> str | None:
-    answer = answer.lower()
-    if len(answer) > 2 * sum(len(v) for v in choices.values()):
-        return None
-    named = [k for k, v in choices.items() if v.lower() in answer]
-    return named[0] if len(named) == 1 else None
-
-
 @parser("vlmeval_option")
 def vlmeval_option(text: str, doc: Mapping[str, Any]) -> str | None:
     """The option letter by VLMEvalKit's exact matching (see the module docstring); None: unparsed."""
-    choices = options_of(doc)
-    letter = infer_option(text, choices)
-    if letter is not None:
-        return letter
-    found = infer_text(text, choices)
-    return OptionText(found) if found is not None else None
-
-
-def infer_option_84012c9(answer: str, choices: Mapping[str, str]) -> str | None:
-    """``can_infer_option`` of MMT-Bench's copy (84012c9): no position check, no "answer is X"."""
-    if "Failed to obtain answer via API" in answer:
-        return None
-    if any(phrase in answer for phrase in _REFUSALS):
-        return "Z"
-    words = [w.strip() for w in answer.translate(_PUNCTUATION).split()]
-    named = [c for c in choices if c in words]
-    if len(named) == 1:
-        return named[0]
-    if not named and "Z" in words:
-        return "Z"
-    return None
-
-
-def infer_text_84012c9(answer: str, choices: Mapping[str, str]) -> str | None:
-    """``can_infer_text`` of MMT-Bench's copy (84012c9): no length cap."""
-    answer = answer.lower()
-    named = [k for k, v in choices.items() if v.lower() in answer]
-    return named[0] if len(named) == 1 else None
+    return vlmevalkit_letter(text, options_of(doc))
 
 
 @parser("vlmeval_option_84012c9")
 def vlmeval_option_84012c9(text: str, doc: Mapping[str, Any]) -> str | None:
     """The option letter as MMT-Bench's pinned copy of VLMEvalKit reads it; None: unparsed."""
-    choices = options_of(doc)
-    letter = infer_option_84012c9(text, choices)
-    if letter is not None:
-        return letter
-    found = infer_text_84012c9(text, choices)
-    return OptionText(found) if found is not None else None
+    return vlmevalkit_letter(text, options_of(doc), last_four=False, answer_is=False, cap=False)
 
 
 def _emits(config: "TaskConfig") -> list[str]:

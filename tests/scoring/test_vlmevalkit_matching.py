@@ -30,3 +30,27 @@ def test_vlmevalkit_letter(reply: str, letter: str | None, how: str | None) -> N
     assert found == letter
     assert read_by(found) == how
     assert isinstance(found, OptionText) == (how == "option_text")
+
+
+LONG = "B is the answer since the left image clearly shows the second card"
+
+
+@pytest.mark.parametrize(("reply", "current", "older"), [
+    (LONG, None, "B"),                                   # a letter early: only the older rule reads it
+    ("The correct answer is B and not C", "B", None),    # two letters: "answer is X" only in the current
+    ("A B", None, None),
+    ("Cannot determine the answer", "Z", "Z"),
+])
+def test_older_copies_without_the_position_and_answer_is_rules(reply: str, current: str | None,
+                                                                older: str | None) -> None:
+    assert vlmevalkit_letter(reply, OPTIONS) == current
+    assert vlmevalkit_letter(reply, OPTIONS, last_four=False, answer_is=False, cap=False) == older
+
+
+def test_text_cap_and_letter_set() -> None:
+    reply = "Looking closely at every part of the picture, I would say it is the second."
+    assert vlmevalkit_letter(reply, OPTIONS) is None                 # longer than twice the option texts
+    assert vlmevalkit_letter(reply, OPTIONS, cap=False) == "B"
+    many = {chr(65 + i): f"option {i}" for i in range(8)}            # the letters are the choices' keys
+    assert vlmevalkit_letter("I pick H", many) == "H"
+    assert vlmevalkit_letter("I pick H", OPTIONS) is None
