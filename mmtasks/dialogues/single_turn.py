@@ -91,12 +91,16 @@ def single_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
     if ctx.has_matcher and config.answer.matcher is not None:
         # a variant with matcher: true sends the replies its own parser reads nothing from (once per reply)
         for v in state.variants:
-            if v.config.matcher and variant_reading(v, sample, doc, parsed) is None:
+            if not v.config.matcher:
+                continue
+            reading = variant_reading(v, sample, doc, parsed)
+            if reading is None:
                 if not called:
                     asked, call = yield from ask_matcher(state, sample.responses[-1] or "", position=0)
                     called = True
                     sample.extra["matcher"] = call.to_json()
-                readings[v.name] = asked
+                reading = asked
+            readings[v.name] = reading
     score_variants(state.variants, sample, doc, parsed, target, readings)
     if state.corpus_metrics and not (parsed is None and config.answer.unparsed == "unscored"):
         add_corpus_pair(sample, parsed, target)
