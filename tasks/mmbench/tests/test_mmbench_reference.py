@@ -22,6 +22,7 @@ import pytest
 from PIL import Image as PILImage
 
 from mmtasks.api import evaluate
+from tests.folder_runs import plugin
 
 REFERENCE = Path(__file__).parent / "reference"
 OFFSET = 1_000_000
@@ -187,3 +188,29 @@ def test_the_matcher_asks_vlmevalkits_prompt(tmp_path: Path, chat_server: Any, m
     copy = next(r for r in records() if r["index"] == 2000005)
     choices = {k: copy[k] for k in "ABCD" if copy[k] is not None}
     assert asked[0] == mc.build_prompt(copy["question"], mc.build_option_str(choices), REPLIES[2000005])
+
+
+#: replies read one by one by both readings and by the peers' code; they reach each rule's edges: a
+#: letter 5th and 4th from the end (VLMEvalKit takes the last four words only), a reply between two
+#: and three times the option texts' length (its cap on option texts), "A" as a quantifier, the
+#: affixed letters of lmms-eval's list, "Z", refusals, an option text inside another word
+EDGE_REPLIES = ["B", "b", "B.", "(B)", "B)", "B).", ":B", ":B.", "Answer: C", "Option B", "I pick B for sure now",
+                "I pick B for sure", "B is my pick and I stand by it", "it is surely the green one here",
+                "it is green", "green or blue", "A red one", "I choose A because it is red and round", "A B",
+                "A, B", "the correct answer is **b**", "The answer is D", "E", "Z", "z", "(Z)",
+                "Cannot determine the answer", "Failed to obtain answer via API: B", "reddish", "", "  C  ",
+                "C\nbecause", "**C**", "[B]", "{C}", "B;", "B!", "#A", "B*"]
+
+
+@pytest.mark.parametrize("reply", EDGE_REPLIES)
+def test_each_reply_reads_as_the_peers_code(reply: str) -> None:
+    pytest.importorskip("pandas")
+    pytest.importorskip("requests")
+    registry, path = plugin("mmbench", "mmbench_scoring.py")
+    doc = {"A": "red", "B": "blue", "C": "green", "D": None}
+    options = {k: v for k, v in doc.items() if v is not None}
+    theirs = load("matching_util_e8e78f0").can_infer(reply, dict(options))
+    assert registry.parsers.get("mmbench_option", plugins=[path]).fn(reply, doc) == (theirs or None)
+    evaluator = load("lmms_eval_mmbench_evals_75571cf").MMBench_Evaluator()
+    lmms = evaluator.can_infer(reply.strip(), dict(options))  # eval_sub_data strips the prediction
+    assert registry.parsers.get("mmbench_option_lmms_eval", plugins=[path]).fn(reply, doc) == (lmms or None)
