@@ -99,6 +99,7 @@ CASES = [
     (FOUR, "0", "I think A, not B"), (FOUR, "0", "Cannot determine the answer"), (FOUR, "0", ""),
     (FOUR, "1", "B.\nBecause plants need water."), (FOUR, "3", "E."), (FOUR, "2", "C!"),
     (LETTERS, "0", "A"), (LETTERS, "1", "The label B"), (LETTERS, "2", "C."), (LETTERS, "1", "b"),
+    (FOUR, "0", "A) sunlight"), (FOUR, "0", "A: sunlight"), (FOUR, "2", "C - rabbits"), (FOUR, "1", "B.water"),
 ]
 
 
