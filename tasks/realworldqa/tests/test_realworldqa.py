@@ -106,7 +106,7 @@ CASES = [
     (FOUR, "B", "About 15 meters (B)"), (FOUR, "D", "D: 150 meters"),
     (OPEN, "3", "3"), (OPEN, "3", "3."), (OPEN, "3", "three"), (OPEN, "3", "Three."), (OPEN, "3", " 3 "),
     (OPEN, "0", "zero"), (OPEN, "3", "There are 3."), (OPEN, "Downhill", "downhill"),
-    (OPEN, "Downhill", "Downhill..."), (OPEN, "3", "3 traffic lights"),
+    (OPEN, "Downhill", "Downhill..."), (OPEN, "3", "3 traffic lights"), (OPEN, "3.5", "3.5"), (OPEN, "3.5", "3.5 m."),
 ]
 
 
