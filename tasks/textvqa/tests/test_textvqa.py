@@ -120,6 +120,9 @@ TRICKY: list[tuple[str, list[str]]] = [
     ("1000", THOUSAND), ("1,000", THOUSAND), ("1 000", THOUSAND),
     ("x / y", SLASH), ("x/y", SLASH), ("(x/y)", SLASH),
     ("3.5", DECIMAL), ("3,5", DECIMAL), ("three point five", DECIMAL),
+    # a comma between words: EvalAI removes it first ("cocacola", no one's answer); vqaEval.py alone
+    # would make it a space ("coca cola", seven agree)
+    ("coca,cola", COLA),
 ]
 
 
@@ -173,11 +176,13 @@ def test_the_vlmevalkit_variant_is_vlmevalkits(tricky_run: tuple[dict[str, float
     ours, variant, results = tricky_run
     assert variant == pytest.approx(theirs)
     assert results["variants"][TASK]["vlmevalkit"]["metrics"]["acc"] == pytest.approx(sum(theirs.values()) / len(TRICKY))
-    # the replies the two normalisations score differently here: "42." and "10.30.", a period after a digit
-    # (EvalAI's "'s" split and comma removal change the reply and the answers alike on these answers)
+    # the replies the two normalisations score differently here: "42." and "10.30.", a period after a digit,
+    # and "coca,cola", a comma between words (EvalAI removes it, VLMEvalKit makes it a space; EvalAI's "'s"
+    # split and comma removal change the reply and the answers alike on the other answers)
     differ = sorted(k for k in ours if ours[k] != pytest.approx(variant[k]))
-    assert differ == ["1006", "1021"]
+    assert differ == ["1006", "1021", "1036"]
     assert (ours["1021"], variant["1021"]) == pytest.approx((100.0, 0.0))
+    assert (ours["1036"], variant["1036"]) == pytest.approx((0.0, 100.0))
 
 
 # --- many replies drawn from the normalisation's edge cases ---------------------------------
