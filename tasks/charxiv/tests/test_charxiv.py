@@ -161,6 +161,7 @@ DESCRIPTIVE_REPLIES = [
     '{"extract_answer_T1": "5", "score_T1": true}',
     '{"extract_answer_T1": "5", "score_T1": "1"}',   # a string: not in [0, 1]
     '{"extract_answer_T1": "5", "score_T1": 2}',
+    '{"extract_answer_T1": "5", "score_T1": 0.5}',   # between 0 and 1: not in [0, 1] (a list, not a range)
     '{"extract_answer_T1": "5", "score_T1": NaN}',
     '{"score_T1": 1}',                               # no extract_answer_T1
     '{"extract_answer_T1": "5", "score_T2": 1}',
@@ -184,6 +185,7 @@ REASONING_REPLIES = [
     '{"extracted_answer": "red", "score": 1}',
     '{"extracted_answer": "0.3", "score": 0}',
     '{"extracted_answer": "12", "score": 2}',
+    '{"extracted_answer": "12", "score": 0.5}',      # between 0 and 1: invalid, as 2 is
     '{"extracted_answer": "12", "score": "1"}',
     '{"extracted_answer": "12", "score": 1.0}',
     '{"extract_answer": "12", "score": 1}',          # the key the prefix names, not the one read
