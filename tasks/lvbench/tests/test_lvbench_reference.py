@@ -71,6 +71,7 @@ REPLIES = [
     ("A", "A"), ("(B) Green", "B"), ("B) Green", "B"), ("The answer is (C).", "C"), ("Answer: C", "A"),
     ("D. Left to right", "D"), ("  (D)  ", "D"), ("Grey (C)", "C"), ("b", "b"), ("", ""), ("()", ""),
     ("The best option is D", "T"), ("(  A  ) red", "A"), ("C\nbecause", "C"), ("option(B", "B"),
+    ("((B) Green", ""),  # split("(")[1]: the empty text between the two parentheses, not "B"
 ]
 
 
