@@ -72,6 +72,7 @@ REPLIES = [
     ("B", True), ("(B) Green", True), ("B) Green", True), ("Best option: (B) Green", True), ("B.", False),
     ("B. Green", False), (" B", False), ("B\n", False), ("b", False), ("B (Green)", False), (")B", False),
     ("(A) Red, not (B)", False), ("The answer is (B).", True), ("(C)", False), ("", False), ("Option B", False),
+    ("(b) Green", False),  # the letter before ")" compared as it is: "b" is not "B"
 ]
 
 
