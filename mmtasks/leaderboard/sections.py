@@ -186,6 +186,12 @@ def _check(section: Section, path: Path, known_tasks: Collection[str] | None) ->
             unknown = sorted(set(row.values) - set(keys))
             if unknown:
                 fail(f"unknown column(s) {', '.join(unknown)}", f"papers.rows.{i}.values", f"known: {', '.join(keys)}")
+            for key, value in row.values.items():
+                column = section.columns[keys.index(key)]
+                if not column.scale_min <= value <= column.scale_max:
+                    # the page's shading and the plots read the scale: a sum of 0-2800 on 0-100 is all one shade
+                    fail(f"{value:g} is outside column {key!r}'s scale {column.scale_min:g}-{column.scale_max:g}",
+                         f"papers.rows.{i}.values.{key}", "set the column's scale_min/scale_max to the metric's range")
 
 
 def _hint(name: str, known: Iterable[str]) -> str | None:

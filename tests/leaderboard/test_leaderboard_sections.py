@@ -166,6 +166,13 @@ def test_computed_columns_and_paper_rows_are_checked(tmp_path: Path) -> None:
         load_section(write(tmp_path / "c" / "leaderboard.yaml", papers))
     assert err.value.field == "papers.rows.0.values" and "unknown column(s) acc_hard" in str(err.value)
 
+    # a printed value outside its column's scale (a 0-2800 sum on the default 0-100)
+    beyond = SMALL + "papers:\n  citation: Someone, Table 1\n  rows:\n    - {model: M, values: {acc: 1510.7}}\n"
+    with pytest.raises(ConfigError) as err:
+        load_section(write(tmp_path / "e" / "leaderboard.yaml", beyond))
+    assert err.value.field == "papers.rows.0.values.acc" and "1510.7 is outside column 'acc''s scale 0-100" in str(err.value)
+    assert load_section(write(tmp_path / "f" / "leaderboard.yaml", beyond.replace("metric: acc}", "metric: acc, scale_max: 2800}", 1)))
+
     with pytest.raises(ConfigError) as err:
         load_section(write(tmp_path / "d" / "leaderboard.yaml", SMALL + "  - [oops\n"))
     assert "malformed YAML" in str(err.value) and err.value.line is not None
