@@ -238,3 +238,17 @@ def test_relaxed_accuracy_equals_the_references_on_drawn_replies() -> None:
         assert relaxed_correct(reply.strip(), gold) == bool(vlm.hit_calculate([line], "ChartQA_TEST")[0]), (reply, gold)
         near += ours and reply.strip() != gold
     assert near > 500  # many numbers right within the tolerance without being the gold text
+
+
+def test_every_task_of_the_folder_has_a_column_in_its_tab() -> None:
+    """A run of any of the folder's tasks (the peer variant too) lands on its tab, not on the
+    automatic 'Other tasks' one."""
+    import yaml
+
+    from mmtasks.leaderboard.sections import load_section
+
+    folder = Path(__file__).resolve().parents[1]
+    tasks = {doc["task"] for f in folder.glob("*.yaml") if f.name != "leaderboard.yaml"
+             for doc in [yaml.safe_load(f.read_text(encoding="utf-8"))] if isinstance(doc, dict) and "task" in doc}
+    assert "chartqa_lmms_eval" in tasks
+    assert tasks <= set(load_section(folder / "leaderboard.yaml").tasks)

@@ -487,3 +487,17 @@ def test_a_reply_too_large_for_the_judge_is_not_sent(chat_server: ChatServer, tm
     assert len(chat_server.bodies) == 2 and all(len(last_user_text(b)) < 10_000 for b in chat_server.bodies)
     # red 1, the unjudged 0, 12 scored 2 (invalid) 0
     assert results["results"]["charxiv_reasoning"]["overall"] == 33.33
+
+
+def test_every_task_of_the_folder_has_a_column_in_its_tab() -> None:
+    """A run of any of the folder's tasks (the peer variant too) lands on its tab, not on the
+    automatic 'Other tasks' one."""
+    import yaml
+
+    from mmtasks.leaderboard.sections import load_section
+
+    folder = Path(__file__).resolve().parents[1]
+    tasks = {doc["task"] for f in folder.glob("*.yaml") if f.name != "leaderboard.yaml"
+             for doc in [yaml.safe_load(f.read_text(encoding="utf-8"))] if isinstance(doc, dict) and "task" in doc}
+    assert "charxiv_reasoning_lmms_eval" in tasks
+    assert tasks <= set(load_section(folder / "leaderboard.yaml").tasks)

@@ -228,3 +228,17 @@ def test_lmms_eval_task_variant_asks_and_scores_as_lmms_eval(tmp_path: Path) -> 
               for k, rec in enumerate(read_jsonl(SAMPLE / "ocrbench" / "ocrbench.jsonl"))]
     assert [int(s["metrics"]["correct"] == 100.0) for s in samples] == [r["score"] for r in scored]
     assert round(lmms.ocrbench_aggregate_accuracy(scored, None) * 1000) == res["final_score"]
+
+
+def test_every_task_of_the_folder_has_a_column_in_its_tab() -> None:
+    """A run of any of the folder's tasks (the peer variant too) lands on its tab, not on the
+    automatic 'Other tasks' one."""
+    import yaml
+
+    from mmtasks.leaderboard.sections import load_section
+
+    folder = Path(__file__).resolve().parents[1]
+    tasks = {doc["task"] for f in folder.glob("*.yaml") if f.name != "leaderboard.yaml"
+             for doc in [yaml.safe_load(f.read_text(encoding="utf-8"))] if isinstance(doc, dict) and "task" in doc}
+    assert "ocrbench_lmms_eval" in tasks
+    assert tasks <= set(load_section(folder / "leaderboard.yaml").tasks)
