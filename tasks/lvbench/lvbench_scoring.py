@@ -23,8 +23,7 @@ from mmtasks.scoring.aggregation import TaskResult, aggregator, mean, per_sample
 
 if TYPE_CHECKING:
     from mmtasks.plugin import Sample
-    from mmtasks.scoring.lmms_eval_mcq import lmms_eval_mcq_letter
-from mmtasks.scoring.aggregation import TaskScoring
+    from mmtasks.scoring.aggregation import TaskScoring
 
 #: the six capabilities (the records' question_type values) and the short names of the authors'
 #: scripts/test_acc.py name_map, which the leaderboard uses
