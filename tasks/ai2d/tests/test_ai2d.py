@@ -4,7 +4,6 @@ hand; lmms-eval's prompt and reading and VLMEvalKit's exact matching against the
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +12,7 @@ import pytest
 
 from tests.folder_runs import hub_folder, package_unchanged, parts_of, plugin, results_of, samples_of
 from tests.folder_runs import run_copy_target as run_copy
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).parent / "reference"
 TASKS = ("ai2d_copy", "ai2d_no_mask_copy", "ai2d_vlmevalkit_copy")
@@ -81,11 +81,7 @@ def test_ai2d_from_the_hub_layout(tmp_path: Path) -> None:
 # --- conformance with the peers' code ------------------------------------------------------------
 
 def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_ai2d_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE)
 
 
 FOUR = ["sunlight", "water", "rabbits", "foxes"]
@@ -115,7 +111,7 @@ def test_the_task_reads_as_lmms_eval(options: list[str], gold: str, reply: str) 
 
 @pytest.mark.parametrize(("options", "gold", "reply"), CASES)
 def test_the_variant_vlmevalkit_reads_as_can_infer(options: list[str], gold: str, reply: str) -> None:
-    reference = load("matching_util_e8e78f0")
+    reference = load_reference("vlmevalkit_matching_util_e8e78f0")
     doc = {"question": "Q?", "options": options, "answer": gold}
     registry, path = plugin("ai2d", "ai2d_scoring.py")
     parsed = registry.parsers.get("ai2d_vlmevalkit", plugins=[path]).fn(reply, doc)

@@ -5,7 +5,6 @@ VLMEvalKit's ``can_infer`` at e8e78f05 as ``extract_answer_from_item`` uses it w
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.folder_runs import plugin
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).parent / "reference"
 registry, PLUGIN = plugin("blink", "blink_scoring.py")
@@ -24,11 +24,7 @@ REPLIES = ["B", "(B)", "B.", "b", "B) 2", "(A) Point A", "A", "a", "The answer i
 
 
 def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_blink_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE)
 
 
 def ours(name: str, reply: str, doc: dict[str, Any]) -> float:
@@ -49,7 +45,7 @@ def test_the_lmms_eval_variant_equals_lmms_evals_code(doc: dict[str, Any]) -> No
 
 @pytest.mark.parametrize("doc", DOCS, ids=[d["idx"] for d in DOCS])
 def test_the_vlmevalkit_variant_equals_vlmevalkits_code(doc: dict[str, Any]) -> None:
-    matching = load("matching_util_e8e78f0")
+    matching = load_reference("vlmevalkit_matching_util_e8e78f0")
     choices = {chr(ord("A") + i): c for i, c in enumerate(doc["choices"])}
     for reply in REPLIES:
         hit = (matching.can_infer(reply, choices) or "Z") == doc["answer"].strip("()")  # extract_answer_from_item, no model

@@ -5,7 +5,6 @@ VLMEvalKit's scoring code, each run verbatim (tests/reference/)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import shutil
@@ -17,6 +16,7 @@ import pytest
 from mmtasks.api import evaluate
 from mmtasks.scoring.vqa_metrics import relaxed_correct
 from tests.folder_runs import SAMPLE, package_unchanged, read_jsonl, results_of, run_copy
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).resolve().parent / "reference"
 
@@ -28,11 +28,7 @@ def _package_unchanged():
 
 
 def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"chartqa_reference_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE)
 
 
 # --- the sample, by hand ------------------------------------------------------------
@@ -188,7 +184,7 @@ def test_lmms_eval_scores_as_the_authors(tricky_run: dict) -> None:
 
 
 def test_the_vlmevalkit_variant_is_vlmevalkits(tricky_run: dict) -> None:
-    vlm = load("vlmevalkit_vqa_eval")
+    vlm = load_reference("vlmevalkit_vqa_eval_e8e78f0")
     # its evaluate_heuristic: str() of both columns, process_line(method="relaxed_accuracy"), hit_calculate
     res = [vlm.process_line({"answer": str(gold), "prediction": str(reply)}, method="relaxed_accuracy")
            for reply, gold, _ in TRICKY]
@@ -222,7 +218,7 @@ def test_relaxed_accuracy_equals_the_references_on_drawn_replies() -> None:
     relaxed_correctness and lmms-eval's (reply as given), and with strip VLMEvalKit's process_line."""
     pix2struct = load("pix2struct_metrics")
     lmms = load("lmms_eval_chartqa_utils")
-    vlm = load("vlmevalkit_vqa_eval")
+    vlm = load_reference("vlmevalkit_vqa_eval_e8e78f0")
     rng = random.Random(36)
     near = 0
     for _ in range(5000):

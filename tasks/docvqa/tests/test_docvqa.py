@@ -6,9 +6,7 @@ bundled verbatim in tests/reference/)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import random
 import shutil
 from argparse import Namespace
@@ -20,6 +18,7 @@ import pytest
 from mmtasks.api import evaluate
 from mmtasks.scoring.vqa_metrics import anls
 from tests.folder_runs import SAMPLE, package_unchanged, read_jsonl, results_of, run_copy
+from tests.reference_code import load_file, load_reference, reference_dir_file
 
 REFERENCE = Path(__file__).resolve().parent / "reference"
 TASK = "docvqa_val"
@@ -38,17 +37,9 @@ def _package_unchanged():
 
 
 def load(name: str) -> ModuleType:
-    path = REFERENCE / f"{name}.py"
     if name == "rrc":
-        folder = os.environ.get("MMTASKS_REFERENCE_DIR")
-        if not folder or not (Path(folder) / RRC_SCRIPT).is_file():
-            pytest.skip(f"needs {RRC_SCRIPT} (the RRC's evaluation script, unlicensed, not bundled) in MMTASKS_REFERENCE_DIR")
-        path = Path(folder) / RRC_SCRIPT
-    spec = importlib.util.spec_from_file_location(f"docvqa_reference_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+        return load_file(reference_dir_file(RRC_SCRIPT, "the RRC's evaluation script, unlicensed, not bundled"))
+    return load_reference(name, REFERENCE)
 
 
 # --- the sample, by hand ------------------------------------------------------------
@@ -158,13 +149,13 @@ def test_the_rrc_script_scores_as_the_task(tricky_run: tuple[dict, dict[str, flo
 
 
 def test_lmms_eval_scores_as_the_task(tricky_run: tuple[dict, dict[str, float]]) -> None:
-    lmms = load("lmms_eval_anls")
+    lmms = load_reference("lmms_eval_anls_75571cf")
     theirs = {str(1000 + k): 100 * lmms.anls(answers, [reply])["anls"] for k, (reply, answers, _) in enumerate(TRICKY)}
     assert theirs == pytest.approx(tricky_run[1])
 
 
 def test_vlmevalkit_scores_as_the_task(tricky_run: tuple[dict, dict[str, float]]) -> None:
-    vlm = load("vlmevalkit_vqa_eval")
+    vlm = load_reference("vlmevalkit_vqa_eval_e8e78f0")
     # its evaluate_heuristic: str() of both columns (a list of answers as its repr), process_line(method="anls")
     res = [vlm.process_line({"answer": str(answers), "prediction": str(reply)}, method="anls")
            for reply, answers, _ in TRICKY]
@@ -185,8 +176,8 @@ def test_anls_equals_the_references_on_drawn_replies() -> None:
     """5,000 (reply, answers) pairs drawn (seeded) from an alphabet of cases, spaces, newlines and
     letters whose lower or upper case changes length: the generic anls equals lmms-eval's anls and
     VLMEvalKit's anls_compute + hit_calculate on each (the threshold kept on both sides)."""
-    lmms = load("lmms_eval_anls")
-    vlm = load("vlmevalkit_vqa_eval")
+    lmms = load_reference("lmms_eval_anls_75571cf")
+    vlm = load_reference("vlmevalkit_vqa_eval_e8e78f0")
     rng = random.Random(36)
     kept = 0
     for _ in range(5000):

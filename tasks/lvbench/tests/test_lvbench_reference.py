@@ -22,6 +22,7 @@ from types import ModuleType
 import pytest
 
 from tests.folder_copies import SAMPLE, run_mmtasks, samples_of, text_of
+from tests.reference_code import load_reference
 
 FOLDER = Path(__file__).resolve().parents[1]
 REFERENCE = Path(__file__).parent / "reference"
@@ -102,7 +103,7 @@ def test_figures_as_the_authors_compute_accuracy(tmp_path: Path, monkeypatch: py
 
 def lmms_eval(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """lmms-eval's lvbench/utils.py functions (bundled), their import of mcq_extract given the bundled copy."""
-    extract = load(REFERENCE / "lmms_eval_mcq_extract.py", "reference_lmms_eval_mcq_extract_lvbench")
+    extract = load_reference("lmms_eval_mcq_extract_75571cf")
     for name in ("lmms_eval", "lmms_eval.tasks", "lmms_eval.tasks._task_utils"):
         monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
     monkeypatch.setitem(sys.modules, "lmms_eval.tasks._task_utils.mcq_extract", extract)

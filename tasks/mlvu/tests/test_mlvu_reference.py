@@ -27,6 +27,7 @@ import pytest
 from mmtasks.config.task_config import VideoConfig
 from mmtasks.documents.video import VideoInfo, sample_indices
 from tests.folder_copies import SAMPLE, results_of, run_mmtasks, samples_of, text_of
+from tests.reference_code import load_reference
 
 FOLDER = Path(__file__).resolve().parents[1]
 REFERENCE = Path(__file__).parent / "reference"
@@ -150,7 +151,7 @@ def test_the_frames_are_the_authors_get_index(monkeypatch: pytest.MonkeyPatch, n
 
 def lmms_eval(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """lmms-eval's mlvu/utils.py functions (bundled), their import of mcq_extract given the bundled copy."""
-    extract = load(REFERENCE / "lmms_eval_mcq_extract.py", "reference_lmms_eval_mcq_extract")
+    extract = load_reference("lmms_eval_mcq_extract_75571cf")
     for name in ("lmms_eval", "lmms_eval.tasks", "lmms_eval.tasks._task_utils"):
         monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
     monkeypatch.setitem(sys.modules, "lmms_eval.tasks._task_utils.mcq_extract", extract)

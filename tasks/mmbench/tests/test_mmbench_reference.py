@@ -11,7 +11,6 @@ The same hand-written tricky replies go through ``mmtasks.api.evaluate`` and thr
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 from pathlib import Path
@@ -23,6 +22,7 @@ from PIL import Image as PILImage
 
 from mmtasks.api import evaluate
 from tests.folder_runs import plugin
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).parent / "reference"
 OFFSET = 1_000_000
@@ -48,12 +48,7 @@ REPLIES = {
 
 
 def load(name: str, **given: Any) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    module.__dict__.update(given)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE, **given)
 
 
 def records() -> list[dict[str, Any]]:
@@ -89,7 +84,7 @@ def breakdowns_of(results: dict[str, Any]) -> dict[str, Any]:
 
 
 def vlmevalkit_tables(pd: Any) -> Any:
-    matching = load("matching_util_e8e78f0")
+    matching = load_reference("vlmevalkit_matching_util_e8e78f0")
     store: dict[str, Any] = {}
 
     def dump(obj: Any, path: str) -> None:
@@ -209,7 +204,7 @@ def test_each_reply_reads_as_the_peers_code(reply: str) -> None:
     registry, path = plugin("mmbench", "mmbench_scoring.py")
     doc = {"A": "red", "B": "blue", "C": "green", "D": None}
     options = {k: v for k, v in doc.items() if v is not None}
-    theirs = load("matching_util_e8e78f0").can_infer(reply, dict(options))
+    theirs = load_reference("vlmevalkit_matching_util_e8e78f0").can_infer(reply, dict(options))
     assert registry.parsers.get("mmbench_option", plugins=[path]).fn(reply, doc) == (theirs or None)
     evaluator = load("lmms_eval_mmbench_evals_75571cf").MMBench_Evaluator()
     lmms = evaluator.can_infer(reply.strip(), dict(options))  # eval_sub_data strips the prediction

@@ -28,6 +28,7 @@ import pytest
 
 from mme_replies import AUTHORS, AUTHORS_SUMS, LMMS_EVAL_SUMS, REPLIES, VLMEVALKIT, VLMEVALKIT_SUMS
 from tests.folder_runs import SAMPLE, parts_of, plugin, read_jsonl, run_mmtasks, samples_of
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).parent / "reference"
 #: replies beyond the sample's, read one by one by both rules
@@ -42,11 +43,7 @@ def scoring() -> ModuleType:
 
 
 def reference(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE)
 
 
 def _confusion(gts: list[int], preds: list[int], labels: list[int]) -> list[list[int]]:
@@ -184,7 +181,7 @@ def test_authors_published_lavin_replies(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_vlmevalkit_verbatim_gives_the_variant() -> None:
     pd = pytest.importorskip("pandas")
-    ref, m = reference("vlmevalkit_yorn"), scoring()
+    ref, m = load_reference("vlmevalkit_yorn_e8e78f0"), scoring()
     names = {"Yes": "yes", "No": "no", "Unknown": None}
     for reply in [r for r, _, _ in REPLIES.values()] + MORE:
         assert names[ref.YOrN_Extraction(reply)] == m.read_yes_no_vlmevalkit(reply), repr(reply)

@@ -3,13 +3,13 @@ for the tests beside this file."""
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).parent / "reference"
 #: what lmms-eval's random fallback returns here: the draw itself is not compared (see the notes)
@@ -17,12 +17,7 @@ GUESSED = "<random>"
 
 
 def load(name: str, **given: Any) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_mmmu_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    module.__dict__.update(given)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE, **given)
 
 
 def lmms_eval() -> ModuleType:
@@ -58,7 +53,7 @@ class ScriptedJudge:
 
 
 def vlmevalkit() -> ModuleType:
-    matching = load("matching_util_e8e78f0")
+    matching = load_reference("vlmevalkit_matching_util_e8e78f0")
     store: dict[str, Any] = {}
 
     def track_progress_rich(fn: Callable[..., Any], tups: list[dict[str, Any]], nproc: int, chunksize: int, save: str,

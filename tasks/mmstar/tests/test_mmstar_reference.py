@@ -24,6 +24,7 @@ import pytest
 from PIL import Image as PILImage
 
 from mmtasks.api import evaluate
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).parent / "reference"
 OPTIONS = {"A": "red", "B": "blue", "C": "green", "D": "yellow"}
@@ -50,11 +51,7 @@ AXIS_LIST = [(cat, l2) for cat, l2s in AXES.items() for l2 in l2s]
 
 
 def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE)
 
 
 def records() -> list[dict[str, Any]]:
@@ -88,8 +85,8 @@ def test_the_peers_readings_are_their_code() -> None:
     registry, path = plugin("mmstar", "mmstar_scoring.py")
     vlmevalkit = registry.parsers.get("mmstar_vlmevalkit", plugins=[path]).fn
     lmms_eval = registry.parsers.get("mmstar_lmms_eval", plugins=[path]).fn
-    can_infer = load("matching_util_e8e78f0").can_infer
-    extract = load("lmms_eval_mcq_extract_75571cf").extract_mcq_answer
+    can_infer = load_reference("vlmevalkit_matching_util_e8e78f0").can_infer
+    extract = load_reference("lmms_eval_mcq_extract_75571cf").extract_mcq_answer
     doc = {**OPTIONS}
     for _, reply in CASES:
         theirs = can_infer(reply, dict(OPTIONS))
@@ -98,7 +95,7 @@ def test_the_peers_readings_are_their_code() -> None:
 
 
 def test_the_vlmevalkit_variant(results: dict[str, Any]) -> None:
-    can_infer = load("matching_util_e8e78f0").can_infer
+    can_infer = load_reference("vlmevalkit_matching_util_e8e78f0").can_infer
     hits = [can_infer(reply, dict(OPTIONS)) == gold for gold, reply in CASES]
     assert results["variants"]["mmstar"]["vlmevalkit"]["metrics"]["acc"] == pytest.approx(100 * sum(hits) / len(hits))
 
@@ -108,7 +105,7 @@ def test_the_lmms_eval_variant(results: dict[str, Any], monkeypatch: pytest.Monk
     package = ModuleType("lmms_eval")
     for name in ("lmms_eval", "lmms_eval.tasks", "lmms_eval.tasks._task_utils"):
         monkeypatch.setitem(sys.modules, name, package if name == "lmms_eval" else ModuleType(name))
-    monkeypatch.setitem(sys.modules, "lmms_eval.tasks._task_utils.mcq_extract", load("lmms_eval_mcq_extract_75571cf"))
+    monkeypatch.setitem(sys.modules, "lmms_eval.tasks._task_utils.mcq_extract", load_reference("lmms_eval_mcq_extract_75571cf"))
     utils = load("lmms_eval_mmstar_utils_75571cf")
     processed = [utils.mmstar_process_results(doc, [reply]) for doc, (_, reply) in zip(records(), CASES)]
     variant = results["variants"]["mmstar"]["lmms_eval"]
@@ -231,7 +228,7 @@ def test_the_lmms_eval_prompt_variant(tmp_path: Path, monkeypatch: pytest.Monkey
 
     for name in ("lmms_eval", "lmms_eval.tasks", "lmms_eval.tasks._task_utils"):
         monkeypatch.setitem(sys.modules, name, ModuleType(name))
-    monkeypatch.setitem(sys.modules, "lmms_eval.tasks._task_utils.mcq_extract", load("lmms_eval_mcq_extract_75571cf"))
+    monkeypatch.setitem(sys.modules, "lmms_eval.tasks._task_utils.mcq_extract", load_reference("lmms_eval_mcq_extract_75571cf"))
     utils = load("lmms_eval_mmstar_utils_75571cf")
     kwargs = {"pre_prompt": "", "post_prompt": "\nAnswer with the option's letter from the given choices directly"}
     docs = [json.loads(line) for line in (SAMPLE / "mmstar" / "mmstar.jsonl").read_text(encoding="utf-8").splitlines()]

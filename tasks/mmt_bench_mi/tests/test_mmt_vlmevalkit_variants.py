@@ -9,7 +9,6 @@ VLMEvalKit's code run verbatim (reference/ beside this file).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -19,6 +18,7 @@ from PIL import Image as PILImage
 
 from mmtasks.api import evaluate
 from tests.plugins import plugin
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).parent / "reference"
 OPTIONS = {"A": "the red one", "B": "the blue one", "C": "the green one", "D": "none of them"}
@@ -44,11 +44,7 @@ CASES = [
 
 
 def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE)
 
 
 def letter(value: object) -> str | None:
@@ -57,7 +53,7 @@ def letter(value: object) -> str | None:
 
 def test_the_parsers_are_the_two_can_infers() -> None:
     scoring, _ = plugin("mmt_bench_mi", "mmt_scoring.py")
-    current, pinned = load("matching_util_e8e78f0"), load("matching_util_84012c9")
+    current, pinned = load_reference("vlmevalkit_matching_util_e8e78f0"), load("matching_util_84012c9")
     doc = {**OPTIONS, "E": None}
     differ = 0
     for *_, reply in CASES:
@@ -84,7 +80,7 @@ def test_the_variants_give_vlmevalkits_figures(tmp_path: Path) -> None:
     evaluate("mmt_bench_mi", f"replay:{pred}", data_dir=tmp_path / "data", output_path=tmp_path / "out", use_cache=False,
              allow_failures=True)
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    current, pinned, report = load("matching_util_e8e78f0"), load("matching_util_84012c9"), load("report_acc_mmt_e8e78f0")
+    current, pinned, report = load_reference("vlmevalkit_matching_util_e8e78f0"), load("matching_util_84012c9"), load("report_acc_mmt_e8e78f0")
     for name, reader, acc in (("", current, results["results"]["mmt_bench_mi"]["acc"]),
                               ("vlmevalkit_84012c9", pinned, results["variants"]["mmt_bench_mi"]["vlmevalkit_84012c9"]["metrics"]["acc"])):
         hits = [int(letter(reader.can_infer(reply, dict(OPTIONS))) == gold) for (_, _, gold, reply) in CASES]

@@ -5,7 +5,6 @@ uses it without a judge model (a reply it reads nothing in is "Z"), on hand-writ
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.folder_runs import plugin
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).parent / "reference"
 registry, PLUGIN = plugin("muirbench", "muirbench_scoring.py")
@@ -32,12 +32,7 @@ class ExtendedRegexFilter:
 
 
 def load(name: str, **given: Any) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_muirbench_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    module.__dict__.update(given)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE, **given)
 
 
 def ours(name: str, metric: str, reply: str) -> float:
@@ -57,7 +52,7 @@ def test_the_lmms_eval_variant_equals_lmms_evals_code() -> None:
 
 
 def test_the_vlmevalkit_variant_equals_vlmevalkits_code() -> None:
-    matching = load("matching_util_e8e78f0")
+    matching = load_reference("vlmevalkit_matching_util_e8e78f0")
     choices = {chr(ord("A") + i): c for i, c in enumerate(DOC["options"])}
     for reply in REPLIES:
         hit = (matching.can_infer(reply, choices) or "Z") == DOC["answer"]  # extract_answer_from_item, no model

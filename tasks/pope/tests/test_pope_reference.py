@@ -4,7 +4,6 @@ per split, the figures."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 from collections.abc import Callable
@@ -16,6 +15,7 @@ import pytest
 
 from pope_replies import AUTHORS, LMMS_EVAL, METRICS, REPLIES, VLMEVALKIT, VLMEVALKIT_READINGS
 from tests.folder_runs import SAMPLE, parts_of, plugin, read_jsonl, run_mmtasks, samples_of
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).parent / "reference"
 #: replies beyond the sample's, read one by one by both rules (with alternating answers)
@@ -85,11 +85,7 @@ def test_authors_reading_of_more_replies() -> None:
 
 
 def reference(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE)
 
 
 @pytest.mark.parametrize("split", [*REPLIES, "more"])
@@ -122,7 +118,7 @@ def test_vlmevalkit_verbatim_gives_the_variant(split: str) -> None:
         replies, golds = MORE, ["yes" if i % 2 else "no" for i in range(len(MORE))]
     else:
         replies, golds = split_rows(split)
-    ref, m = reference("vlmevalkit_yorn"), scoring()
+    ref, m = load_reference("vlmevalkit_yorn_e8e78f0"), scoring()
     names = {"Yes": "yes", "No": "no", "Unknown": None}
     extracted = [ref.YOrN_Extraction(r) for r in replies]
     assert [names[e] for e in extracted] == [m.read_yes_no_vlmevalkit(r) for r in replies]

@@ -4,7 +4,6 @@ verbatim (reference/ beside this file)."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +12,7 @@ import pytest
 
 from tests.folder_runs import hub_folder, package_unchanged, parts_of, plugin, results_of, samples_of
 from tests.folder_runs import run_copy_target as run_copy
+from tests.reference_code import load_reference
 
 
 REFERENCE = Path(__file__).parent / "reference"
@@ -79,11 +79,7 @@ def test_realworldqa_from_the_hub_layout(tmp_path: Path) -> None:
 # --- conformance with the peers' code ------------------------------------------------------------
 
 def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"reference_rwqa_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE)
 
 
 THREE = ("Which way is the car turning?\nA. Left\nB. Straight\nC. Right\n"
@@ -140,7 +136,7 @@ def test_the_variant_lmms_eval_1233094_reads_as_its_filters(question: str, gold:
 
 @pytest.mark.parametrize(("question", "gold", "reply"), [c for c in CASES if c[0] != OPEN])
 def test_the_variant_vlmevalkit_reads_as_can_infer(question: str, gold: str, reply: str) -> None:
-    reference = load("matching_util_e8e78f0")
+    reference = load_reference("vlmevalkit_matching_util_e8e78f0")
     registry, path = plugin("realworldqa", "realworldqa_scoring.py")
     doc = doc_of(question, gold)
     theirs = reference.can_infer(reply, dict(doc["options"]))

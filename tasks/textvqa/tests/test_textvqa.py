@@ -7,7 +7,6 @@ the TextVQA authors' evaluator (MMF's ``TextVQAAccuracyEvaluator``) and lmms-eva
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import shutil
@@ -19,6 +18,7 @@ import pytest
 from mmtasks.api import evaluate
 from mmtasks.scoring.vqa_metrics import vqa_accuracy
 from tests.folder_runs import SAMPLE, package_unchanged, read_jsonl, results_of, run_copy
+from tests.reference_code import load_reference
 
 REFERENCE = Path(__file__).resolve().parent / "reference"
 TASK = "textvqa_val"
@@ -32,11 +32,7 @@ def _package_unchanged():
 
 
 def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"textvqa_reference_{name}", REFERENCE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_reference(name, REFERENCE)
 
 
 # --- the sample, by hand ------------------------------------------------------------
@@ -168,7 +164,7 @@ def test_lmms_eval_scores_as_the_authors(tricky_run: tuple[dict[str, float], dic
 
 
 def test_the_vlmevalkit_variant_is_vlmevalkits(tricky_run: tuple[dict[str, float], dict[str, float], dict]) -> None:
-    vlm = load("vlmevalkit_vqa_eval")
+    vlm = load_reference("vlmevalkit_vqa_eval_e8e78f0")
     # its evaluate_heuristic: str() of both columns (the answers as the list's repr), process_line(method="vqa_score")
     res = [vlm.process_line({"answer": str(answers), "prediction": str(reply)}, method="vqa_score")
            for reply, answers in TRICKY]
@@ -201,7 +197,7 @@ def test_the_metric_equals_the_reference_processors_on_drawn_replies() -> None:
     ten answers drawn the same way (some repeated, so that matches of 1-10 occur): the task's metric
     equals MMF's evaluator (evalai) and VLMEvalKit's process_line/hit_calculate (vlmevalkit) on each."""
     mmf = load("mmf_m4c_evaluators").TextVQAAccuracyEvaluator()
-    vlm = load("vlmevalkit_vqa_eval")
+    vlm = load_reference("vlmevalkit_vqa_eval_e8e78f0")
     rng = random.Random(36)
     differ = 0
     for _ in range(3000):

@@ -2,7 +2,7 @@
 # commit e8e78f05 - process_punctuation and d2df of vlmeval/smp/misc.py; MME_rating, POPE_rating and
 # YOrN_Extraction of vlmeval/dataset/utils/yorn.py. Apache License 2.0 (Copyright 2023 VLMEvalKit Authors).
 # Ours: this header, the imports, and `load` (VLMEvalKit's reads a results file; the tests pass a DataFrame).
-# Run by the tests beside this folder, never by mmtasks.
+# Run by tests, never by mmtasks.
 from collections import defaultdict
 
 import numpy as np

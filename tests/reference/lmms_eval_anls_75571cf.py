@@ -1,6 +1,6 @@
 # Reference code, not part of mmtasks: copied verbatim from github.com/EvolvingLMMs-Lab/lmms-eval at commit
 # 75571cfe0fa36ca5ec2e6aa2bb268f9d38295af3, lmms_eval/api/metrics.py (MIT, Copyright (c) 2025 LMMs-Lab):
-# levenshtein_distance and anls (the metric docvqa_val and infovqa_val name).
+# levenshtein_distance and anls (the metric lmms-eval's ANLS tasks name).
 # Ours: this header, and the @register_metric(...) decorator above anls left out (lmms-eval's registry).
 # ruff: noqa
 def levenshtein_distance(s1, s2):
