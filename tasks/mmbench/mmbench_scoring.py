@@ -61,8 +61,9 @@ FULL = 100.0
 
 
 def _present(value: Any) -> bool:
-    """An option cell that holds an option (VLMEvalKit: not NaN; the JSONL and parquet copies: not null)."""
-    return value is not None and not (isinstance(value, float) and value != value)
+    """An option cell that holds an option (VLMEvalKit: not NaN, which its pandas also reads the text "nan"
+    as; the JSONL and parquet copies: not null, and lmms-lab/MMBench's "nan" strings are empty cells)."""
+    return value is not None and not (isinstance(value, float) and value != value) and value != "nan"
 
 
 def options_of(doc: Mapping[str, Any]) -> dict[str, str]:

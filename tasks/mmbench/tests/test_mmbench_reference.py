@@ -209,3 +209,33 @@ def test_each_reply_reads_as_the_peers_code(reply: str) -> None:
     evaluator = load("lmms_eval_mmbench_evals_75571cf").MMBench_Evaluator()
     lmms = evaluator.can_infer(reply.strip(), dict(options))  # eval_sub_data strips the prediction
     assert registry.parsers.get("mmbench_option_lmms_eval", plugins=[path]).fn(reply, doc) == (lmms or None)
+
+
+def test_lmms_lab_nan_strings_are_no_option_and_no_hint(tmp_path: Path) -> None:
+    """lmms-lab/MMBench (the v1.0 tasks' data) writes a missing option or hint as the string "nan"
+    (lmms-eval's en_utils/mmbench_evals skip ``item != "nan"``; VLMEvalKit's pandas reads "nan" in
+    its TSV as NaN): it is no option to offer, draw or match, and no hint."""
+    from tests.folder_runs import parts_of, samples_of
+
+    folder = tmp_path / "data" / "mmbench"
+    (folder / "images").mkdir(parents=True)
+    PILImage.new("RGB", (8, 8), (200, 0, 0)).save(folder / "images" / "x.jpg")
+    record = {"index": 7, "question": "Which fruit?", "hint": "nan", "A": "banana", "B": "apple", "C": "nan",
+              "D": "nan", "answer": "A", "category": "c", "image": "images/x.jpg", "source": "test",
+              "L2-category": "l2", "comment": "nan", "split": "dev"}
+    copy = {**record, "index": 1000007, "A": "apple", "B": "banana", "answer": "B"}
+    (folder / "MMBench_DEV_EN.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (record, copy)), encoding="utf-8")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"task": "mmbench_dev_en", "doc_id": d, "responses": ["banana"]}) + "\n"
+                            for d in ("7", "1000007")), encoding="utf-8")
+    evaluate("mmbench_dev_en", f"replay:{pred}", data_dir=tmp_path / "data", output_path=tmp_path / "out",
+             use_cache=False, allow_failures=True)
+    samples = samples_of(tmp_path / "out", "mmbench_dev_en")
+    assert parts_of(samples["7"]) == ["<img>", "Question: Which fruit?\nOptions:\nA. banana\nB. apple\n"
+                                      "Please select the correct answer from the options above. \n"]
+    # "banana" names option A (B in the copy) alone: the "nan" cells are no option texts
+    assert {d: s["parsed"] for d, s in samples.items()} == {"7": "A", "1000007": "B"}
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["results"]["mmbench_dev_en"]["circular_acc"] == 100.0
+    registry, path = plugin("mmbench", "mmbench_scoring.py")
+    assert registry.parsers.get("mmbench_option_lmms_eval", plugins=[path]).fn("banana", record) == "A"
