@@ -137,6 +137,12 @@ def _punctuation(text: str, period: re.Pattern[str]) -> str:
     return period.sub("", out, count=_PERIOD_COUNT)
 
 
+def vlmevalkit_punctuation(text: str) -> str:
+    """VLMEvalKit's ``process_punctuation`` (``vlmeval/smp/misc.py``): vqaEval.py's marks, and its
+    own period rule (a period after a digit kept; at most 32 periods dropped)."""
+    return _punctuation(text, _PERIOD_VLMEVALKIT)
+
+
 def _digits_articles(text: str) -> str:
     """vqaEval.py's ``processDigitArticle``: lowercase words, number words as digits, articles
     dropped, contractions restored."""
@@ -161,7 +167,7 @@ def vqa_answer_form(text: str, normalization: Normalization = "evalai") -> str:
         text = text.replace("\n", " ").replace("\t", " ").strip()
         return _digits_articles(_punctuation(text, _PERIOD_VQA))
     text = text.replace("\n", " ").replace("\t", " ").strip()
-    return _digits_articles(_punctuation(text, _PERIOD_VLMEVALKIT))
+    return _digits_articles(vlmevalkit_punctuation(text))
 
 
 def vqa_accuracy(prediction: str, answers: Sequence[str], normalization: Normalization = "evalai") -> float:

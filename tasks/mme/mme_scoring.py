@@ -13,7 +13,8 @@ github.com/BradyFU/Awesome-Multimodal-Large-Language-Models, branch Evaluation, 
   (``tasks/mme/utils.py``): the reply lower-cased, stripped and with every ``.`` removed first; a
   one-character reply ``y`` or ``n`` is yes or no.
 - ``mme_yes_no_vlmevalkit`` (a parser, the ``vlmevalkit`` variant): VLMEvalKit's ``YOrN_Extraction``
-  (``vlmeval/dataset/utils/yorn.py``, with ``process_punctuation``; our code): "yes" a word of the
+  (``vlmeval/dataset/utils/yorn.py``, with ``process_punctuation``; the generic
+  :mod:`mmtasks.scoring.vlmevalkit_yorn`): "yes" a word of the
   processed reply and "no" not, or the reverse; else Unknown (None, wrong). Its LLM matcher for the
   Unknown replies runs only when VLMEvalKit is given a judge model, and is not followed.
 - ``mme_pairs`` (an aggregator, official): per subtask (``category``), acc = the share of its
@@ -28,7 +29,6 @@ github.com/BradyFU/Awesome-Multimodal-Large-Language-Models, branch Evaluation, 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from mmtasks.errors import DataError
 from mmtasks.plugin import adapter, aggregator, parser
 from mmtasks.scoring.aggregation import per_sample_mean
+from mmtasks.scoring.vlmevalkit_yorn import vlmevalkit_yes_no as read_yes_no_vlmevalkit
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -74,34 +75,6 @@ def read_yes_no_lmms_eval(reply: str) -> str | None:
     if "yes" in prefix:
         return "yes"
     if "no" in prefix:
-        return "no"
-    return None
-
-
-#: VLMEvalKit's punctuation list (vlmeval/smp/misc.py process_punctuation)
-_VLMEVALKIT_PUNCT = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`",
-                     ",", "?", "!")
-
-
-def _vlmevalkit_words(reply: str) -> list[str]:
-    """The words VLMEvalKit reads a yes/no reply as (YOrN_Extraction, process_punctuation; our code): the
-    reply lower-cased; each mark of its list dropped where the reply has it beside a space (or a comma
-    between digits anywhere), else made a space; up to 32 periods not beside a digit dropped (its
-    ``periodStrip.sub('', text, re.UNICODE)`` passes re.UNICODE, 32, as the count); split at whitespace."""
-    text = reply.lower()
-    digit_comma = re.search(r"(\d)(,)(\d)", text) is not None
-    out = text
-    for mark in _VLMEVALKIT_PUNCT:
-        out = out.replace(mark, "" if (mark + " " in text or " " + mark in text or digit_comma) else " ")
-    return re.sub(r"(?<!\d)\.(?!\d)", "", out, count=32).split()
-
-
-def read_yes_no_vlmevalkit(reply: str) -> str | None:
-    """VLMEvalKit's YOrN_Extraction: "yes" a word and "no" not, or the reverse; else Unknown (None)."""
-    words = _vlmevalkit_words(reply)
-    if "yes" in words and "no" not in words:
-        return "yes"
-    if "no" in words and "yes" not in words:
         return "no"
     return None
 

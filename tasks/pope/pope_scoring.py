@@ -9,7 +9,8 @@ only. The authors' rules are those of ``evaluate.py`` (github.com/AoiDragon/POPE
 - ``pope_lmms_eval`` (a parser, the ``lmms_eval`` variant): lmms-eval's ``pope_process_results``
   (``tasks/pope/utils.py``): the reply lower-cased and stripped, compared whole with the answer.
 - ``pope_yes_no_vlmevalkit`` (a parser, the ``vlmevalkit`` variant): VLMEvalKit's ``YOrN_Extraction``
-  (``vlmeval/dataset/utils/yorn.py``, with ``process_punctuation``; our code): "yes" a word of the
+  (``vlmeval/dataset/utils/yorn.py``, with ``process_punctuation``; the generic
+  :mod:`mmtasks.scoring.vlmevalkit_yorn`): "yes" a word of the
   processed reply and "no" not, or the reverse; else Unknown (None, wrong); its recall counts an
   Unknown yes-question as a false negative (``pope_recall_unit_vlmevalkit``).
 - Per-question metrics whose plain means are the authors' figures: ``pope_correct`` (accuracy),
@@ -24,12 +25,12 @@ only. The authors' rules are those of ``evaluate.py`` (github.com/AoiDragon/POPE
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmtasks.plugin import aggregator, metric, parser
 from mmtasks.scoring.aggregation import per_sample_mean
+from mmtasks.scoring.vlmevalkit_yorn import vlmevalkit_yes_no as read_yes_no_vlmevalkit
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -52,34 +53,6 @@ def read_yes_no(reply: str) -> str:
 def read_lmms_eval(reply: str) -> str | None:
     """lmms-eval's pope_process_results: the reply lower-cased and stripped (None: empty)."""
     return reply.lower().strip() or None
-
-
-#: VLMEvalKit's punctuation list (vlmeval/smp/misc.py process_punctuation)
-_VLMEVALKIT_PUNCT = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`",
-                     ",", "?", "!")
-
-
-def _vlmevalkit_words(reply: str) -> list[str]:
-    """The words VLMEvalKit reads a yes/no reply as (YOrN_Extraction, process_punctuation; our code): the
-    reply lower-cased; each mark of its list dropped where the reply has it beside a space (or a comma
-    between digits anywhere), else made a space; up to 32 periods not beside a digit dropped (its
-    ``periodStrip.sub('', text, re.UNICODE)`` passes re.UNICODE, 32, as the count); split at whitespace."""
-    text = reply.lower()
-    digit_comma = re.search(r"(\d)(,)(\d)", text) is not None
-    out = text
-    for mark in _VLMEVALKIT_PUNCT:
-        out = out.replace(mark, "" if (mark + " " in text or " " + mark in text or digit_comma) else " ")
-    return re.sub(r"(?<!\d)\.(?!\d)", "", out, count=32).split()
-
-
-def read_yes_no_vlmevalkit(reply: str) -> str | None:
-    """VLMEvalKit's YOrN_Extraction: "yes" a word and "no" not, or the reverse; else Unknown (None)."""
-    words = _vlmevalkit_words(reply)
-    if "yes" in words and "no" not in words:
-        return "yes"
-    if "no" in words and "yes" not in words:
-        return "no"
-    return None
 
 
 @parser("pope_yes_no")
