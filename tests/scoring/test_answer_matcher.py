@@ -244,7 +244,7 @@ def test_a_guess_is_replaced_by_the_matchers_reading(tmp_path: Path, chat_server
 
 
 def test_matcher_on_a_run_whose_tasks_have_none_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--tasks", "muirbench", "--data-dir", str(SAMPLE), "--model", "random", "--matcher", "random",
+    code = main(["--tasks", "realworldqa", "--data-dir", str(SAMPLE), "--model", "random", "--matcher", "random",
                  "--output-path", str(tmp_path / "out"), "--no-progress"])
     assert code == 2
     err = capsys.readouterr().err.strip()
