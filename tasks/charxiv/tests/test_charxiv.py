@@ -467,6 +467,45 @@ def test_lmms_eval_variant_asks_grades_and_scores_as_lmms_eval(chat_server: Chat
     assert "decimal places" not in second["content"][1]["text"]
 
 
+def test_lmms_eval_variant_counts_a_failed_grading_as_minus_one(chat_server: ChatServer, tmp_path: Path,
+                                                                lmms_eval_utils, capsys) -> None:
+    """A question the grader never answers in JSON: lmms-eval's get_reasoning_result_gpt gives up after
+    its 10 tries with the dummy score -1, which its mean includes; ours asks as often and counts -1."""
+    from PIL import Image as PILImage
+
+    unreadable = "a reply the grader cannot grade"
+
+    def judge(prompt: str) -> str:
+        if unreadable in prompt:
+            return "I cannot grade this."
+        return scripted_judge(prompt, {}).removeprefix("```json\n").removesuffix("\n```")
+
+    replies = {**LMMS_REPLIES, "images/1.jpg": unreadable}
+    chat_server.models = (JUDGE,)
+    chat_server.reply = lambda body: judge(last_user_text(body))
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps({"task": "charxiv_reasoning_lmms_eval", "doc_id": k, "responses": [v]}) + "\n"
+                                   for k, v in replies.items()), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = run_mmtasks(["--tasks", "charxiv_reasoning_lmms_eval", "--data-dir", str(SAMPLE), "--model", f"replay:{predictions}",
+                        "--judge", f"openai:{JUDGE}", "--judge-args", FAST, "--output-path", str(out), "--allow-failures"],
+                       tmp_path, base_url=chat_server.base_url)
+    assert proc.returncode == 0, proc.stderr
+    assert results_of(out)["problems"]["charxiv_reasoning_lmms_eval"]["judge_failures"] == 1
+    ours = results_of(out)["results"]["charxiv_reasoning_lmms_eval"]["overall"]
+    asked = sum(unreadable in last_user_text(b) for b in chat_server.bodies)
+
+    client = PromptClient(judge)
+    lmms_eval_utils._client = client
+    results = [lmms_eval_utils.charxiv_reasoning_process_results(
+        {**row, "image": PILImage.open(SAMPLE / "charxiv" / row["image"])}, [replies[row["figure_path"]]])["reasoning_acc"]
+        for row in records()]
+    theirs = lmms_eval_utils.charxiv_reasoning_aggregate_results(results)
+    assert asked == sum(unreadable in p for p in client.prompts) == 10
+    # red 1, the failed grading -1, 12 graded 2: (1 - 1 + 2) / 3
+    assert ours == pytest.approx(100 * theirs) == pytest.approx(200 / 3)
+
+
 def test_a_reply_too_large_for_the_judge_is_not_sent(chat_server: ChatServer, tmp_path: Path) -> None:
     """A reply past MAX_JUDGED_CHARS is a judge failure of its question (counted 0, as an invalid
     score), never a judge prompt of megabytes."""
