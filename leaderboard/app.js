@@ -672,7 +672,10 @@
     const best = {};
     for (const c of columns) {
       const values = rows.filter(r => isRanked(r.entry)).map(r => cellValue(r.entry, c.key)).filter(v => v !== null);
-      if (values.length > 1) best[c.key] = c.higher_is_better === false ? Math.min(...values) : Math.max(...values);
+      // a column without a direction (higher_is_better null, e.g. a yes ratio) has no best value
+      if (values.length > 1 && c.higher_is_better !== null) {
+        best[c.key] = c.higher_is_better === false ? Math.min(...values) : Math.max(...values);
+      }
     }
     return best;
   }

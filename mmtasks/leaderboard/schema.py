@@ -53,7 +53,9 @@ class Column(_Model):
     """Printed after the value, e.g. ``"%"``."""
     decimals: int = Field(2, ge=0, le=6)
     """Digits after the point (0-6: the page's number format takes no more)."""
-    higher_is_better: bool = True
+    higher_is_better: bool | None = True
+    """The column's direction; ``None``: none (a diagnostic such as a yes ratio, best near 50%):
+    no value is marked best. A headline needs one."""
     radar: bool = False
     """Whether this column is an axis of the benchmark's radar chart."""
 

@@ -174,6 +174,9 @@ def _check(section: Section, path: Path, known_tasks: Collection[str] | None) ->
             fail("scale_max must be above scale_min", f"{where}.scale_max")
     if section.headline not in keys:
         fail(f"{section.headline!r} is not a column key", "headline", _hint(section.headline, keys))
+    if section.columns[keys.index(section.headline)].higher_is_better is None:  # it ranks the rows
+        fail("the headline needs a direction (higher_is_better true or false)",
+             f"columns.{keys.index(section.headline)}.higher_is_better")
     chart_ids = [chart.id for chart in section.charts]
     for i, chart in enumerate(section.charts):
         if chart_ids.index(chart.id) != i:

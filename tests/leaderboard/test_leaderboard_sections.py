@@ -402,3 +402,36 @@ def test_the_page_shows_a_new_benchmarks_tab(tmp_path: Path) -> None:
             assert not problems
         finally:
             browser.close()
+
+
+def test_a_column_without_direction_marks_no_best_value(tmp_path: Path) -> None:
+    """POPE's yes-ratio column (``higher_is_better: null``: 50% is ideal, neither end) gets no "best"
+    cell on the page, where its F1 column does; a headline needs a direction."""
+    from tests.leaderboard.test_leaderboard import CHROMIUM, CHROMIUM_ARGS
+
+    section = next(s for s in discover_sections() if s.id == "pope")
+    assert section.column("adv_yes").higher_is_better is None
+    no_direction = SMALL.replace("metric: acc}", "metric: acc, higher_is_better: null}", 1)
+    with pytest.raises(ConfigError) as err:
+        load_section(write(tmp_path / "x" / "leaderboard.yaml", no_direction))
+    assert err.value.field == "columns.0.higher_is_better" and "the headline needs a direction" in str(err.value)
+
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.fail(f"the browser test needs Chromium at {CHROMIUM}: apt-get install -y chromium")
+    runs = [tmp_path / "A", tmp_path / "B"]
+    for run_dir, name in zip(runs, ("one", "two")):
+        cli_run(run_dir, "--tasks", "pope", "--model", "random", "--run-name", name)
+    site = tmp_path / "S"
+    assert main(["leaderboard", "build", *map(str, runs), "--out", str(site), "--no-paper"]) == 0
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto((site / "index.html").as_uri() + "#pope")
+            page.wait_for_selector("#board-pope tbody tr")
+            assert page.locator('#board-pope td[data-key="adv_yes"] .value').count() == 2
+            assert page.locator('#board-pope td.best[data-key="adversarial"]').count() >= 1
+            assert page.locator('#board-pope td.best[data-key="adv_yes"]').count() == 0
+        finally:
+            browser.close()
