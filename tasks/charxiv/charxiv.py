@@ -342,7 +342,8 @@ def charxiv(state: DocumentState, ctx: DialogueContext) -> Dialogue:
                          else judge_request(state, position=q.index, grading_query=query))
         verdicts = yield from ask_judge(calls, read, config.judge.retries if config.judge else 0)
         for (q, rec), verdict in zip(to_grade, verdicts, strict=True):
-            sample.judge.append(verdict.to_json())
+            # the question it graded: the run viewer shows a grading under its question by this index
+            sample.judge.append({"question": q.index, **verdict.to_json()})
             if verdict.ok:
                 assert verdict.fields is not None
                 rec.update(status="judged", score=verdict.fields["score"], extracted=verdict.fields["extracted_answer"],

@@ -347,6 +347,13 @@ def test_random_model_and_random_judge(tmp_path: Path) -> None:
     assert len(scores) == 12 and set(scores) <= {0, 1}
     assert results["charxiv_descriptive"]["overall"] == round(100 * sum(scores) / 12, 2)
     assert results["charxiv_reasoning"]["overall"] is not None
+    # each grading names the question it graded, which the run viewer shows it under (a grading
+    # without one was shown nowhere: the viewer attaches a question's judge by that index)
+    for task in ("charxiv_descriptive", "charxiv_reasoning"):
+        for s in samples_of(out, task):
+            graded = [q for q in s["extra"]["questions"] if q["status"] in ("judged", "judge_failure")]
+            assert [j.get("question") for j in s["judge"]] == [q["index"] for q in graded] != []
+            assert all(j["fields"]["score"] == q["score"] for j, q in zip(s["judge"], graded))
 
 
 def test_from_the_hub_layout(tmp_path: Path) -> None:
