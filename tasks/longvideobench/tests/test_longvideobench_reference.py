@@ -15,8 +15,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 import types
 from pathlib import Path
@@ -30,17 +28,10 @@ av = pytest.importorskip("av")
 from mmtasks.config.task_config import VideoConfig  # noqa: E402
 from mmtasks.documents.video import VideoReader, stride_points  # noqa: E402
 from mmtasks.scoring.parsers import is_guess  # noqa: E402
+from tests.reference_code import load_file as load, reference_dir_file  # noqa: E402
 
 FOLDER = Path(__file__).resolve().parents[1]
 REFERENCE = Path(__file__).parent / "reference"
-
-
-def load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def lmms_eval() -> ModuleType:
@@ -58,10 +49,7 @@ def ours() -> ModuleType:
 def authors(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """The authors' longvideobench_dataset.py (no LICENSE file upstream: not bundled) from
     MMTASKS_REFERENCE_DIR, with stand-ins for torch and decord (lmms-eval's, over PyAV)."""
-    folder = os.environ.get("MMTASKS_REFERENCE_DIR")
-    if not folder or not (Path(folder) / "longvideobench_dataset.py").is_file():
-        pytest.skip("needs longvideobench_dataset.py (github.com/longvideobench/LongVideoBench at fc3c553, "
-                    "no LICENSE file: not bundled) in MMTASKS_REFERENCE_DIR")
+    path = reference_dir_file("longvideobench_dataset.py", "github.com/longvideobench/LongVideoBench at fc3c553, no LICENSE file: not bundled")
     stand_in = lmms_eval()
     torch = types.ModuleType("torch")
     torch.Tensor = stand_in.torch.Tensor  # type: ignore[attr-defined]
@@ -72,7 +60,7 @@ def authors(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     for name, module in {"torch": torch, "torch.utils": types.ModuleType("torch.utils"), "torch.utils.data": data,
                          "decord": decord}.items():
         monkeypatch.setitem(sys.modules, name, module)
-    return load(Path(folder) / "longvideobench_dataset.py", "reference_longvideobench_dataset")
+    return load(path, "reference_longvideobench_dataset")
 
 
 # -- frames ---------------------------------------------------------------------------

@@ -11,9 +11,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import sys
 import types
 from pathlib import Path
@@ -22,18 +20,10 @@ from types import ModuleType
 import pytest
 
 from tests.folder_copies import SAMPLE, run_mmtasks, samples_of, text_of
-from tests.reference_code import load_reference
+from tests.reference_code import load_file as load, load_reference, reference_dir_file
 
 FOLDER = Path(__file__).resolve().parents[1]
 REFERENCE = Path(__file__).parent / "reference"
-
-
-def load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def ours() -> ModuleType:
@@ -43,9 +33,7 @@ def ours() -> ModuleType:
 def authors(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """The authors' answer_util.py or compute_accuracy.py from MMTASKS_REFERENCE_DIR (jsonlines,
     which compute_accuracy imports, stood in by a reader of JSON lines)."""
-    folder = os.environ.get("MMTASKS_REFERENCE_DIR")
-    if not folder or not (Path(folder) / name).is_file():
-        pytest.skip(f"needs {name} (github.com/THUDM/LVBench at f998d95, no LICENSE file: not bundled) in MMTASKS_REFERENCE_DIR")
+    path = reference_dir_file(name, "github.com/THUDM/LVBench at f998d95, no LICENSE file: not bundled")
     stand_in = types.ModuleType("jsonlines")
 
     class _Reader:
@@ -64,7 +52,7 @@ def authors(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
     stand_in.open = _Reader  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "jsonlines", stand_in)
-    return load(Path(folder) / name, f"reference_lvbench_{name[:-3]}")
+    return load(path, f"reference_lvbench_{name[:-3]}")
 
 
 #: (reply, what polish_answer reads)

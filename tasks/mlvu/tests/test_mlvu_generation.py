@@ -6,10 +6,8 @@ run from MMTASKS_REFERENCE_DIR (unlicensed) with only their folder changed; the 
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
-import os
 from contextlib import redirect_stdout
 from pathlib import Path
 from types import ModuleType
@@ -21,17 +19,10 @@ pytest.importorskip("av")
 from tests.chat_server import ChatServer  # noqa: E402
 from tests.chat_wire import last_user_text  # noqa: E402
 from tests.folder_copies import FAST, JUDGE, MODEL, SAMPLE, results_of, run_mmtasks, samples_of  # noqa: E402
+from tests.reference_code import load_file as load, reference_dir_file  # noqa: E402
 
 FOLDER = Path(__file__).resolve().parents[1]
 REFERENCE = Path(__file__).parent / "reference"
-
-
-def load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def ours() -> ModuleType:
@@ -127,15 +118,12 @@ def test_replies_as_vlmevalkits_copy_of_extract_scores(reply: str, sub_scene: li
 def authors_figures(script: str, replies: list[str], tmp_path: Path) -> list[float]:
     """The authors' calculate.py / calculate_sum.py (from MMTASKS_REFERENCE_DIR), their path set to a
     folder of the judge outputs evaluate_ssc.py / evaluate_summary.py write: what they print."""
-    folder = os.environ.get("MMTASKS_REFERENCE_DIR")
-    if not folder or not (Path(folder) / script).is_file():
-        pytest.skip(f"needs {script} (github.com/JUNJIE99/MLVU evaluation/generation_evaluation/ at fd060c1, no "
-                    "license: not bundled) in MMTASKS_REFERENCE_DIR")
+    path = reference_dir_file(script, "github.com/JUNJIE99/MLVU evaluation/generation_evaluation/ at fd060c1, no license: not bundled")
     outputs = tmp_path / script
     outputs.mkdir()
     for k, text in enumerate(replies):
         (outputs / f"{k}.json").write_text(json.dumps([{"explain": text}, {"q": "q", "a": "a", "pred": "p"}]), encoding="utf-8")
-    source = (Path(folder) / script).read_text(encoding="utf-8")
+    source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
     (at,) = [i for i, line in enumerate(lines) if line.startswith("path=")]
     lines[at] = f"path={str(outputs)!r}"  # ours: the only change, the folder it reads

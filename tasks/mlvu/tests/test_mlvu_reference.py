@@ -14,9 +14,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import sys
 import types
 from pathlib import Path
@@ -27,20 +25,12 @@ import pytest
 from mmtasks.config.task_config import VideoConfig
 from mmtasks.documents.video import VideoInfo, sample_indices
 from tests.folder_copies import SAMPLE, results_of, run_mmtasks, samples_of, text_of
-from tests.reference_code import load_reference
+from tests.reference_code import load_file as load, load_reference, reference_dir_file
 
 FOLDER = Path(__file__).resolve().parents[1]
 REFERENCE = Path(__file__).parent / "reference"
 TASKS = {"mlvu_dev_plotqa": "1_plotQA", "mlvu_dev_needle": "2_needle", "mlvu_dev_ego": "3_ego", "mlvu_dev_count": "4_count",
          "mlvu_dev_order": "5_order", "mlvu_dev_anomaly_reco": "6_anomaly_reco", "mlvu_dev_topic_reasoning": "7_topic_reasoning"}
-
-
-def load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def ours() -> ModuleType:
@@ -53,10 +43,7 @@ def vlmevalkit() -> ModuleType:
 
 def authors(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """The authors' choice_bench.py from MMTASKS_REFERENCE_DIR, torch and torchvision stood in (not used by the parts run)."""
-    folder = os.environ.get("MMTASKS_REFERENCE_DIR")
-    if not folder or not (Path(folder) / "choice_bench.py").is_file():
-        pytest.skip("needs choice_bench.py (github.com/JUNJIE99/MLVU evaluation/multiple_choice_evaluation/ at "
-                    "fd060c1, no license: not bundled) in MMTASKS_REFERENCE_DIR")
+    path = reference_dir_file("choice_bench.py", "github.com/JUNJIE99/MLVU evaluation/multiple_choice_evaluation/ at fd060c1, no license: not bundled")
     data = types.ModuleType("torch.utils.data")
     data.Dataset = object  # type: ignore[attr-defined]
     torchvision = types.ModuleType("torchvision")
@@ -65,7 +52,7 @@ def authors(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
                          "torch.utils.data": data, "torchvision": torchvision,
                          "torchvision.transforms": torchvision.transforms}.items():  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, name, module)
-    return load(Path(folder) / "choice_bench.py", "reference_mlvu_choice_bench")
+    return load(path, "reference_mlvu_choice_bench")
 
 
 #: (reply, right?) with the gold "(B) ..." of four options
