@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,6 +35,24 @@ def bootstrap_stderr(values: Sequence[float], n_boot: int = 1000, seed: int = 0)
     for start, stop, idx in _resamples(n, n_boot, seed):
         means[start:stop] = data[idx].mean(axis=1)
     return float(means.std(ddof=1))
+
+
+def bootstrap_mean_of_means_stderr(groups: Mapping[str, Sequence[float]], seed: int = 0,
+                                   n_boot: int = 1000) -> float | None:
+    """Standard deviation (ddof=1) of the mean of the group means over ``n_boot`` resamples, each
+    group resampled with replacement within itself (in the mapping's order, one draw of
+    ``n_boot x len(group)`` indices each). Empty groups are left out; None when the groups hold
+    fewer than two values in all."""
+    import numpy as np
+
+    arrays = [np.asarray(v, dtype=float) for v in groups.values() if len(v)]
+    if not arrays or sum(len(a) for a in arrays) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    boot = np.zeros(n_boot)
+    for values in arrays:
+        boot += values[rng.integers(0, len(values), size=(n_boot, len(values)))].mean(axis=1)
+    return float((boot / len(arrays)).std(ddof=1))
 
 
 def bootstrap_ratio_stderr(numerators: Sequence[float], denominators: Sequence[float], n_boot: int = 1000, seed: int = 0) -> float:

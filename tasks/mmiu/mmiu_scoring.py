@@ -22,11 +22,10 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from mmtasks.errors import DataError
 from mmtasks.registry import adapters
 from mmtasks.scoring.aggregation import TaskResult, aggregator, mean_of_means, per_sample_mean, values_by_label
+from mmtasks.scoring.bootstrap import bootstrap_mean_of_means_stderr
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -77,19 +76,6 @@ def mmiu_task_mean(task: "TaskScoring", samples: Sequence["Sample"], seed: int) 
     result.metrics[f"{METRIC}_micro"] = result.metrics.get(METRIC)
     result.metrics[METRIC] = mean_of_means(by_task)  # the authors' Overall
     result.metrics[f"{METRIC}_all"] = mean_of_means(values_by_label(samples, METRIC, TASK_BREAKDOWN, unscored=0.0))
-    result.metrics[f"{METRIC}_stderr"] = _macro_stderr(by_task, seed)
+    result.metrics[f"{METRIC}_stderr"] = bootstrap_mean_of_means_stderr(by_task, seed)
     result.counts = {**result.counts, "tasks": len(by_task)}
     return result
-
-
-def _macro_stderr(groups: dict[str, list[float]], seed: int, n_boot: int = 1000) -> float | None:
-    """Bootstrap stderr of the mean of group means, resampling within each group."""
-    arrays = [np.asarray(v, dtype=float) for v in groups.values() if v]
-    if not arrays or sum(len(a) for a in arrays) < 2:
-        return None
-    rng = np.random.default_rng(seed)
-    boot = np.zeros(n_boot)
-    for values in arrays:
-        idx = rng.integers(0, len(values), size=(n_boot, len(values)))
-        boot += values[idx].mean(axis=1)
-    return float((boot / len(arrays)).std(ddof=1))

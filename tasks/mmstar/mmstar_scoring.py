@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from mmtasks.plugin import aggregator, parser
 from mmtasks.registry import adapters
 from mmtasks.scoring.aggregation import TaskResult, mean, mean_of_means, per_sample_mean, values_by_label
+from mmtasks.scoring.bootstrap import bootstrap_mean_of_means_stderr
 from mmtasks.scoring.lmms_eval_mcq import lmms_eval_mcq_letter
 from mmtasks.scoring.vlmevalkit_matching import vlmevalkit_letter
 
@@ -152,21 +153,7 @@ def mmstar_l2_mean(task: "TaskScoring", samples: Sequence["Sample"], seed: int) 
         result.metrics[f"{metric}_micro"] = result.metrics.get(metric)
         result.metrics[metric] = mean_of_means(by_l2)
         result.metrics[f"{metric}_all"] = mean_of_means(values_by_label(samples, metric, "l2_category", unscored=0.0))
-        result.metrics[f"{metric}_stderr"] = _within_group_stderr(by_l2, seed)
+        result.metrics[f"{metric}_stderr"] = bootstrap_mean_of_means_stderr(by_l2, seed)
         for label, row in result.breakdowns.get("category", {}).items():
             row[metric] = mean([sum(v) / len(v) for l2, v in by_l2.items() if parent.get(l2) == label and v])
     return result
-
-
-def _within_group_stderr(groups: dict[str, list[float]], seed: int, n_boot: int = 1000) -> float | None:
-    """Bootstrap stderr of the mean of group means, resampling within each group."""
-    import numpy as np
-
-    arrays = [np.asarray(v, dtype=float) for v in groups.values() if v]
-    if not arrays or sum(len(a) for a in arrays) < 2:
-        return None
-    rng = np.random.default_rng(seed)
-    boot = np.zeros(n_boot)
-    for values in arrays:
-        boot += values[rng.integers(0, len(values), size=(n_boot, len(values)))].mean(axis=1)
-    return float((boot / len(arrays)).std(ddof=1))

@@ -104,9 +104,9 @@ def test_mmiu_task_mean_is_the_mean_of_task_accuracies() -> None:
     groups = {"a": [100.0, 0.0], "b": [100.0, 100.0, 100.0], "c": [0.0]}
     assert fns["mean_of_means"](groups) == pytest.approx(50.0)
     assert fns["mean_of_means"]({}) is None
-    err = fns["_macro_stderr"](groups, 0)
+    err = fns["bootstrap_mean_of_means_stderr"](groups, 0)
     assert err is not None and 0 < err < 50
-    assert fns["_macro_stderr"]({"a": [100.0, 100.0], "b": [0.0]}, 0) == 0.0  # no spread within tasks
+    assert fns["bootstrap_mean_of_means_stderr"]({"a": [100.0, 100.0], "b": [0.0]}, 0) == 0.0  # no spread within tasks
 
 
 
