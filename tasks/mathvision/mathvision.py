@@ -37,6 +37,7 @@ from typing import Any
 
 from mmtasks.errors import ConfigError
 from mmtasks.plugin import metric, parser
+from mmtasks.scoring.vlmevalkit_matching import infer_option, infer_text
 
 LETTERS = "ABCDE"
 
@@ -303,42 +304,6 @@ def mathvision_acc(parsed: str | None, target: Any, record: Mapping[str, Any]) -
 
 # --- VLMEvalKit's prefetch (a scoring variant) -------------------------------------------------------
 
-_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
-             "I'm sorry, but without the image provided", "Cannot determine the answer")
-_PUNCTUATION = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
-_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
-
-
-def can_infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
-    """VLMEvalKit ``vlmeval/utils/matching_util.py`` ``can_infer_option`` at ``e8e78f0`` (``VERBOSE``
-    unset); None for its False."""
-    if "Failed to obtain answer via API" in answer:
-        return None
-    if any(phrase in answer for phrase in _REFUSALS):
-        return "Z"
-    words = answer.translate(_PUNCTUATION).split()
-    named = [c for c in choices if c in words]
-    if len(named) == 1:
-        for ch in choices:
-            if ch in words and words.index(ch) > len(words) - 5:
-                return ch
-    elif not named and "Z" in words:
-        return "Z"
-    match = _VERBOSE.search(answer)
-    if match and match.group(1).upper() in choices:
-        return match.group(1).upper()
-    return None
-
-
-def can_infer_text(answer: str, choices: Mapping[str, str]) -> str | None:
-    """VLMEvalKit ``can_infer_text``."""
-    answer = answer.lower()
-    if len(answer) > 2 * sum(len(v) for v in choices.values()):
-        return None
-    named = [k for k, v in choices.items() if v.lower() in answer]
-    return named[0] if len(named) == 1 else None
-
-
 def vlmeval_is_equal(asw: str, gt_asw: str) -> bool:
     """VLMEvalKit's ``is_equal`` (mathv.py): equal text, values within 1e-6 (their ``eval`` of each
     text: ours the arithmetic evaluator, Python's names unknown), or the same of latex2sympy's
@@ -381,7 +346,7 @@ def mathvision_prefetch_vlmevalkit(text: str, record: Mapping[str, Any]) -> str 
     or the whole reply when it equals the answer; None where VLMEvalKit asks GPT."""
     options = _options(record)
     if options:
-        return can_infer_option(text, options) or can_infer_text(text, options)
+        return infer_option(text, options) or infer_text(text, options)
     return text if text and vlmeval_is_equal(text, str(record.get("answer"))) else None
 
 
@@ -391,5 +356,5 @@ def mathvision_acc_vlmevalkit_prefetch(parsed: str | None, target: Any, record: 
     if parsed is None:
         return 0.0
     options = _options(record)
-    read = (can_infer_option(parsed, options) or can_infer_text(parsed, options)) if options else parsed
+    read = (infer_option(parsed, options) or infer_text(parsed, options)) if options else parsed
     return 100.0 if read is not None and vlmeval_is_equal(read, str(target)) else 0.0

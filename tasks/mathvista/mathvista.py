@@ -46,6 +46,7 @@ from mmtasks.plugin import metric, parser, verdict_parser
 from mmtasks.scoring.aggregation import TaskResult, aggregator, breakdown_table, function_and_judge_metrics, per_sample_mean
 from mmtasks.scoring.parsers import read_by
 from mmtasks.scoring.variants import score_variants
+from mmtasks.scoring.vlmevalkit_matching import infer_option, infer_text
 
 if TYPE_CHECKING:
     from mmtasks.scoring.aggregation import TaskScoring
@@ -221,42 +222,6 @@ def mathvista_acc_lmms_eval(parsed: str | None, target: Any, record: Mapping[str
 
 
 _VLMEVAL_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
-             "I'm sorry, but without the image provided", "Cannot determine the answer")
-_PUNCTUATION = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
-_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
-
-
-def can_infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
-    """VLMEvalKit ``vlmeval/utils/matching_util.py`` ``can_infer_option`` (at ``e8e78f0``, its
-    ``VERBOSE`` unset): one option letter among the reply's words and among its last four, "Z" for
-    a refusal, else "answer is X"; None for its False."""
-    if "Failed to obtain answer via API" in answer:
-        return None
-    if any(phrase in answer for phrase in _REFUSALS):
-        return "Z"
-    words = answer.translate(_PUNCTUATION).split()
-    named = [c for c in choices if c in words]
-    if len(named) == 1:
-        for ch in choices:
-            if ch in words and words.index(ch) > len(words) - 5:
-                return ch
-    elif not named and "Z" in words:
-        return "Z"
-    match = _VERBOSE.search(answer)
-    if match and match.group(1).upper() in choices:
-        return match.group(1).upper()
-    return None
-
-
-def can_infer_text(answer: str, choices: Mapping[str, str]) -> str | None:
-    """VLMEvalKit ``can_infer_text``: the one option whose text (lower case) is in the reply, for a
-    reply at most twice as long as the option texts together."""
-    answer = answer.lower()
-    if len(answer) > 2 * sum(len(v) for v in choices.values()):
-        return None
-    named = [k for k, v in choices.items() if v.lower() in answer]
-    return named[0] if len(named) == 1 else None
 
 
 def _vlmeval_options(record: Mapping[str, Any]) -> dict[str, str]:
@@ -272,7 +237,7 @@ def mathvista_prefetch_vlmevalkit(text: str, record: Mapping[str, Any]) -> str |
     try:
         if record.get("question_type") == "multi_choice":
             options = _vlmeval_options(record)
-            return can_infer_option(text, options) or can_infer_text(text, options)
+            return infer_option(text, options) or infer_text(text, options)
         answer_type = record.get("answer_type")
         if answer_type == "integer":
             value: float = int(text)
@@ -295,7 +260,7 @@ def mathvista_acc_vlmevalkit_prefetch(parsed: str | None, target: Any, record: M
     if record.get("question_type") == "multi_choice":
         options = _vlmeval_options(record)
         gold = [k for k, v in options.items() if v == target]
-        read = can_infer_option(parsed, options) or can_infer_text(parsed, options)
+        read = infer_option(parsed, options) or infer_text(parsed, options)
         return 100.0 if gold and read == gold[0] else 0.0
     return 100.0
 

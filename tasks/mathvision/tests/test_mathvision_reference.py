@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.folder_runs import plugin
+from tests.reference_code import SHARED
 
 pytest.importorskip("latex2sympy2_extended")
 REFERENCE = Path(__file__).parent / "reference"
@@ -134,7 +135,7 @@ def test_the_vlmevalkit_prefetch_variant_is_vlmevalkit(monkeypatch: pytest.Monke
     pytest.importorskip("pandas")
     fns = plugin_namespace()
     parse = fns["_latex2sympy"]()  # resolved (and kept) before the stub below takes the module's name
-    matching = load(REFERENCE / "matching_util_e8e78f0.py", "reference_matching_util", {}, monkeypatch)
+    matching = load(SHARED / "vlmevalkit_matching_util_e8e78f0.py", "reference_matching_util", {}, monkeypatch)
     timeout = _stub("timeout_decorator", timeout=lambda *a, **k: (lambda fn: fn))
     stubs = {"timeout_decorator": timeout, "vlmeval": _stub("vlmeval", __path__=[]),
              "vlmeval.smp": _stub("vlmeval.smp", get_logger=lambda name: _stub("log", critical=print, warning=print),

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.folder_runs import plugin
+from tests.reference_code import SHARED
 
 REFERENCE = Path(__file__).parent / "reference"
 
@@ -222,7 +223,7 @@ def test_the_lmms_eval_variant_is_lmms_eval(lmms_eval: ModuleType) -> None:
 @pytest.fixture
 def vlmevalkit(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     pytest.importorskip("pandas")
-    matching = load("matching_util_e8e78f0.py", {}, monkeypatch)
+    matching = load("vlmevalkit_matching_util_e8e78f0.py", {}, monkeypatch, SHARED)
     stubs = {"vlmeval": _stub("vlmeval", __path__=[]), "vlmeval.smp": _stub("vlmeval.smp", __path__=[]),
              "vlmeval.smp.file": _stub("vlmeval.smp.file", load=None),
              "vlmeval.utils": _stub("vlmeval.utils", can_infer=matching.can_infer)}
