@@ -205,7 +205,7 @@ def _failure_rule(ra: ResultsFile, rb: ResultsFile, task: str, metric: str, vari
     for results in (ra, rb):
         if _number(_reported(results, task, variant).get(f"{metric}_all")) is None:
             return "left_out"
-        if results.higher_is_better.get(task, {}).get(metric) is False:
+        if results.higher_is_better.get(task, {}).get(metric, True) is not True:  # lower is better, or no direction
             return "left_out"
     return "wrong"
 

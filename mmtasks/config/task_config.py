@@ -590,8 +590,10 @@ class MetricConfig(_Strict):
     the metric, else its only number)."""
     report_factor: float = 1.0
     """An ``evaluate:`` metric's score is multiplied by this (100: a 0-1 score reported on 0-100)."""
-    higher_is_better: bool = True
-    """Whether a larger value is better (the leaderboard's ranking and plots read it)."""
+    higher_is_better: bool | None = True
+    """Whether a larger value is better (the leaderboard's ranking and plots read it); null for a
+    metric with no direction, whose ideal lies inside its range (POPE's yes ratio: 50%): no value
+    of it is marked best, and it cannot be the headline."""
     primary: bool = False
     """The headline metric (the first metric when none is marked)."""
 
@@ -839,6 +841,15 @@ class TaskConfig(_Strict):
         if stray:
             raise ValueError(f"group_aggregators names {stray[0]!r}, which is not one of this task's groups "
                              f"(group: {self.group})")
+        return self
+
+    @model_validator(mode="after")
+    def _headline_has_direction(self) -> "TaskConfig":
+        headline = self.primary_metric
+        for i, m in enumerate(self.metrics):
+            if m.name == headline and m.higher_is_better is None:
+                raise ValueError(f"metrics[{i}].higher_is_better: the headline metric {m.name!r} needs a direction "
+                                 "(true or false); null is for a metric that ranks nothing")
         return self
 
     @property

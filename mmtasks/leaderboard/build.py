@@ -123,7 +123,7 @@ def _unplaced(runs: Sequence[Run], sections: Sequence[Section]) -> dict[str, tup
     return out
 
 
-def primary_metric(config: dict, higher_is_better: Mapping[str, bool], metrics: Mapping[str, float]) -> str | None:
+def primary_metric(config: dict, higher_is_better: Mapping[str, bool | None], metrics: Mapping[str, float]) -> str | None:
     """A task's primary metric as a run recorded it: the config's ``primary``, else its first
     metric, else the first scored metric (``higher_is_better``); None when it has no value."""
     declared = [m.get("name") for m in config.get("metrics") or [] if isinstance(m, dict)]

@@ -248,7 +248,8 @@ def auto_section(tasks: Mapping[str, tuple[str, dict[str, Any], float]]) -> Sect
     columns = []
     for task, (metric, config, largest) in sorted(tasks.items()):
         declared = next((m for m in config.get("metrics") or [] if isinstance(m, dict) and m.get("name") == metric), {})
-        higher = declared.get("higher_is_better", True) is not False
+        direction = declared.get("higher_is_better", True)
+        higher = None if direction is None else direction is not False
         columns.append(Column(key=f"{task}.{metric}", label=task, title=f"{task}: {metric}"
                               + (f" ({config['description']})" if isinstance(config.get("description"), str) else ""),
                               task=task, metric=metric, higher_is_better=higher,

@@ -591,7 +591,9 @@ class ResultsFile(_Open):
     ``chat_template_kwargs`` ...; after the sampling rule, ``--gen-kwargs`` and the model's args);
     null for a backend that sends none (``random``, ``replay``)."""
     n_samples: dict[str, NSamples] = Field(default_factory=dict, alias="n-samples")
-    higher_is_better: dict[str, dict[str, bool]] = Field(default_factory=dict)
+    higher_is_better: dict[str, dict[str, bool | None]] = Field(default_factory=dict)
+    """task -> metric -> whether a larger value is better; null for a metric with no direction
+    (a yes ratio, ideal at 50%), which nothing ranks by."""
     matcher: dict[str, MatcherResult] = Field(default_factory=dict, exclude_if=lambda v: not v)
     """task -> the LLM answer matcher's part (how answers were read, metrics without it), for
     runs with ``--matcher`` and tasks with an ``answer.matcher``; absent otherwise."""

@@ -58,7 +58,7 @@ class TaskResult:
     #: results.json's coverage[task] when the aggregator reports it: unit, scored, total,
     #: unscored by kind (validated by mmtasks.results.schema.Coverage when results.json is built)
     coverage: dict[str, Any] | None = None
-    higher_is_better: dict[str, bool] = field(default_factory=dict)
+    higher_is_better: dict[str, bool | None] = field(default_factory=dict)
     n_samples: int = 0
     #: counted problems (see :func:`count_problems`): request failures, unparsed answers, judge
     #: failures. Any of them makes the run exit 1 (unless --allow-failures).

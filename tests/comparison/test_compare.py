@@ -15,7 +15,7 @@ import pytest
 
 import mmtasks
 from mmtasks.cli import main
-from mmtasks.comparison.runs import _scale
+from mmtasks.comparison.runs import _failure_rule, _scale
 from mmtasks.comparison.paired import (
     MAX_EXACT_DISCORDANT,
     cluster_robust_stderr,
@@ -39,6 +39,16 @@ def _results(**values: float | None) -> Any:
 
 def _docs(*values: float | None) -> dict[str, dict]:
     return {str(i): {"metrics": {} if v is None else {"acc": v}} for i, v in enumerate(values)}
+
+
+@pytest.mark.parametrize(("direction", "rule"), [(True, "wrong"), (False, "left_out"), (None, "left_out")])
+def test_failed_documents_count_as_wrong_only_where_higher_is_better(direction: bool | None, rule: str) -> None:
+    """A failed document counted as 0 (``<metric>_all``) is a wrong answer only where higher is
+    better; a metric with no direction (POPE's yes ratio, ``higher_is_better: null``) leaves it out,
+    as a lower-is-better one does (before: counted as 0, a "no" that the model never said)."""
+    run = SimpleNamespace(results={"t": SimpleNamespace(values={"yes_ratio": 50.0, "yes_ratio_all": 40.0})},
+                          variants={}, higher_is_better={"t": {"yes_ratio": direction}})
+    assert _failure_rule(run, run, "t", "yes_ratio") == rule  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("reported", "values", "scale"), [

@@ -154,3 +154,17 @@ def test_builtin_tasks_load_with_the_checks() -> None:
     assert not registry.broken_files
     for name in registry.task_names:
         registry.load(name)
+
+
+def test_a_headline_metric_without_a_direction_is_one_line(capsys, tmp_path, data) -> None:
+    """``higher_is_better: null`` is for a metric that ranks nothing (POPE's yes ratio); the headline
+    ranks the leaderboard's rows, so it needs a direction: refused before any model is built."""
+    metrics = "metrics:\n  - {name: acc, function: choice_acc, higher_is_better: null}\n"
+    code, err = run_task(capsys, tmp_path, data, f"task: probe\ninclude: {RANKING}\n{metrics}")
+    assert code == 2
+    line = error_line(err)
+    assert "probe.yaml" in line and "metrics[0].higher_is_better" in line and "needs a direction" in line
+    assert not (tmp_path / "work" / "out").exists()
+    metrics += "  - {name: acc_all, function: choice_acc, primary: true}\n"
+    code, err = run_task(capsys, tmp_path, data, f"task: probe\ninclude: {RANKING}\n{metrics}")
+    assert code == 0, err

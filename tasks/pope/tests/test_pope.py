@@ -41,6 +41,9 @@ def run_pope(tmp_path: Path, *, hub: bool) -> Path:
         assert tuple(variant[m] for m in METRICS) == pytest.approx(LMMS_EVAL[split]), split
         vlmevalkit = results["variants"][task]["vlmevalkit"]["metrics"]
         assert tuple(vlmevalkit[m] for m in METRICS) == pytest.approx(VLMEVALKIT[split]), split
+        # the yes ratio has no direction (the data holds 50% yes): nothing ranks or compares by it
+        assert results["higher_is_better"][task] == {"f1": True, "acc": True, "precision": True, "recall": True,
+                                                     "yes_ratio": None}
         assert {d: s["parsed"] for d, s in samples_of(out, task).items()} == {
             q: authors for q, (_, _, authors, _) in REPLIES[split].items()}
     group = results["groups"]["pope_copy"]
