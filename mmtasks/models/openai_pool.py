@@ -12,6 +12,11 @@ they serve), without the endpoints, so the pool, any one replica and any other p
 same model share their cached replies. The endpoints must then say what they serve: every
 live one must list the same weights (vLLM's ``root`` in ``/v1/models``), or the args give
 ``model_revision`` or ``cache_group``; a pool whose endpoints serve different things is refused.
+
+``n`` (a document's repeats drawn in one call, :mod:`mmtasks.models.drawn`) is coalesced by the
+pool, not by each endpoint: the repeats of a prompt take their choices of one call, sent to one
+endpoint (and moved whole to another when that one gives no answer), so a pool sends as many
+calls as one endpoint would.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 from mmtasks.core.request import GenerationConfig, Reply, Request
 from mmtasks.errors import ConfigError, ModelError, MmtasksError
 from mmtasks.models.base import ChatModel, ModelContext, ModelSpec
+from mmtasks.models.drawn import DrawnCalls, wants_choice
 
 log = logging.getLogger("mmtasks")
 
@@ -63,6 +69,8 @@ class OpenAIPool(ChatModel):
         self._down_until = [0.0] * len(urls)
         #: per endpoint (credentials left out): replies, failures, requests moved to another endpoint
         self.counts: dict[str, dict[str, int]] = {m.url: {"replies": 0, "failed": 0, "moved_away": 0} for m in self.members}
+        #: the calls drawing ``n`` replies in flight, shared by the endpoints (each member has its own)
+        self.drawn = DrawnCalls()
 
     def __repr__(self) -> str:
         return f"OpenAIPool({self.spec.name!r} at {', '.join(m.url for m in self.members)})"
@@ -124,30 +132,38 @@ class OpenAIPool(ChatModel):
         return min(candidates, key=lambda k: (self._outstanding[k], k))
 
     async def agenerate(self, request: Request) -> Reply:
+        if wants_choice(request):  # one of n replies drawn in one call: the pool's call, on one endpoint
+            return await self.drawn.reply(request, lambda: self._send(request))
+        return (await self._send(request))[0]
+
+    async def _send(self, request: Request) -> list[Reply]:
+        """The replies of one call for ``request`` (one, or ``generation.n``) from the live
+        endpoint with the fewest in flight, moved to another while the endpoint gives no answer."""
         tried: set[int] = set()
-        last: Reply | None = None
+        last: list[Reply] | None = None
         while True:
             k = self._pick(tried)
             if k is None:
                 assert last is not None or tried == set()
-                return last if last is not None else Reply.failure("no endpoint of the pool is up")
+                return last if last is not None else [Reply.failure("no endpoint of the pool is up")] * (request.generation.n or 1)
             tried.add(k)
             member = self.members[k]
             self._outstanding[k] += 1
             try:
-                reply = await member.agenerate(request)
+                replies: list[Reply] = await member._send(request)
             finally:
                 self._outstanding[k] -= 1
             counts = self.counts[member.url]
-            if _moves(reply) and len(tried) < len(self.members):
+            if _moves(replies[0]) and len(tried) < len(self.members):
                 self._down_until[k] = time.monotonic() + DOWN_FOR_S
                 counts["moved_away"] += 1
                 log.warning("%s: endpoint %s gave no answer (%s); its requests go to the others for %g s",
-                            self.spec.display, member.url, reply.error, DOWN_FOR_S)
-                last = reply
+                            self.spec.display, member.url, replies[0].error, DOWN_FOR_S)
+                last = replies
                 continue
-            counts["failed" if reply.text is None else "replies"] += 1
-            return reply
+            for reply in replies:
+                counts["failed" if reply.text is None else "replies"] += 1
+            return replies
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Reply]]:
         async def wave() -> list[Reply]:

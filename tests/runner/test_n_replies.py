@@ -81,6 +81,35 @@ def test_n_draws_the_repeats_in_one_call_each_and_scores_each_choice(tmp_path: P
     assert (tokens["prompt"], tokens["completion"]) == (prompt, completion), tokens
 
 
+def test_a_pool_of_endpoints_draws_each_documents_repeats_in_one_call(tmp_path: Path) -> None:
+    """``base_url=[A,B]``: a document's repeats take their choices of one call on one endpoint, as
+    with one endpoint (before, each endpoint coalesced only its own repeats: the least-outstanding
+    choice spread a document's repeats over both, and each sent its own call with n=3)."""
+    _folder(tmp_path)
+    servers = [ChatServer(reply=_reply), ChatServer(reply=_reply)]
+    for server in servers:
+        server.model_card = {"root": "/models/one-model"}
+        server.start()
+    try:
+        urls = "[" + ",".join(server.base_url for server in servers) + "]"
+        code = main(["--tasks", "sampled_qa", "--include-path", str(tmp_path / "tasks"), "--model", "openai:test-model",
+                     "--model-args", f"base_url={urls},api_key_env=MMTASKS_TEST_KEY,concurrency=4",
+                     "--data-dir", str(tmp_path / "data"), "--output-path", str(tmp_path / "out"),
+                     "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--seed", "10", "--gen-kwargs", "n=3"])
+        bodies = [b for server in servers for b in server.bodies]
+    finally:
+        for server in servers:
+            server.close()
+    assert code == 0
+    assert len(bodies) == 4 and all(b["n"] == 3 for b in bodies)  # one call per document, over both
+    rows = [json.loads(line) for line in (tmp_path / "out" / "samples" / "sampled_qa.jsonl").read_text().splitlines()]
+    assert all(r["responses"][0] == CHOICES[r["repeat"]] for r in rows) and len(rows) == 12
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["repeats"]["sampled_qa"]["per_repeat"] == [100.0, 0.0, 100.0]
+    per = results["run_stats"]["endpoints"]["model"]
+    assert sum(e["replies"] for e in per.values()) == 12 and not any(e["failed"] for e in per.values())
+
+
 def test_a_rerun_sends_nothing_and_a_longer_run_only_the_new_documents(tmp_path: Path) -> None:
     _folder(tmp_path)
     with ChatServer(reply=_reply) as server:
