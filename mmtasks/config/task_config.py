@@ -738,7 +738,8 @@ class ScoringVariant(_Strict):
     parser_args: dict[str, Any] = Field(default_factory=dict)
     """That parser's arguments, validated at load against its schema."""
     metrics: dict[str, VariantMetric] = Field(default_factory=dict)
-    """Task metric name -> another function computing it from the variant's reading."""
+    """Task metric name -> another function computing it from the variant's reading (a metric a
+    function computes, or one the task's judge gives: the peer's rule in place of the verdict)."""
     unparsed: Literal["scored_wrong", "unscored"] | None = None
     """How a reply read as nothing counts (see ``answer.unparsed``); None: as the task's."""
     aggregator: str | None = None

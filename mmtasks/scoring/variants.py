@@ -94,11 +94,13 @@ def bind_variants(task: _Linked) -> tuple[BoundVariant, ...]:
             raise ConfigError("parser_args without a parser: name the parser they are for", file=origin,
                               field=f"{where}.parser_args")
         fns = dict(task.metric_fns)
+        judged = judge_metrics(cfg)
         for name, m in v.metrics.items():
-            if name not in task.metric_fns:
+            if name not in task.metric_fns and name not in judged:
                 known = ", ".join(task.metric_fns) or "none"
+                given = f"; given by its judge: {', '.join(judged)}" if judged else ""
                 raise ConfigError(f"{name!r} is not a per-sample metric of this task (its metrics computed by a "
-                                  f"function: {known})", file=origin, field=f"{where}.metrics.{name}")
+                                  f"function: {known}{given})", file=origin, field=f"{where}.metrics.{name}")
             fn = registry.metrics.get(m.function, plugins=task.plugins, file=origin, field=f"{where}.metrics.{name}.function")
             if "args" in m.model_fields_set:
                 fn = bind_metric(m.function, fn, m.args, file=origin, field=f"{where}.metrics.{name}.args")
@@ -122,6 +124,16 @@ def bind_variants(task: _Linked) -> tuple[BoundVariant, ...]:
                               hint="give this protocol's variant an aggregator only")
         out.append(bound)
     return tuple(out)
+
+
+def judge_metrics(cfg: "TaskConfig") -> list[str]:
+    """The task's metrics its judge's verdict gives (no function of their own, named by
+    ``judge.metrics`` or, when it names none, any): a variant may compute one by a function, as a
+    peer reads by rule what the task's judge decides (its score then stands beside the verdict's)."""
+    if cfg.judge is None:
+        return []
+    named = cfg.judge.metrics
+    return [m.name for m in cfg.metrics if not m.function and (named is None or m.name in named)]
 
 
 def score_answer(fns: Mapping[str, Callable[[Any, Any, Any], Any]], parsed: Any, target: Any, record: Mapping[str, Any],
@@ -205,5 +217,5 @@ def variant_results(task: TaskScoring, variants: Sequence[BoundVariant], samples
     return out
 
 
-__all__ = ["BoundVariant", "VariantView", "as_variant", "bind_variants", "score_answer", "score_variants", "variant_reading",
+__all__ = ["BoundVariant", "VariantView", "as_variant", "bind_variants", "judge_metrics", "score_answer", "score_variants", "variant_reading",
            "variant_results"]

@@ -16,9 +16,17 @@ Loaded as a plugin file by ``hallusionbench.yaml`` (``plugins:``). The authors' 
   questions (``<category>_<subcategory>_<set_id>_<question_id>``) correct for every figure they are asked
   about (``get_eval_pair_all``). A question without a verdict (a failed request or judge) is left
   out of all three (ours: the authors' loop retries until the judge answers).
-- ``hallusionbench_scores_image_split`` (an aggregator, the ``lmms_eval`` variant): the same (and
-  ``correct``, the coverage) over the questions of the ``image`` split only (``visual_input`` 1 or 2):
-  lmms-eval's task reads that split alone.
+- ``hallusionbench_scores_image_split`` (an aggregator, the ``lmms_eval`` and ``vlmevalkit``
+  variants): the same (and ``correct``, the coverage) over the questions of the ``image`` split only
+  (``visual_input`` 1 or 2): lmms-eval's task reads that split alone, and VLMEvalKit's
+  ``HallusionBench.tsv`` holds those 951 questions only. VLMEvalKit's ``Hallusion_rating``
+  (``vlmeval/dataset/utils/yorn.py``, commit e8e78f05) groups figures by
+  ``<l2-category>_<set_id>_<figure_id>`` and questions by ``<l2-category>_<set_id>_<question_id>``,
+  its l2-category being ``<category>_<subcategory>`` (``VD_chart``): the authors' groups.
+- ``hallusionbench_yes_no_vlmevalkit`` (a parser, the ``vlmevalkit`` variant): VLMEvalKit's
+  ``YOrN_Extraction`` (the generic :mod:`mmtasks.scoring.vlmevalkit_yorn`): "Yes", "No", or None
+  (its Unknown); ``hallusionbench_correct_vlmevalkit`` (a metric): 100 when that reading equals the
+  answer (``score = answer == extracted``), else 0, in place of the judge's ``correct``.
 """
 
 from __future__ import annotations
@@ -27,8 +35,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmtasks.errors import DataError
-from mmtasks.plugin import adapter, aggregator, verdict_parser
+from mmtasks.plugin import adapter, aggregator, metric, parser, verdict_parser
 from mmtasks.scoring.aggregation import per_sample_mean
+from mmtasks.scoring.vlmevalkit_yorn import vlmevalkit_yes_no
 
 if TYPE_CHECKING:
     from mmtasks.config.task_config import TaskConfig
@@ -135,3 +144,20 @@ def hallusionbench_scores(task: "TaskScoring", samples: Sequence["Sample"], seed
 @aggregator("hallusionbench_scores_image_split", emits=_emits)
 def hallusionbench_scores_image_split(task: "TaskScoring", samples: Sequence["Sample"], seed: int) -> "TaskResult":
     return _result(task, samples, seed, image_split_only=True)
+
+
+def read_yes_no_vlmevalkit(reply: str) -> str | None:
+    """YOrN_Extraction: "Yes", "No", or None (its "Unknown")."""
+    found = vlmevalkit_yes_no(reply)
+    return None if found is None else found.capitalize()
+
+
+@parser("hallusionbench_yes_no_vlmevalkit")
+def hallusionbench_yes_no_vlmevalkit(text: str) -> str | None:
+    return read_yes_no_vlmevalkit(text)
+
+
+@metric("hallusionbench_correct_vlmevalkit")
+def hallusionbench_correct_vlmevalkit(parsed: Any, target: Any, doc: Mapping[str, Any]) -> float:
+    """ImageYORNDataset.evaluate: ``answer == extracted`` (the data's "Yes"/"No"; Unknown is wrong), 0 or 100."""
+    return 100.0 if parsed is not None and str(parsed) == str(target) else 0.0

@@ -1,6 +1,6 @@
-# VLMEvalKit's yes/no reading and its MME and POPE scores, verbatim: github.com/open-compass/VLMEvalKit at
-# commit e8e78f05 - process_punctuation and d2df of vlmeval/smp/misc.py; MME_rating, POPE_rating and
-# YOrN_Extraction of vlmeval/dataset/utils/yorn.py. Apache License 2.0 (Copyright 2023 VLMEvalKit Authors).
+# VLMEvalKit's yes/no reading and its MME, HallusionBench and POPE scores, verbatim: github.com/open-compass/VLMEvalKit at
+# commit e8e78f05 - process_punctuation and d2df of vlmeval/smp/misc.py; MME_rating, Hallusion_rating,
+# POPE_rating, YOrN_match_prompt, YOrN_Extraction and YOrN_auxeval of vlmeval/dataset/utils/yorn.py. Apache License 2.0 (Copyright 2023 VLMEvalKit Authors).
 # Ours: this header, the imports, and `load` (VLMEvalKit's reads a results file; the tests pass a DataFrame).
 # Run by tests, never by mmtasks.
 from collections import defaultdict
@@ -81,6 +81,58 @@ def MME_rating(data_file):
     return ret
 
 
+def Hallusion_rating(data_file):
+    def calc_fAcc(data):
+        res = defaultdict(list)
+        lt = len(data)
+        for i in range(lt):
+            line = data.iloc[i]
+            res[f"{line['l2-category']}_{line['set_id']}_{line['figure_id']}"].append(line['score'])
+        return np.mean([np.all(x) for x in res.values()]) * 100
+
+    def calc_qAcc(data):
+        res = defaultdict(list)
+        lt = len(data)
+        for i in range(lt):
+            line = data.iloc[i]
+            res[f"{line['l2-category']}_{line['set_id']}_{line['question_id']}"].append(line['score'])
+        return np.mean([np.all(x) for x in res.values()]) * 100
+
+    def calc_aAcc(data):
+        return np.mean(data['score']) * 100
+
+    data = load(data_file)
+    data['set_id'] = [x.split('_')[3] for x in data['index']]
+    data['figure_id'] = [x.split('_')[4] for x in data['index']]
+    data['question_id'] = [x.split('_')[5] for x in data['index']]
+
+    res = dict(split=[], aAcc=[], fAcc=[], qAcc=[])
+    res['split'].append('Overall')
+    res['aAcc'].append(calc_aAcc(data))
+    res['fAcc'].append(calc_fAcc(data))
+    res['qAcc'].append(calc_qAcc(data))
+
+    if 'category' in data:
+        cates = list(set(data['category']))
+        for c in cates:
+            sub = data[data['category'] == c]
+            res['split'].append(c)
+            res['aAcc'].append(calc_aAcc(sub))
+            res['fAcc'].append(calc_fAcc(sub))
+            res['qAcc'].append(calc_qAcc(sub))
+
+    if 'l2-category' in data:
+        cates = list(set(data['l2-category']))
+        for c in cates:
+            sub = data[data['l2-category'] == c]
+            res['split'].append(c)
+            res['aAcc'].append(calc_aAcc(sub))
+            res['fAcc'].append(calc_fAcc(sub))
+            res['qAcc'].append(calc_qAcc(sub))
+    ret = pd.DataFrame(res)
+    return ret
+
+
 def POPE_rating(data_file):
     def cal_f1_score(y_true, y_pred):
         tp = sum((y_true == 1) & (y_pred == 1))
@@ -123,6 +175,25 @@ def POPE_rating(data_file):
     return ret
 
 
+def YOrN_match_prompt(line):
+    tmpl = (
+        'You are an AI assistant who will help me to match an answer with two options of a question. '
+        'The options are only Yes / No. '
+        'You are provided with a question and an answer, '
+        'and you need to find which option (Yes / No) is most similar to the answer. '
+        'If the meaning of all options are significantly different from the answer, output Unknown. '
+        'Your should output a single word among the following 3 choices: Yes, No, Unknown.\n'
+        'Example 1: \n'
+        "Question: Is the word in this image 'Hello'?\nAnswer: The word in this image is 'Hello'.\nYour output: Yes\n"
+        'Example 2: \n'
+        "Question: Is the word in this image 'Hello'?\n"
+        "Answer: The word in this image is not 'Hello'.\nYour output: No\n"
+        'Example 3: \n'
+        'Question: {}?\nAnswer: {}\nYour output: '
+    )
+    return tmpl.format(line['question'], line['prediction'])
+
+
 def YOrN_Extraction(output):
     s = output.lower()
     words = process_punctuation(s).split()
@@ -130,4 +201,15 @@ def YOrN_Extraction(output):
         return 'Yes'
     if 'yes' not in words and 'no' in words:
         return 'No'
+    return 'Unknown'
+
+
+def YOrN_auxeval(model, line):
+    prompt = YOrN_match_prompt(line)
+    retry = 5
+    for i in range(retry):
+        output = model.generate(prompt, temperature=0.5 * i)
+        ans = YOrN_Extraction(output)
+        if ans != 'Unknown':
+            return ans
     return 'Unknown'

@@ -155,3 +155,52 @@ def test_a_variant_that_reads_replies_again_needs_single_turn(tmp_path: Path) ->
         "variants:\n  - {name: other, parser: text}\n", encoding="utf-8")
     with pytest.raises(MmtasksError, match="needs the single_turn protocol, not 'multi_turn'"):
         evaluate("mmdu_v", "random", judge="random", data_dir=root / "data" / "sample", include_paths=[str(tasks)])
+
+
+JUDGED = '''task: vj
+dataset:
+  local: {dir: vt, file: vt.jsonl}
+  images_field: null
+plugins: [vt_plugin.py]
+prompt: {user: "{{ doc.question }}"}
+target: "field:answer"
+answer: {parser: verbatim}
+judge:
+  parser: json_object
+  parser_args: {required: [score]}
+  metrics: [score]
+  retries: 0
+  prompt: "ANSWER {{ answer }}"
+metrics:
+  - {name: score, primary: true}
+variants:
+  - {name: rule, description: "a peer reads the letter by rule", parser: last_letter, metrics: {score: {function: choice_acc}}}
+'''
+
+
+def test_a_variant_computes_a_metric_the_judge_gives(tmp_path: Path) -> None:
+    """A peer that reads by rule what the task's judge decides: the variant computes the judge's
+    metric by a function (bind_variants refused it before: 'not a per-sample metric')."""
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "vt_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    (tasks / "vj.yaml").write_text(JUDGED, encoding="utf-8")
+    data = tmp_path / "data" / "vt"
+    data.mkdir(parents=True)
+    (data / "vt.jsonl").write_text("".join(json.dumps({"id": f"d{i + 1}", "question": f"q{i + 1}", "answer": a}) + "\n"
+                                           for i, a in enumerate(ANSWERS)), encoding="utf-8")
+    model, judge = tmp_path / "model.jsonl", tmp_path / "judge.jsonl"
+    model.write_text("".join(json.dumps({"task": "vj", "doc_id": f"d{i + 1}", "responses": [r]}) + "\n"
+                             for i, r in enumerate(REPLIES)), encoding="utf-8")
+    # the judge gives every reply score 1 but d6's (0)
+    judge.write_text("".join(json.dumps({"task": "vj", "doc_id": f"d{i + 1}", "responses": [json.dumps({"score": 0 if i == 5 else 1})]})
+                             + "\n" for i in range(6)), encoding="utf-8")
+    evaluate("vj", f"replay:{model}", judge=f"replay:{judge}", data_dir=tmp_path / "data", output_path=tmp_path / "out",
+             include_paths=[str(tasks)], use_cache=False)
+    out = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert out["results"]["vj"]["score"] == pytest.approx(5 / 6)  # the judge's: 5 of 6
+    # the rule (last standalone A-D): d1 A, d2 B, d4 C (wrong), d5 A, d6 B right; d3 nothing: wrong -> 4 of 6
+    assert out["variants"]["vj"]["rule"]["metrics"]["score"] == pytest.approx(100 * 4 / 6)
+    (tasks / "vj.yaml").write_text(JUDGED.replace("metrics: {score:", "metrics: {other:"), encoding="utf-8")
+    with pytest.raises(MmtasksError, match="'other' is not a per-sample metric of this task .*given by its judge: score"):
+        evaluate("vj", "random", judge="random", data_dir=tmp_path / "data", include_paths=[str(tasks)])

@@ -26,3 +26,10 @@ AUTHORS = {"aAcc": 70.0, "fAcc": 50.0, "qAcc": 60.0}
 #: lmms-eval, the image split only (VS_chart_0_0_*, VS_map_1_0_0 not asked): aAcc 5 of 7; the same
 #: figures; qAcc over the same five questions, each now by its figures only: 3 of 5
 LMMS_EVAL = {"aAcc": 500 / 7, "fAcc": 50.0, "qAcc": 60.0}
+#: VLMEvalKit (variant vlmevalkit), the image split only, its yes/no rule in place of the judge: "Yes, they
+#: are the same size." Yes (right), "No." No (right), "Yes, both circles are equal." Yes (wrong), "No, the
+#: right shape ..." No (right), "Yes, 14 against 10." Yes (right), "Maybe." Unknown (wrong), "No, the image
+#: says Lyon." No (right): aAcc 5 of 7; figures VD_illusion_0_0 yes, VD_illusion_0_1 no, VS_chart_0_1 no,
+#: VS_map_1_1 yes: 2 of 4; questions VD q0 (right, wrong) no, VD q1 yes, VS chart q0 yes, VS chart q1 no,
+#: VS map q0 yes: 3 of 5 (the judge's figures on the same split, by another reading of each reply)
+VLMEVALKIT = {"aAcc": 500 / 7, "fAcc": 50.0, "qAcc": 60.0}

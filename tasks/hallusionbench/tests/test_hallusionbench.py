@@ -1,6 +1,7 @@
 """HallusionBench from a copy of its folder: model replies and judge replies replayed, scored by hand
 with the authors' rules (aAcc, fAcc, qAcc; a VS question without its figure answered "unclear" counts
-as right) and lmms-eval's (the variant: the image split only); the Hub copy holds the local records."""
+as right), lmms-eval's (the variant: the image split only) and VLMEvalKit's (the variant: the image split,
+its yes/no rule in place of the judge); the Hub copy holds the local records."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hb_replies import AUTHORS, LMMS_EVAL, REPLIES
+from hb_replies import AUTHORS, LMMS_EVAL, REPLIES, VLMEVALKIT
 from tests.folder_runs import (SAMPLE, copy_bench_files, package_unchanged, parts_of, predictions, read_jsonl,
                                results_of, run_mmtasks, samples_of)
 
@@ -39,6 +40,8 @@ def run_hb(tmp_path: Path, *, hub: bool) -> Path:
     assert {k: res[k] for k in AUTHORS} == pytest.approx(AUTHORS)
     variant = results["variants"][TASK]["lmms_eval"]["metrics"]
     assert {k: variant[k] for k in LMMS_EVAL} == pytest.approx(LMMS_EVAL)
+    vlmevalkit = results["variants"][TASK]["vlmevalkit"]["metrics"]
+    assert {k: vlmevalkit[k] for k in VLMEVALKIT} == pytest.approx(VLMEVALKIT)
     samples = samples_of(out, TASK)
     assert {d: (s["judge"][0]["fields"]["verdict"], s["metrics"]["correct"]) for d, s in samples.items()} == {
         d: (v, 100.0 * c) for d, (_, _, v, c) in REPLIES.items()}
@@ -81,3 +84,7 @@ def test_random_model_and_judge(tmp_path: Path) -> None:
     samples = samples_of(out, "hallusionbench")
     assert {s["responses"][0] for s in samples.values()} <= {"Yes", "No"}
     assert {s["judge"][0]["replies"][0] for s in samples.values()} <= {"correct", "incorrect", "unclear"}
+    # the random model answers Yes or No: VLMEvalKit's rule reads every reply, over the image split's 7
+    assert set(results_of(out)["variants"]["hallusionbench"]) == {"lmms_eval", "vlmevalkit"}
+    assert all(s["extra"]["variants"]["vlmevalkit"]["unparsed"] == 0 for s in samples.values())
+    assert "qAcc [vlmevalkit]" in proc.stdout
