@@ -133,6 +133,7 @@ def load_tasks(names: Sequence[str], include_paths: Sequence[Path] = (), *, imag
         log.info("%s", sampling_note(generation, switched))
     groups = {g: members for g, members in registry.groups.items() if any(t in resolved for t in members)}
     _check_group_aggregators(tasks, groups, report)
+    _check_variant_group_means(tasks, groups, report)
     return tasks, groups
 
 
@@ -152,6 +153,31 @@ def _check_group_aggregators(tasks: Sequence[Task], groups: dict[str, list[str]]
                               f"({', '.join(f'{m}: {n}' for m, n in named.items())})", file=by_name[odd].file,
                               field=f"group_aggregators.{group}",
                               hint="every member names the same one, or none does")
+            if report is None:
+                raise exc
+            report(odd, exc)
+
+
+def _check_variant_group_means(tasks: Sequence[Task], groups: dict[str, list[str]],
+                               report: Callable[[str | None, MmtasksError], None] | None) -> None:
+    """The members of a group that declare the same scoring variant must declare the same
+    ``group_mean`` for it: the group's figure for the variant is one rule."""
+    by_name = {t.name: t for t in tasks}
+    for group, members in groups.items():
+        means: dict[str, dict[str, tuple[int, str]]] = {}  # variant -> member -> (index, group_mean)
+        for m in members:
+            if m in by_name:
+                for i, v in enumerate(by_name[m].config.variants):
+                    means.setdefault(v.name, {})[m] = (i, v.group_mean)
+        for name, declared in means.items():
+            first = next(iter(declared.values()))[1]
+            odd = next((m for m, (_, mean) in declared.items() if mean != first), None)
+            if odd is None:
+                continue
+            exc = ConfigError(f"the members of group {group!r} combine variant {name!r} differently "
+                              f"({', '.join(f'{m}: {mean}' for m, (_, mean) in declared.items())})",
+                              file=by_name[odd].file, field=f"variants[{declared[odd][0]}].group_mean",
+                              hint="every member declares the same group_mean for it")
             if report is None:
                 raise exc
             report(odd, exc)

@@ -751,6 +751,13 @@ class ScoringVariant(_Strict):
     and cache, and the option it names is the variant's reading (VLMEvalKit's ``can_infer`` then
     its LLM step); without ``--matcher`` such a reply stays unread. A reply the task's own rule
     also sent to the matcher is asked once."""
+    group_mean: Literal["by_task", "by_size"] = "by_task"
+    """How results.json's ``groups[g].variants[name]`` combines the members' figures for this
+    variant: ``by_task`` the plain mean of the members' headlines (every member counts the same, as
+    the task's own group average); ``by_size`` each member's headline weighted by the documents it
+    scored, i.e. the mean over every question of the group (lmms-eval's ``weight_by_size``, a
+    single task's overall over all its questions, VLMEvalKit's ``report_acc`` Overall). Every
+    member of a group must declare the same."""
 
 
 class TaskConfig(_Strict):

@@ -45,6 +45,13 @@ def config_hash(task: Task) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
+def scored_count(coverage: Mapping[str, Any] | None, result: TaskResult) -> int:
+    """The documents a member's figures are over (its weight in a ``by_size`` group mean): the
+    coverage's scored count, else every sample."""
+    scored = (coverage or {}).get("scored")
+    return scored if isinstance(scored, int) and not isinstance(scored, bool) else result.n_samples
+
+
 def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
                   results: Mapping[str, TaskResult],
                   variants: Mapping[str, Mapping[str, dict[str, Any]]] | None = None,
@@ -52,7 +59,8 @@ def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
     """Per group the run touches: the plain mean of its tasks' headline metrics (RealBench's
     "avg" column), only when every member was run and scored; otherwise which members are
     missing and the mean over those present, labelled partial. For each scoring variant every
-    member declares: the same mean of the members' headlines as the variant scores them."""
+    member declares: the mean of the members' headlines as the variant scores them, plain or
+    weighted by each member's scored documents as the variant's ``group_mean`` says."""
     out: dict[str, GroupResult] = {}
     for group, members in groups.items():
         present = [t for t in members if t in results]
@@ -71,13 +79,17 @@ def group_results(groups: Mapping[str, list[str]], tasks: Mapping[str, Task],
         by_variant: dict[str, float | None] = {}
         shared = [set((variants or {}).get(t, {})) for t in present]
         for name in sorted(set.intersection(*shared)) if shared else []:
-            scores = []
+            scores: list[tuple[float, float]] = []  # (headline, weight) per member
+            by_size = any(v.group_mean == "by_size" for t in present for v in tasks[t].config.variants if v.name == name)
             for t in present:
                 primary = tasks[t].config.primary_metric
-                v = (variants or {})[t][name]["metrics"].get(primary) if primary else None
+                figures = (variants or {})[t][name]
+                v = figures["metrics"].get(primary) if primary else None
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    scores.append(float(v))
-            by_variant[name] = sum(scores) / len(scores) if complete and len(scores) == len(present) else None
+                    scores.append((float(v), float(scored_count(figures.get("coverage"), results[t])) if by_size else 1.0))
+            weight = sum(w for _, w in scores)
+            by_variant[name] = (sum(v * w for v, w in scores) / weight
+                                if complete and len(scores) == len(present) and weight else None)
         aggregated = (group_scores or {}).get(group)
         out[group] = GroupResult(
             aggregator=aggregated[0] if aggregated else None,

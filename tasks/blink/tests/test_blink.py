@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
+import pandas as pd
+
 from tests.folder_runs import (SAMPLE, package_unchanged, parts_of, read_jsonl, results_of, run_copy, samples_of)
+from tests.reference_code import load_reference
+
+REFERENCE = Path(__file__).parent / "reference"
 
 
 
@@ -81,7 +86,9 @@ def check_blink(out: Path) -> None:
     for name, accs in BLINK_VARIANTS.items():
         for sub, acc in accs.items():
             assert results["variants"][blink_task(sub)][name]["metrics"]["acc"] == pytest.approx(acc), (name, sub)
-    assert results["groups"]["blink_copy"]["variants"] == pytest.approx({"lmms_eval": 800 / 14, "vlmevalkit": 950 / 14})
+    # lmms-eval's group: the plain mean of the subtasks (no weight_by_size); VLMEvalKit's Overall: over all
+    # 16 questions, 11 right (the 14 subtasks' right answers: 1 2 0 0 1 1 1 1 1 1 0 1 1 0)
+    assert results["groups"]["blink_copy"]["variants"] == pytest.approx({"lmms_eval": 800 / 14, "vlmevalkit": 1100 / 16})
     assert results["problems"][blink_task("Forensic_Detection")]["unparsed"] == 1
     assert results["problems"][blink_task("Multi-view_Reasoning")]["unparsed"] == 1
 
@@ -101,6 +108,33 @@ def test_blink_from_an_include_path_copy_local_data(tmp_path: Path) -> None:
             assert [p["image"] for p in sample["prompt"][-1]["content"][1:]] == [
                 str(SAMPLE / "blink" / rec[f"image_{k}"]) for k in range(1, n + 1)]
     assert {len(parts_of(s)) - 1 for sub in BLINK_ACC for s in samples_of(out, blink_task(sub)).values()} == {1, 2, 3, 4}
+
+
+def test_the_group_variants_equal_the_peers_group_code(tmp_path: Path) -> None:
+    """groups[blink].variants: lmms-eval's consolidate_group_results step (AggMetricConfig of blink.yaml's
+    aggregate_metric_list, aggregate_subtask_metrics) on its subtasks' blink_aggregate_results, and
+    VLMEvalKit's report_acc Overall on the hits, each peer's code run verbatim on the same replies."""
+    group = results_of(run_blink(tmp_path, hub=False))["groups"]["blink_copy"]["variants"]
+    lmms = load_reference("lmms_eval_blink_utils_75571cf", REFERENCE)
+    groups = load_reference("lmms_eval_group_aggregation_75571cf")
+    report = load_reference("vlmevalkit_report_acc_e8e78f0")
+    matching = load_reference("vlmevalkit_matching_util_e8e78f0")
+    metrics, sizes, rows = [], [], []
+    for sub, items in BLINK_REPLIES.items():
+        records = {r["idx"]: r for r in read_jsonl(SAMPLE / "blink" / f"{sub}.jsonl")}
+        scored = [lmms.blink_process_results(records[d], [reply])["blink_acc"] for d, reply, _, _ in items]
+        metrics.append(lmms.blink_aggregate_results(scored))
+        sizes.append(len(scored))  # results[task]["samples"]
+        for d, reply, _, _ in items:
+            choices = {chr(ord("A") + i): c for i, c in enumerate(records[d]["choices"])}
+            letter = matching.can_infer(reply, choices) or "Z"  # extract_answer_from_item without a judge
+            rows.append({"index": d, "category": sub, "hit": int(letter == records[d]["answer"].strip("()"))})
+    config = groups.AggMetricConfig(metric="blink_acc")  # lmms-eval's blink.yaml: no weight_by_size
+    assert group["lmms_eval"] == pytest.approx(100 * groups.aggregate_subtask_metrics(metrics, sizes, config.weight_by_size))
+    overall = report.report_acc(pd.DataFrame(rows))["Overall"][0]
+    assert group["vlmevalkit"] == pytest.approx(100 * overall)
+    # the two rules part here: the same per-subtask figures, weighted by size they give another mean
+    assert groups.aggregate_subtask_metrics(metrics, sizes, True) != pytest.approx(groups.aggregate_subtask_metrics(metrics, sizes, False))
 
 
 def test_blink_from_the_hub_layout(tmp_path: Path) -> None:
