@@ -234,6 +234,15 @@ class VideoArchive(_Strict):
         return None if v is None else _repo_path(v)
 
 
+class VideoFiles(_Strict):
+    """The videos as files of the dataset's Hub repository, each downloaded alone when a document of
+    the run needs it (``dataset.video_files``)."""
+
+    under: RepoPath | None = None
+    """The repository's folder holding the videos (``MLVU/video``): a video path outside it is
+    refused, nothing fetched (default: anywhere in the repository)."""
+
+
 class VideoConfig(_Strict):
     """A record's videos (``dataset.video``): which field holds them, which frames are sent, at
     what size (see docs/vocabulary.md, "Videos"). Frames are sent as images in place
@@ -369,6 +378,12 @@ class DatasetConfig(_Strict):
     only the members the run's documents need), extracted into a cache folder (a member escaping it,
     a link, is refused), under which ``video`` paths and subtitles resolve. Local data
     (``--data-dir``) is read as it is, without them."""
+    video_files: VideoFiles | None = None
+    """The videos are files of the Hub repository (of ``hf`` or ``hub``, same revision) as they lie
+    there, when the records are read from the Hub: each ``video`` path (and ``subtitles_path``) is a
+    path in the repository, downloaded alone (``huggingface_hub``, into the Hub cache) when a
+    document of the run needs it, at the commit the revision names (a rerun asks for the commit
+    only). Not with ``video_archives``. Local data (``--data-dir``) is read as it is, without it."""
     id_field: str = "id"
     """The record field used as ``doc_id`` (falls back to the line number when absent)."""
     images_field: str | list[str] | None = "images"
@@ -411,6 +426,13 @@ class DatasetConfig(_Strict):
             raise ValueError("video_archives are read from the Hub repository of hf or hub: name one")
         if self.video_archives and self.video is None:
             raise ValueError("video_archives hold videos: give dataset.video too")
+        if self.video_files is not None:
+            if self.hf is None and self.hub is None:
+                raise ValueError("video_files are read from the Hub repository of hf or hub: name one")
+            if self.video is None:
+                raise ValueError("video_files are videos: give dataset.video too")
+            if self.video_archives:
+                raise ValueError("give video_archives (zip archives) or video_files (files as they lie), not both")
         return self
 
     @field_validator("record_policy")

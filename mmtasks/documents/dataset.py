@@ -130,7 +130,14 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
         folder = data_root or Path.cwd()
         missing = None
         fetch = None
-        if ds.video_archives:
+        within = under = None
+        if ds.video_files is not None:
+            from mmtasks.documents.hub_files import hub_video_files
+
+            files = hub_video_files(repo, revision, ds.video_files.under)
+            folder, fetch, within, missing = files.folder, files.ensure, files.storage, files.missing_hint()
+            under = ds.video_files.under
+        elif ds.video_archives:
             from mmtasks.documents.hub_files import extracted_videos
 
             archives = extracted_videos(repo, revision, ds.video_archives)
@@ -139,7 +146,7 @@ def load_documents(task: TaskConfig, data_root: Path | None, *, task_file: Path 
                        f"extracted in {folder}: put the file there yourself if the dataset's card says where to get it")
         records = _exploded(_read_hf(task, data_root, task_file) if ds.hf is not None else _read_hub(task), ds, f"hf:{repo}")
         yield from _documents(records, ds, folder, f"hf:{repo}", adapter, report, limit, only, videos, excluded, missing,
-                              fetch)
+                              fetch, within, under)
     else:
         raise DataError(f"task {task.task!r} names no dataset (dataset.local, dataset.hf or dataset.hub)", file=task_file,
                         field="dataset")
@@ -299,11 +306,15 @@ def _documents(records: Iterator[tuple[int, dict[str, Any], int | None]], ds: Da
                adapter: Callable[[dict[str, Any]], dict[str, Any]] | None, report: Report | None = None,
                limit: int | None = None, only: Callable[[int], bool] | None = None, videos: Any = None,
                excluded: Exclusions | None = None, missing_video: str | None = None,
-               fetch: Callable[[Path], Any] | None = None) -> Iterator[Document]:
+               fetch: Callable[[Path], Any] | None = None, within: Path | None = None,
+               under: str | None = None) -> Iterator[Document]:
     """``missing_video``: the hint of a video not found (where the videos came from); ``fetch``:
-    called with each video (and subtitles) path before it is read, to extract it from its archive."""
+    called with each video (and subtitles) path before it is read, to extract it from its archive
+    or download it; ``within``: the folder holding ``folder`` that its links may lead into (the Hub
+    cache's snapshot folder links into the repository's blobs); ``under``: the folder of ``folder``
+    the records' paths must name a place in (``dataset.video_files.under``)."""
     seen: set[str] = set()
-    paths = ConfinedPaths(folder)
+    paths = ConfinedPaths(folder, within=within, under=under, under_key="dataset.video_files.under")
     for index, rec, lineno in records:
         if limit is not None and index >= limit:
             return

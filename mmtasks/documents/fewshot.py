@@ -38,7 +38,7 @@ def source_config(config: TaskConfig, file: str | Path | None = None) -> TaskCon
         # checked here, so a refusal names the key the task holds (the loader would name dataset.local.file)
         inside(fs.file, where="the data folder (dataset.local.dir)", field="fewshot.file", file=file)
         dataset = ds.model_copy(update={"local": ds.local.model_copy(update={"file": fs.file}), "hf": None, "hub": None,
-                                        "video_archives": []})
+                                        "video_archives": [], "video_files": None})
     else:
         if ds.hf is None:
             raise ConfigError("fewshot.split names a split of a Hugging Face dataset (dataset.hf), but the dataset is "

@@ -123,7 +123,7 @@ def _offline() -> bool:
     return bool(constants.HF_HUB_OFFLINE)
 
 
-def _commit(repo: str, revision: str | None, base: Path) -> str:
+def _commit(repo: str, revision: str | None, base: Path, field: str = "dataset.video_archives") -> str:
     """The commit ``revision`` names: itself when it is one, else asked of the Hub (one request) and
     kept in ``base/.refs/``, where an offline run finds it."""
     rev = revision or "main"
@@ -134,8 +134,10 @@ def _commit(repo: str, revision: str | None, base: Path) -> str:
         try:
             return ref.read_text(encoding="utf-8").strip()
         except OSError:
-            raise DataError(f"the video archives of {repo!r} were never indexed, and the Hub is offline (HF_HUB_OFFLINE)",
-                            field="dataset.video_archives", hint=_hint(repo)) from None
+            what = "the video archives of {!r} were never indexed" if field == "dataset.video_archives" else \
+                "no video of {!r} was ever downloaded here"
+            raise DataError(f"{what.format(repo)}, and the Hub is offline (HF_HUB_OFFLINE)", field=field,
+                            hint=_hint(repo)) from None
     from huggingface_hub import HfApi
 
     try:
@@ -143,7 +145,7 @@ def _commit(repo: str, revision: str | None, base: Path) -> str:
     except network_errors() as exc:
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
         raise DataError(f"cannot get the files of Hugging Face dataset {repo!r} ({type(exc).__name__}: {first})",
-                        field="dataset.video_archives", hint=_hint(repo)) from None
+                        field=field, hint=_hint(repo)) from None
     assert sha is not None
     ref.parent.mkdir(parents=True, exist_ok=True)
     ref.write_text(sha, encoding="utf-8")
@@ -253,6 +255,69 @@ def extracted_videos(repo: str, revision: str | None, entries: Sequence[Any]) ->
     return VideoArchives(dest, Extractor(archives, dest))
 
 
+@dataclass
+class HubVideoFiles:
+    """The videos of a task's ``dataset.video_files``: files of the Hub dataset ``repo`` at
+    ``commit`` as they lie there, each downloaded alone (``hf_hub_download``, into the Hugging Face
+    cache) when a document needs it (``ensure`` a path before reading it). The task's video paths
+    resolve under ``folder``, the cache's snapshot folder of the commit, whose files are links into
+    the repository's ``blobs/`` (``storage``, the confinement's outer bound)."""
+
+    repo: str
+    commit: str
+    under: str | None
+    folder: Path
+    storage: Path
+    #: the files downloaded by this process, in order (paths in the repository)
+    fetched: list[str]
+
+    def missing_hint(self) -> str:
+        """What to do about a video the repository does not hold."""
+        return (f"it is no file of the Hugging Face dataset {self.repo} at commit {self.commit[:12]}"
+                + (f" (under {self.under}/)" if self.under else "") + ": check the record, or put the file there yourself "
+                "if the dataset's card says where to get it")
+
+    def ensure(self, path: Path) -> list[str]:
+        """Download the repository's file at ``path`` (a place under :attr:`folder`) when the cache
+        lacks it; returns the paths downloaded. A path the cache holds (its link resolved into the
+        repository's blobs) is left alone, as is one the repository does not hold (the reader then
+        says it is not found). Raises :class:`DataError` for a refusal or a network error (one line
+        naming the file)."""
+        root = os.path.realpath(self.folder)
+        rel = os.path.relpath(path, root)
+        if rel == "." or rel.startswith("..") or os.path.lexists(path):
+            return []  # a cached file (resolved into blobs/), or the snapshot itself
+        name = Path(rel).as_posix()  # under `under` (the loader's confinement: mmtasks.documents.paths.ConfinedPaths)
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import LocalEntryNotFoundError, RemoteEntryNotFoundError
+
+        try:
+            hf_hub_download(self.repo, name, repo_type="dataset", revision=self.commit)
+        except RemoteEntryNotFoundError:
+            return []  # not in the repository: the reader says "video not found" with missing_hint
+        except LocalEntryNotFoundError:
+            raise DataError(f"the video {name!r} of {self.repo!r} is not in the Hugging Face cache, and the Hub is offline "
+                            "(HF_HUB_OFFLINE)", field="dataset.video_files", hint=_hint(self.repo)) from None
+        except network_errors() as exc:
+            first = str(exc).splitlines()[0][:200] if str(exc) else ""
+            raise DataError(f"cannot download the video {name!r} of Hugging Face dataset {self.repo!r} "
+                            f"({type(exc).__name__}: {first})", field="dataset.video_files", hint=_hint(self.repo)) from None
+        self.fetched.append(name)
+        return [name]
+
+
+def hub_video_files(repo: str, revision: str | None, under: str | None) -> HubVideoFiles:
+    """The videos of ``repo`` at the commit ``revision`` names (asked of the Hub, one request, and
+    kept for offline runs; none when it is a commit), downloaded as documents need them."""
+    _require_hub("dataset.video_files")
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    commit = _commit(repo, revision, archives_root() / repo.replace("/", "--"), field="dataset.video_files")
+    storage = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="dataset")
+    return HubVideoFiles(repo, commit, under, storage / "snapshots" / commit, storage, [])
+
+
 class _Reader:
     """Opens the archives of one commit when an index or a member needs them (not before): as
     remote files read by range requests, or, from a Hub that answers none (asked once) or offline,
@@ -322,5 +387,6 @@ def _endpoint() -> str:
     return constants.ENDPOINT
 
 
-__all__ = ["ARCHIVES_ENV", "EXTRACTED", "VideoArchives", "archives_root", "extracted_videos", "network_errors",
+__all__ = ["ARCHIVES_ENV", "EXTRACTED", "HubVideoFiles", "VideoArchives", "archives_root", "extracted_videos",
+           "hub_video_files", "network_errors",
            "prune_archives", "ranges_supported", "read_records", "snapshot"]

@@ -72,12 +72,23 @@ class ConfinedPaths:
     """:func:`confined` for the many image paths of one data folder, without
     resolving every component of every path: each directory is resolved once,
     from its already resolved parent (a bounded cache), so a path costs one
-    ``lstat`` of its last component. Gives what :func:`confined` gives."""
+    ``lstat`` of its last component. Gives what :func:`confined` gives.
 
-    def __init__(self, root: Path, cache_size: int = 4096) -> None:
+    ``within``: a folder holding ``root`` that links under ``root`` may lead into (the Hugging Face
+    cache's snapshot folder, whose files are links into the repository's ``blobs/``): a path must
+    still name a place under ``root`` (its ``..`` resolved on the text), and lead nowhere outside
+    ``within``. ``under``: a folder of ``root`` (``MLVU/video``) the paths must name a place in
+    (on the text, ``..`` resolved), and ``under_key`` the setting that names it."""
+
+    def __init__(self, root: Path, cache_size: int = 4096, within: Path | None = None, under: str | None = None,
+                 under_key: str = "") -> None:
         self.root = root
         self._root = os.path.realpath(root)
         self._inside = self._root.rstrip(os.sep) + os.sep
+        self._within = os.path.realpath(within) if within is not None else None
+        self._under = under
+        self._under_inside = os.path.join(self._root, *under.split("/")) + os.sep if under is not None else None
+        self._under_key = under_key
         self._dirs: OrderedDict[str, str] = OrderedDict()
         self._cache_size = cache_size
 
@@ -106,8 +117,19 @@ class ConfinedPaths:
                  line: int | None = None) -> Path:
         if not isinstance(relative, str) or not relative or os.path.isabs(relative) or "\x00" in relative:
             return confined(self.root, relative, doc_id=doc_id, field=field, file=file, line=line)  # raises the right error
+        named = os.path.normpath(os.path.join(self._root, relative))
+        if self._under_inside is not None and not named.startswith(self._under_inside) and (
+                named == self._root or named.startswith(self._inside)):
+            raise DataError(f"path {relative!r} is outside {self._under}/, the folder the dataset's files are read from "
+                            f"({self._under_key}): refused", file=file, line=line, doc_id=doc_id, field=field)
         parent, name = os.path.split(relative)
         path = self._real(self._directory(parent), name)
+        if self._within is not None:
+            outer = self._within.rstrip(os.sep) + os.sep
+            if (named != self._root and not named.startswith(self._inside)) or (
+                    path != self._within and not path.startswith(outer)):
+                raise leaves_root(self.root, relative, doc_id=doc_id, field=field, file=file, line=line)
+            return Path(path)
         if path != self._root and not path.startswith(self._inside):
             raise leaves_root(self.root, relative, doc_id=doc_id, field=field, file=file, line=line)
         return Path(path)
