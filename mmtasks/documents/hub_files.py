@@ -306,6 +306,10 @@ class HubVideoFiles:
         return [name]
 
 
+#: (repo, revision) -> the commit the videos are read at, in this process
+_VIDEO_COMMITS: dict[tuple[str, str | None], str] = {}
+
+
 def hub_video_files(repo: str, revision: str | None, under: str | None) -> HubVideoFiles:
     """The videos of ``repo`` at the commit ``revision`` names (asked of the Hub, one request, and
     kept for offline runs; none when it is a commit), downloaded as documents need them."""
@@ -313,7 +317,10 @@ def hub_video_files(repo: str, revision: str | None, under: str | None) -> HubVi
     from huggingface_hub import constants
     from huggingface_hub.file_download import repo_folder_name
 
-    commit = _commit(repo, revision, archives_root() / repo.replace("/", "--"), field="dataset.video_files")
+    key = (repo, revision)
+    if key not in _VIDEO_COMMITS:  # the tasks of a benchmark share one repository: asked once a process
+        _VIDEO_COMMITS[key] = _commit(repo, revision, archives_root() / repo.replace("/", "--"), field="dataset.video_files")
+    commit = _VIDEO_COMMITS[key]
     storage = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="dataset")
     return HubVideoFiles(repo, commit, under, storage / "snapshots" / commit, storage, [])
 
