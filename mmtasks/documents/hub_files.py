@@ -1,5 +1,7 @@
 """Files of a Hub dataset repository that a task reads besides parquet splits: JSON record files
-(``dataset.hub``) and zip archives of videos (``dataset.video_archives``).
+(``dataset.hub``), zip archives of videos (``dataset.video_archives``) and videos that lie as files
+of their own (``dataset.video_files``: :class:`HubVideoFiles`, each downloaded alone into the
+Hugging Face cache, at the revision's commit, when a document of the run needs it).
 
 Only the record files the task names are downloaded (``huggingface_hub.snapshot_download`` with
 those paths as its ``allow_patterns``), into the Hugging Face cache; offline (``HF_HUB_OFFLINE=1``)
