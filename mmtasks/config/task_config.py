@@ -238,9 +238,14 @@ class VideoFiles(_Strict):
     """The videos as files of the dataset's Hub repository, each downloaded alone when a document of
     the run needs it (``dataset.video_files``)."""
 
-    under: RepoPath | None = None
-    """The repository's folder holding the videos (``MLVU/video``): a video path outside it is
-    refused, nothing fetched (default: anywhere in the repository)."""
+    under: str | None = None
+    """The repository's folder holding the videos (``MLVU/video``): a path a record names (a video,
+    its subtitles) outside it is refused, nothing downloaded (default: anywhere in the repository)."""
+
+    @field_validator("under")
+    @classmethod
+    def _under_inside(cls, v: str | None) -> str | None:
+        return None if v is None else _repo_path(v)
 
 
 class VideoConfig(_Strict):
