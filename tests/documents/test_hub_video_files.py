@@ -116,19 +116,26 @@ def test_a_task_reads_its_videos_from_the_hub_once(tmp_path: Path) -> None:
         env.update({"PYTHONPATH": str(REPO), "MMTASKS_CACHE_DIR": str(tmp_path / "cache"), "HF_ENDPOINT": endpoint,
                     "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_XET": "1", "HF_HUB_DISABLE_TELEMETRY": "1"})
 
-        def run(out: str, limit: int | None = None, offline: bool = False) -> dict:
+        def run(out: str, limit: int | None = None, offline: bool = False, status: int = 0) -> dict:
             extra = ["--limit", str(limit)] if limit else []
             proc = subprocess.run([sys.executable, "-m", "mmtasks", "--tasks", "clip_qa", "--include-path", str(tasks),
                                    "--model", f"replay:{pred}", "--output-path", str(tmp_path / out), "--no-progress",
                                    *extra], cwd=tmp_path, capture_output=True, text=True, timeout=240,
                                   env={**env, **({"HF_HUB_OFFLINE": "1"} if offline else {})})
-            assert proc.returncode == 0, proc.stderr
+            assert proc.returncode == status, proc.stderr
+            if status:
+                return {"stderr": proc.stderr}
             return json.loads((tmp_path / out / "results.json").read_text(encoding="utf-8"))
 
         first = run("one", limit=2)  # two documents, one video
         assert state.fetched("dataset", "org/clips") == ["records.json", "videos/one.mp4"]
         assert first["results"]["clip_qa"]["em"] == 100.0
         assert first["run_card"]["data"]["clip_qa"] == {"source": "hub", "repo": "org/clips", "commit": repo.head}
+        # offline, the third document's video was never downloaded: one line naming it, before any model
+        stderr = run("offline", offline=True, status=2)["stderr"]
+        (line,) = [line for line in stderr.splitlines() if "two.mp4" in line]
+        assert "the video 'videos/two.mp4' of 'org/clips' is not in the Hugging Face cache, and the Hub is offline" in line
+        assert "Traceback" not in stderr and not (tmp_path / "offline" / "results.json").exists()
         run("two")  # the third document's video alone
         assert state.fetched("dataset", "org/clips") == ["records.json", "videos/one.mp4", "videos/two.mp4"]
         requests = len(state.requests)
