@@ -326,6 +326,9 @@ def _check_documents(task: Task, root: Path | None, limit: int | None, ctx: Dial
             _check_verdicts(task, doc.doc_id, sample)
             if task.config.answer.matcher is not None:  # its templates, rendered for every document
                 matcher_request(state, "(placeholder reply)", position=0)
+                for v in task.variants:  # and a variant's own matcher prompt
+                    if v.config.matcher_prompt is not None:
+                        matcher_request(state, "(placeholder reply)", position=0, variant=v)
         except MmtasksError as exc:
             report(exc)
             # The dialogue stopped at its first problem: the templates every protocol renders

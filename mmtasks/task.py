@@ -186,6 +186,12 @@ class Task:
         if matcher.prompt_file:
             self.matcher_prefix = read_prompt_file(self.file.parent / matcher.prompt_file, task_file=self.file,
                                                    roots=(*self.roots, BUILTIN_TASKS_DIR), field_name="answer.matcher.prompt_file")
+        self.variants = tuple(
+            dataclasses.replace(v, matcher_prefix=read_prompt_file(
+                self.file.parent / own.prompt_file, task_file=self.file, roots=(*self.roots, BUILTIN_TASKS_DIR),
+                field_name=f"variants[{i}].matcher_prompt.prompt_file"))
+            if (own := v.config.matcher_prompt) is not None and own.prompt_file else v
+            for i, v in enumerate(self.variants))
 
     def _answer_parser(self) -> BoundParser:
         """``answer.parser`` with its arguments; the default ``text`` parser under a declared text
@@ -390,7 +396,7 @@ def read_prompt_file(path: Path, *, task_file: Path, roots: tuple[Path, ...] = (
     """A prompt file's exact text: bytes decoded as UTF-8, no newline translation, nothing stripped.
     It must be a regular file (links followed) inside the task file's folder or ``roots``, never anywhere else.
     ``field_name``: the key that names it (``judge.prompt_file``, ``answer.matcher.prompt_file``)."""
-    what = "matcher" if field_name.startswith("answer.matcher") else "judge"
+    what = "matcher" if "matcher" in field_name else "judge"
     folders = [r.resolve() for r in (task_file.parent, *roots)]
     real = path.resolve()
     if not any(real.is_relative_to(f) for f in folders) or (real.exists() and not real.is_file()):

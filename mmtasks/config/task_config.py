@@ -746,6 +746,29 @@ class VariantMetric(_Strict):
     """The function's own arguments, validated at load (as ``metrics[].args``)."""
 
 
+class VariantMatcherPrompt(_Strict):
+    """A scoring variant's own prompt for the LLM answer matcher (``variants[].matcher_prompt``):
+    a peer that asks the matcher in its own words (VLMEvalKit's per-dataset matching prompts). It
+    replaces the task's ``answer.matcher`` prompt for the replies this variant sends; the matcher
+    model, its generation settings, ``labels`` and ``none_label`` stay the task's."""
+
+    prompt: str = ""
+    """Template (Jinja) rendered with ``question``, ``options`` and ``prediction`` beside ``doc``;
+    it follows the ``prompt_file`` text when both are given."""
+    prompt_file: str | None = None
+    """A file, relative to the task YAML, whose text starts the prompt (read byte-exact)."""
+    question: str | None = None
+    """Template of the ``question`` variable (None: the task's ``answer.matcher.question``)."""
+    options: str | None = None
+    """Template of the ``options`` variable (None: the task's ``answer.matcher.options``)."""
+
+    @model_validator(mode="after")
+    def _has_prompt(self) -> "VariantMatcherPrompt":
+        if not self.prompt and not self.prompt_file:
+            raise ValueError("a matcher_prompt needs a prompt or a prompt_file")
+        return self
+
+
 class ScoringVariant(_Strict):
     """A named other way of scoring the task's replies (an entry of ``variants:``): a peer
     harness's or the authors' own script where the task's rule (the headline) differs. The same
@@ -778,6 +801,10 @@ class ScoringVariant(_Strict):
     and cache, and the option it names is the variant's reading (VLMEvalKit's ``can_infer`` then
     its LLM step); without ``--matcher`` such a reply stays unread. A reply the task's own rule
     also sent to the matcher is asked once."""
+    matcher_prompt: VariantMatcherPrompt | None = None
+    """With ``matcher: true``, the variant's own matcher prompt in place of the task's (see
+    :class:`VariantMatcherPrompt`): its replies are asked apart, once each, never shared with the
+    task's own matcher calls. None: the task's ``answer.matcher`` prompt."""
     group_mean: Literal["by_task", "by_size"] = "by_task"
     """How results.json's ``groups[g].variants[name]`` combines the members' figures for this
     variant: ``by_task`` the plain mean of the members' headlines (every member counts the same, as
@@ -785,6 +812,12 @@ class ScoringVariant(_Strict):
     scored, i.e. the mean over every question of the group (lmms-eval's ``weight_by_size``, a
     single task's overall over all its questions, VLMEvalKit's ``report_acc`` Overall). Every
     member of a group must declare the same."""
+
+    @model_validator(mode="after")
+    def _prompt_needs_matcher(self) -> "ScoringVariant":
+        if self.matcher_prompt is not None and not self.matcher:
+            raise ValueError("matcher_prompt is the prompt of a variant that asks the matcher: set matcher: true too")
+        return self
 
 
 class TaskConfig(_Strict):

@@ -26,6 +26,7 @@ from mmtasks.scoring.parsers import Matched, choose_label, choose_letter, is_let
 
 if TYPE_CHECKING:
     from mmtasks.dialogues.state import DocumentState
+    from mmtasks.scoring.variants import BoundVariant
 
 
 @dataclass
@@ -59,18 +60,28 @@ def matcher_labels(state: "DocumentState") -> list[str]:
     return labels
 
 
-def matcher_request(state: "DocumentState", prediction: str, *, position: int) -> Request:
+def matcher_request(state: "DocumentState", prediction: str, *, position: int, variant: "BoundVariant | None" = None) -> Request:
     """The matcher call for one reply: the ``prompt_file`` text (verbatim), then ``prompt``
-    rendered with ``question``, ``options`` and ``prediction`` (the reply); text only."""
+    rendered with ``question``, ``options`` and ``prediction`` (the reply); text only. ``variant``:
+    a scoring variant whose own ``matcher_prompt`` replaces the task's prompt (the rest is the task's)."""
     matcher = state.config.answer.matcher
     if matcher is None:
         raise ValueError(f"task {state.task!r} has no answer matcher")
+    own = variant.config.matcher_prompt if variant is not None else None
+    if own is None:
+        where, prefix, prompt = "answer.matcher", state.matcher_prefix, matcher.prompt
+        question, options = (matcher.question, "answer.matcher.question"), (matcher.options, "answer.matcher.options")
+    else:
+        assert variant is not None
+        where, prefix, prompt = f"variants.{variant.name}.matcher_prompt", variant.matcher_prefix, own.prompt
+        question = (own.question, f"{where}.question") if own.question is not None else (matcher.question, "answer.matcher.question")
+        options = (own.options, f"{where}.options") if own.options is not None else (matcher.options, "answer.matcher.options")
     variables = {
-        "question": state.render(matcher.question, "answer.matcher.question"),
-        "options": state.render(matcher.options, "answer.matcher.options") if matcher.options else "",
+        "question": state.render(*question),
+        "options": state.render(*options) if options[0] else "",
         "prediction": prediction,
     }
-    text = state.matcher_prefix + (state.render(matcher.prompt, "answer.matcher.prompt", **variables) if matcher.prompt else "")
+    text = prefix + (state.render(prompt, f"{where}.prompt", **variables) if prompt else "")
     messages: list[Message] = []
     if matcher.system:
         messages.append(Message.text("system", matcher.system))
@@ -88,17 +99,18 @@ def read_matcher_reply(text: str, labels: list[str], none_label: str) -> str | N
     return None if found is None or found == none_label else found
 
 
-def ask_matcher(state: "DocumentState", prediction: str, *,
-                position: int) -> Generator[list[Request], list[Reply], tuple[Matched | None, MatcherCall]]:
+def ask_matcher(state: "DocumentState", prediction: str, *, position: int,
+                variant: "BoundVariant | None" = None) -> Generator[list[Request], list[Reply], tuple[Matched | None, MatcherCall]]:
     """Sub-dialogue (use with ``yield from``): ask the matcher once which option ``prediction``
-    chose; returns the option (a :class:`~mmtasks.scoring.parsers.Matched`) or None, and the record
-    of the call. A reply too large for a prompt is not sent (:data:`MAX_JUDGED_CHARS`)."""
+    chose (in ``variant``'s own prompt when it has one); returns the option (a
+    :class:`~mmtasks.scoring.parsers.Matched`) or None, and the record of the call. A reply too
+    large for a prompt is not sent (:data:`MAX_JUDGED_CHARS`)."""
     matcher = state.config.answer.matcher
     assert matcher is not None
     if len(prediction) > MAX_JUDGED_CHARS:
         return None, MatcherCall(prompt=[], error=f"the reply ({len(prediction):,} characters) is too large for a "
                                                   f"matcher prompt (at most {MAX_JUDGED_CHARS:,}): not asked")
-    request = matcher_request(state, prediction, position=position)
+    request = matcher_request(state, prediction, position=position, variant=variant)
     call = MatcherCall(prompt=[m.to_json() for m in request.messages])
     (reply,) = yield [request]
     call.reply = reply.text

@@ -88,20 +88,25 @@ def single_turn(state: DocumentState, ctx: DialogueContext) -> Dialogue:
     sample.guessed = int(is_guess(parsed))
     sample.metrics = dict(state.score(parsed, target))
     readings: dict[str, Any] = {}
+    own_calls: dict[str, dict[str, Any]] = {}
     if ctx.has_matcher and config.answer.matcher is not None:
-        # a variant with matcher: true sends the replies its own parser reads nothing from (once per reply)
+        # a variant with matcher: true sends the replies its own parser reads nothing from (once per
+        # reply; in its own prompt, when it has one, apart from the task's calls)
         for v in state.variants:
             if not v.config.matcher:
                 continue
             reading = variant_reading(v, sample, doc, parsed)
-            if reading is None:
+            if reading is None and v.config.matcher_prompt is not None:
+                reading, own = yield from ask_matcher(state, sample.responses[-1] or "", position=0, variant=v)
+                own_calls[v.name] = own.to_json()
+            elif reading is None:
                 if not called:
                     asked, call = yield from ask_matcher(state, sample.responses[-1] or "", position=0)
                     called = True
                     sample.extra["matcher"] = call.to_json()
                 reading = asked
             readings[v.name] = reading
-    score_variants(state.variants, sample, doc, parsed, target, readings)
+    score_variants(state.variants, sample, doc, parsed, target, readings, own_calls)
     if state.corpus_metrics and not (parsed is None and config.answer.unparsed == "unscored"):
         add_corpus_pair(sample, parsed, target)
     if judged and ctx.has_judge and not ctx.predict_only:

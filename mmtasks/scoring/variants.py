@@ -48,6 +48,9 @@ class BoundVariant:
     #: ``scored_wrong`` or ``unscored``
     unparsed: str
     aggregator: AggregatorSpec
+    #: the text of ``matcher_prompt.prompt_file``, read byte-exact when the task links its matcher
+    #: ("" when there is none)
+    matcher_prefix: str = ""
 
     @property
     def name(self) -> str:
@@ -113,7 +116,7 @@ def bind_variants(task: _Linked) -> tuple[BoundVariant, ...]:
             if missing:
                 raise ConfigError(f"aggregator {v.aggregator!r} does not report the task's metric(s) {', '.join(missing)}",
                                   file=origin, field=f"{where}.aggregator")
-        if v.matcher and cfg.answer.matcher is None:
+        if v.matcher and cfg.answer.matcher is None:  # (a matcher_prompt needs matcher: true: the config checks it)
             raise ConfigError("matcher: true asks the task's answer matcher, and the task has none (answer.matcher)",
                               file=origin, field=f"{where}.matcher")
         bound = BoundVariant(config=v, parser=parser, metric_fns=fns,
@@ -154,11 +157,12 @@ def variant_reading(variant: BoundVariant, sample: Sample, doc: "Document", pars
 
 
 def score_variants(variants: Sequence[BoundVariant], sample: Sample, doc: "Document", parsed: Any, target: Any,
-                   readings: Mapping[str, Any] | None = None) -> None:
+                   readings: Mapping[str, Any] | None = None, calls: Mapping[str, dict[str, Any]] | None = None) -> None:
     """Score ``sample``'s last reply (read as ``parsed`` by the task) the way of each of the task's
     ``variants`` that reads replies again, into ``sample.extra["variants"]``; a failed request is
     never scored. ``readings``: a variant's reading already made (by the answer matcher, for a
-    variant with ``matcher: true``), by name."""
+    variant with ``matcher: true``), by name; ``calls``: the record of a variant's own matcher call
+    (``matcher_prompt``), kept as its ``matcher``."""
     variants = [v for v in variants if v.rescores]
     if not variants or sample.failures:
         return
@@ -167,6 +171,8 @@ def score_variants(variants: Sequence[BoundVariant], sample: Sample, doc: "Docum
         reading = readings[v.name] if readings and v.name in readings else variant_reading(v, sample, doc, parsed)
         out[v.name] = {"metrics": score_answer(v.metric_fns, reading, target, doc.record, v.unparsed),
                        "read_by": read_by(reading), "unparsed": int(reading is None), "guessed": int(is_guess(reading))}
+        if calls and v.name in calls:
+            out[v.name]["matcher"] = calls[v.name]
     sample.extra["variants"] = out
 
 

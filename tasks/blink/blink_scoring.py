@@ -15,8 +15,9 @@ tests beside this folder run that code verbatim (``tests/reference/``) on the sa
   ``ImageMCQDataset`` scored by ``mcq_vanilla_eval``): ``can_infer``
   (:mod:`mmtasks.scoring.vlmevalkit_matching`) over the choices lettered A, B, ...; in its exact
   matching mode (no judge model) a reply it reads nothing in is "Z": wrong. Its LLM step asks with
-  its own ``build_prompt_blink``, not the authors' prompt the task's ``answer.matcher`` holds: not
-  modelled (the variant never asks the matcher).
+  its own ``build_prompt_blink``, not the authors' prompt the task's ``answer.matcher`` holds: the
+  variant's ``matcher_prompt`` in ``_base.yaml`` (asked with ``--matcher``; this parser's None is
+  what goes to it).
 """
 
 from __future__ import annotations
