@@ -270,8 +270,6 @@ class HubVideoFiles:
     under: str | None
     folder: Path
     storage: Path
-    #: the files downloaded by this process, in order (paths in the repository)
-    fetched: list[str]
 
     def missing_hint(self) -> str:
         """What to do about a video the repository does not hold."""
@@ -304,12 +302,7 @@ class HubVideoFiles:
             first = str(exc).splitlines()[0][:200] if str(exc) else ""
             raise DataError(f"cannot download the video {name!r} of Hugging Face dataset {self.repo!r} "
                             f"({type(exc).__name__}: {first})", field="dataset.video_files", hint=_hint(self.repo)) from None
-        self.fetched.append(name)
         return [name]
-
-
-#: (repo, revision) -> the commit the videos are read at, in this process
-_VIDEO_COMMITS: dict[tuple[str, str | None], str] = {}
 
 
 def hub_video_files(repo: str, revision: str | None, under: str | None) -> HubVideoFiles:
@@ -319,12 +312,9 @@ def hub_video_files(repo: str, revision: str | None, under: str | None) -> HubVi
     from huggingface_hub import constants
     from huggingface_hub.file_download import repo_folder_name
 
-    key = (repo, revision)
-    if key not in _VIDEO_COMMITS:  # the tasks of a benchmark share one repository: asked once a process
-        _VIDEO_COMMITS[key] = _commit(repo, revision, archives_root() / repo.replace("/", "--"), field="dataset.video_files")
-    commit = _VIDEO_COMMITS[key]
+    commit = _commit(repo, revision, archives_root() / repo.replace("/", "--"), field="dataset.video_files")
     storage = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="dataset")
-    return HubVideoFiles(repo, commit, under, storage / "snapshots" / commit, storage, [])
+    return HubVideoFiles(repo, commit, under, storage / "snapshots" / commit, storage)
 
 
 class _Reader:
